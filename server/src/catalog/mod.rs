@@ -1,0 +1,9 @@
+//! Facts the estimator needs: model architectures and GPUs.
+//!
+//! Each entry is data with a source (see `server/data/`), not code scattered through rules.
+
+pub mod gpus;
+pub mod models;
+
+pub use gpus::Gpu;
+pub use models::{Architecture, MlpKind};

@@ -1,0 +1,83 @@
+//! Findings and their fixes, in byte ranges.
+
+use crate::span::Span;
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Info,
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+/// How safe it is to apply a fix without review (ruff's model).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Applicability {
+    /// Shown only; never applied automatically.
+    Display,
+    /// Changes behaviour or training semantics; applied with `--unsafe-fixes`.
+    Unsafe,
+    /// Keeps the user's intent; applied by `--fix`.
+    Safe,
+}
+
+/// Replace the bytes of `span` with `content`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Edit {
+    pub span: Span,
+    pub content: String,
+}
+
+impl Edit {
+    pub fn replace(span: Span, content: impl Into<String>) -> Self {
+        Self { span, content: content.into() }
+    }
+
+    pub fn insert(at: usize, content: impl Into<String>) -> Self {
+        Self { span: Span::empty(at), content: content.into() }
+    }
+
+    pub fn delete(span: Span) -> Self {
+        Self { span, content: String::new() }
+    }
+}
+
+/// A set of non-overlapping edits that together make one change.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Fix {
+    pub title: String,
+    pub applicability: Applicability,
+    pub edits: Vec<Edit>,
+}
+
+/// A secondary location with a note (shown as a label or related information).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Related {
+    pub span: Span,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Diagnostic {
+    /// Stable code, `OOM` + three digits.
+    pub code: &'static str,
+    /// Kebab-case rule name.
+    pub rule: &'static str,
+    pub severity: Severity,
+    pub message: String,
+    pub span: Span,
+    pub related: Vec<Related>,
+    pub fixes: Vec<Fix>,
+}

@@ -1,0 +1,1 @@
+pub mod span; pub mod plan; pub mod catalog; pub mod diagnostic;

@@ -1,0 +1,381 @@
+//! The normalized training plan: one typed view of any supported config format.
+//!
+//! Formats (`crate::format`) fill it from documents; the estimator and the rules read it.
+//! Every field is [`Sourced`]: the value plus where it came from, so a hover, a message
+//! or an edit can point at the key that set it or name the framework default it fell
+//! back to.
+
+use crate::span::Span;
+use serde::Serialize;
+
+/// Where a plan value came from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Origin {
+    /// Set by the file: `key` is the key's span, `value` the value's span (the span
+    /// an edit replaces). Both are byte ranges into the analysed text.
+    File { key: Span, value: Span },
+    /// The framework's default when the key is absent, e.g. "TRL 1.10 GRPOConfig".
+    Default { of: String },
+    /// Derived from other fields; `from` explains how.
+    Derived { from: String },
+    /// Could not be known statically (e.g. `devices: auto`).
+    Unknown { why: String },
+}
+
+/// A plan value with its origin.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Sourced<T> {
+    pub value: T,
+    pub origin: Origin,
+}
+
+impl<T> Sourced<T> {
+    pub fn file(value: T, key: Span, value_span: Span) -> Self {
+        Self { value, origin: Origin::File { key, value: value_span } }
+    }
+
+    pub fn default_of(value: T, of: impl Into<String>) -> Self {
+        Self { value, origin: Origin::Default { of: of.into() } }
+    }
+
+    pub fn derived(value: T, from: impl Into<String>) -> Self {
+        Self { value, origin: Origin::Derived { from: from.into() } }
+    }
+
+    pub fn unknown(value: T, why: impl Into<String>) -> Self {
+        Self { value, origin: Origin::Unknown { why: why.into() } }
+    }
+
+    /// The value's span when the file set it.
+    pub fn value_span(&self) -> Option<Span> {
+        match self.origin {
+            Origin::File { value, .. } => Some(value),
+            _ => None,
+        }
+    }
+
+    /// The key's span when the file set it.
+    pub fn key_span(&self) -> Option<Span> {
+        match self.origin {
+            Origin::File { key, .. } => Some(key),
+            _ => None,
+        }
+    }
+
+    pub fn is_from_file(&self) -> bool {
+        matches!(self.origin, Origin::File { .. })
+    }
+
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Sourced<U> {
+        Sourced { value: f(self.value), origin: self.origin }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Framework {
+    Litgpt,
+    Trl,
+    Transformers,
+    Axolotl,
+    Llamafactory,
+    Accelerate,
+    Deepspeed,
+    Unsloth,
+    /// Allocator settings from env files and shell scripts.
+    Env,
+    Oomlint,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Method {
+    Full,
+    Lora,
+    /// LoRA over a 4-bit quantized base (the plan's `quantization` says which).
+    Qlora,
+    Adapter,
+    AdapterV2,
+    /// Pre-training from scratch (all parameters trainable).
+    Pretrain,
+}
+
+/// Which linear layers carry LoRA adapters, in framework-neutral terms.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct LoraTargets {
+    pub query: bool,
+    pub key: bool,
+    pub value: bool,
+    /// Attention output projection (`o_proj`, LitGPT `projection`).
+    pub output: bool,
+    pub mlp_gate: bool,
+    pub mlp_up: bool,
+    pub mlp_down: bool,
+    pub lm_head: bool,
+    /// Raw names the framework matches (for messages and unknown modules).
+    pub names: Vec<String>,
+}
+
+impl LoraTargets {
+    pub fn all_linear() -> Self {
+        Self {
+            query: true,
+            key: true,
+            value: true,
+            output: true,
+            mlp_gate: true,
+            mlp_up: true,
+            mlp_down: true,
+            lm_head: false,
+            names: vec!["all-linear".into()],
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LoraPlan {
+    pub rank: Sourced<u64>,
+    pub alpha: Sourced<f64>,
+    pub dropout: Sourced<f64>,
+    pub targets: Sourced<LoraTargets>,
+}
+
+/// Element type of tensors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Dtype {
+    F32,
+    Bf16,
+    F16,
+    /// `auto`: the checkpoint's own dtype.
+    Auto,
+}
+
+impl Dtype {
+    pub fn bytes(self) -> Option<u64> {
+        match self {
+            Dtype::F32 => Some(4),
+            Dtype::Bf16 | Dtype::F16 => Some(2),
+            Dtype::Auto => None,
+        }
+    }
+}
+
+/// Training numerics: the parameter storage dtype and whether compute autocasts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Precision {
+    /// Parameters and compute in one dtype (LitGPT `bf16-true`).
+    True(Dtype),
+    /// fp32 parameters (master weights) with autocast compute in a 16-bit dtype.
+    Mixed(Dtype),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Quantization {
+    Nf4 { double_quant: bool },
+    Fp4 { double_quant: bool },
+    /// bitsandbytes LLM.int8 weights.
+    Int8,
+    /// FP8 weights (Unsloth `load_in_fp8`).
+    Fp8,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Checkpointing {
+    None,
+    /// Recompute each block in backward; keep only block inputs.
+    Full,
+    /// Like `Full`, with the kept block inputs offloaded to CPU (Unsloth "unsloth", Axolotl `offload`).
+    CpuOffload,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Attention {
+    Sdpa,
+    Flash,
+    Eager,
+    Flex,
+}
+
+/// Optimizer family with the per-parameter state it keeps.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Optimizer {
+    AdamW,
+    AdamWFused,
+    AdamW8bit,
+    PagedAdamW,
+    PagedAdamW8bit,
+    Adafactor,
+    Sgd,
+    Lion8bit,
+    Lion,
+    /// Anything else, by the name the config used.
+    Other(String),
+}
+
+/// How cross-entropy over the vocabulary is computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LossImpl {
+    /// Full logits materialized, upcast to fp32 (HF default loss).
+    Full,
+    /// LitGPT `lm_head_chunk_size=128` with chunked cross-entropy.
+    LitgptChunked,
+    /// TRL `chunked_nll`.
+    TrlChunkedNll,
+    /// Liger fused linear cross-entropy.
+    Liger,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Sharding {
+    None,
+    /// DeepSpeed ZeRO.
+    Zero { stage: u8, offload_optimizer: bool, offload_params: bool },
+    /// PyTorch FSDP: `full_shard` shards params too, otherwise grads and optimizer state.
+    Fsdp { full_shard: bool, offload_params: bool },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum VllmMode {
+    Colocate,
+    Server,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct VllmPlan {
+    pub mode: Sourced<VllmMode>,
+    /// Fraction of device memory vLLM reserves.
+    pub gpu_memory_utilization: Sourced<f64>,
+    /// Unsloth reads the fraction against *free* memory at load time; vLLM and TRL against total.
+    pub fraction_of_free: bool,
+    pub enable_sleep_mode: Sourced<bool>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RlPlan {
+    pub num_generations: Sourced<u64>,
+    pub max_prompt_length: Option<Sourced<u64>>,
+    pub max_completion_length: Sourced<u64>,
+    pub generation_batch_size: Option<Sourced<u64>>,
+    pub steps_per_generation: Option<Sourced<u64>>,
+    /// KL coefficient; a reference model is kept when it is non-zero (and no PEFT).
+    pub beta: Sourced<f64>,
+    pub vllm: Option<VllmPlan>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RlAlgorithm {
+    Sft,
+    Dpo,
+    Grpo,
+    Orpo,
+    Kto,
+    Other,
+}
+
+/// A `PYTORCH_*ALLOC_CONF` assignment found in the file.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AllocatorSetting {
+    /// The variable name as written.
+    pub variable: String,
+    /// The value text after unquoting; `value_span` covers it in the file.
+    pub value: String,
+    pub key_span: Span,
+    pub value_span: Span,
+    /// Whether the value text maps byte for byte onto `value_span` (so edits can target it).
+    pub verbatim: bool,
+}
+
+/// Reference to the model being trained.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ModelRef {
+    /// The string the config used (hub id, LitGPT name, or path).
+    pub name: String,
+    /// Whether it looks like a local directory (`./`, `/`, `checkpoints/`).
+    pub is_path: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Plan {
+    pub framework: Framework,
+    /// Script or sub-command, e.g. `finetune_lora`, `sft`, `grpo`.
+    pub command: Option<String>,
+    pub model: Option<Sourced<ModelRef>>,
+    pub method: Option<Sourced<Method>>,
+    pub algorithm: Option<Sourced<RlAlgorithm>>,
+    pub lora: Option<LoraPlan>,
+    /// Storage dtype the base weights are loaded in.
+    pub load_dtype: Option<Sourced<Dtype>>,
+    pub precision: Option<Sourced<Precision>>,
+    pub quantization: Option<Sourced<Option<Quantization>>>,
+    pub micro_batch_size: Option<Sourced<u64>>,
+    pub gradient_accumulation: Option<Sourced<u64>>,
+    pub global_batch_size: Option<Sourced<u64>>,
+    pub devices: Option<Sourced<u64>>,
+    pub num_nodes: Option<Sourced<u64>>,
+    /// Tokens per sequence at the activation peak (truncation or pack length).
+    pub max_seq_length: Option<Sourced<u64>>,
+    pub packing: Option<Sourced<bool>>,
+    pub padding_free: Option<Sourced<bool>>,
+    pub gradient_checkpointing: Option<Sourced<Checkpointing>>,
+    pub attention: Option<Sourced<Attention>>,
+    pub optimizer: Option<Sourced<Optimizer>>,
+    pub loss: Option<Sourced<LossImpl>>,
+    pub sharding: Option<Sourced<Sharding>>,
+    pub rl: Option<RlPlan>,
+    /// Whether a frozen reference model is kept on the GPU (DPO without PEFT, GRPO with beta > 0 and no PEFT).
+    pub reference_model: Option<Sourced<bool>>,
+    pub allocator: Vec<AllocatorSetting>,
+    /// `CUDA_VISIBLE_DEVICES` as written.
+    pub visible_devices: Option<Sourced<String>>,
+}
+
+impl Plan {
+    pub fn new(framework: Framework) -> Self {
+        Self {
+            framework,
+            command: None,
+            model: None,
+            method: None,
+            algorithm: None,
+            lora: None,
+            load_dtype: None,
+            precision: None,
+            quantization: None,
+            micro_batch_size: None,
+            gradient_accumulation: None,
+            global_batch_size: None,
+            devices: None,
+            num_nodes: None,
+            max_seq_length: None,
+            packing: None,
+            padding_free: None,
+            gradient_checkpointing: None,
+            attention: None,
+            optimizer: None,
+            loss: None,
+            sharding: None,
+            rl: None,
+            reference_model: None,
+            allocator: Vec::new(),
+            visible_devices: None,
+        }
+    }
+
+    /// Number of data-parallel ranks (devices × nodes), 1 when unknown.
+    pub fn world_size(&self) -> u64 {
+        let devices = self.devices.as_ref().map_or(1, |d| d.value.max(1));
+        let nodes = self.num_nodes.as_ref().map_or(1, |n| n.value.max(1));
+        devices * nodes
+    }
+}

@@ -1,1 +1,5 @@
-pub mod span; pub mod plan; pub mod catalog; pub mod diagnostic;
+pub mod catalog;
+pub mod diagnostic;
+pub mod plan;
+pub mod span;
+pub mod syntax;

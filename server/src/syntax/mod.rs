@@ -1,0 +1,325 @@
+//! One spanned document tree for every config language.
+//!
+//! Each adapter (YAML, JSON, TOML, env/shell) turns bytes into the same [`Document`]:
+//! mappings, sequences and scalars with byte spans for keys and values, the raw
+//! scalar text, the comments, and the problems found while parsing. Nothing above this
+//! layer knows which parser was used.
+
+mod chars;
+pub mod env;
+pub mod json;
+pub mod toml;
+pub mod yaml;
+
+use crate::span::Span;
+
+/// Nesting deeper than this is reported and not built (keeps drops and walks shallow).
+pub const MAX_DEPTH: usize = 128;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Language {
+    Yaml,
+    Json,
+    Toml,
+    /// `KEY=value` files (`.env`).
+    Env,
+    /// Shell scripts: only variable assignments are read.
+    Shell,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Document {
+    pub language: Language,
+    pub root: Option<Node>,
+    pub comments: Vec<Comment>,
+    pub problems: Vec<SyntaxProblem>,
+}
+
+impl Document {
+    /// The top-level mapping, if the root is one.
+    pub fn root_mapping(&self) -> Option<&Mapping> {
+        self.root.as_ref().and_then(Node::as_mapping)
+    }
+
+    /// Whether parsing stopped early (the tree may be partial).
+    pub fn is_incomplete(&self) -> bool {
+        self.problems.iter().any(|p| p.kind == ProblemKind::Syntax)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comment {
+    /// Covers the `#` and the text up to the end of the line.
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProblemKind {
+    /// The text is not valid in its language; parsing stopped here.
+    Syntax,
+    /// A mapping key appears twice; the last value wins (PyYAML, `json.load`).
+    DuplicateKey { first: Span },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SyntaxProblem {
+    pub kind: ProblemKind,
+    pub message: String,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    pub span: Span,
+    pub value: Value,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Mapping(Mapping),
+    Sequence(Vec<Node>),
+    Scalar(Scalar),
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Mapping {
+    pub entries: Vec<Entry>,
+}
+
+impl Mapping {
+    /// The entry for `key`; with duplicates, the last one (what the frameworks read).
+    pub fn entry(&self, key: &str) -> Option<&Entry> {
+        self.entries.iter().rev().find(|e| e.key == key)
+    }
+
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        self.entry(key).map(|e| &e.value)
+    }
+
+    /// Follows a dotted path of mapping keys (`train.micro_batch_size`).
+    pub fn entry_path(&self, path: &str) -> Option<&Entry> {
+        let mut mapping = self;
+        let mut parts = path.split('.').peekable();
+        while let Some(part) = parts.next() {
+            let entry = mapping.entry(part)?;
+            if parts.peek().is_none() {
+                return Some(entry);
+            }
+            mapping = entry.value.as_mapping()?;
+        }
+        None
+    }
+
+    pub fn contains(&self, key: &str) -> bool {
+        self.entry(key).is_some()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    pub key: String,
+    pub key_span: Span,
+    pub value: Node,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScalarStyle {
+    Plain,
+    SingleQuoted,
+    DoubleQuoted,
+    /// YAML `|` or `>` block scalars.
+    Block,
+}
+
+/// The type a scalar resolves to, following the reader the frameworks use
+/// (PyYAML's YAML 1.1 resolver for YAML, the JSON/TOML grammars otherwise).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ScalarKind {
+    Null,
+    Bool(bool),
+    Int(i64),
+    /// An integer outside the 64-bit range.
+    BigInt,
+    Float(f64),
+    Str,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scalar {
+    /// The value after unquoting and unescaping.
+    pub text: String,
+    pub style: ScalarStyle,
+    pub kind: ScalarKind,
+}
+
+impl Scalar {
+    pub fn as_bool(&self) -> Option<bool> {
+        match self.kind {
+            ScalarKind::Bool(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    pub fn as_i64(&self) -> Option<i64> {
+        match self.kind {
+            ScalarKind::Int(i) => Some(i),
+            ScalarKind::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Some(f as i64),
+            _ => None,
+        }
+    }
+
+    pub fn as_f64(&self) -> Option<f64> {
+        match self.kind {
+            ScalarKind::Int(i) => Some(i as f64),
+            ScalarKind::Float(f) => Some(f),
+            _ => None,
+        }
+    }
+
+    pub fn is_null(&self) -> bool {
+        self.kind == ScalarKind::Null
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self.kind {
+            ScalarKind::Str => Some(&self.text),
+            _ => None,
+        }
+    }
+}
+
+impl Node {
+    pub fn as_mapping(&self) -> Option<&Mapping> {
+        match &self.value {
+            Value::Mapping(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    pub fn as_sequence(&self) -> Option<&[Node]> {
+        match &self.value {
+            Value::Sequence(items) => Some(items),
+            _ => None,
+        }
+    }
+
+    pub fn as_scalar(&self) -> Option<&Scalar> {
+        match &self.value {
+            Value::Scalar(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// A short name of the node's type for messages.
+    pub fn type_name(&self) -> &'static str {
+        match &self.value {
+            Value::Mapping(_) => "mapping",
+            Value::Sequence(_) => "list",
+            Value::Scalar(s) => match s.kind {
+                ScalarKind::Null => "null",
+                ScalarKind::Bool(_) => "boolean",
+                ScalarKind::Int(_) | ScalarKind::BigInt => "integer",
+                ScalarKind::Float(_) => "number",
+                ScalarKind::Str => "string",
+            },
+        }
+    }
+}
+
+/// Parses `text` in `language`.
+pub fn parse(text: &str, language: Language) -> Document {
+    match language {
+        Language::Yaml => yaml::parse(text),
+        Language::Json => json::parse(text),
+        Language::Toml => toml::parse(text),
+        Language::Env => env::parse(text, env::Dialect::Env),
+        Language::Shell => env::parse(text, env::Dialect::Shell),
+    }
+}
+
+/// `#` at a line start or after a blank begins a comment, unless it lies in a scalar.
+pub(crate) fn hash_comments(text: &str, scalar_spans: &[Span]) -> Vec<Comment> {
+    let bytes = text.as_bytes();
+    let mut comments = Vec::new();
+    let mut i = 0;
+    while let Some(found) = memchr_hash(&bytes[i..]) {
+        let at = i + found;
+        let starts_comment = at == 0 || matches!(bytes[at - 1], b' ' | b'\t' | b'\n' | b'\r');
+        let end = text[at..].find(['\n', '\r']).map_or(text.len(), |n| at + n);
+        if starts_comment && !inside_any(scalar_spans, at) {
+            comments.push(Comment {
+                span: Span::new(at, end),
+            });
+            i = end;
+        } else {
+            i = at + 1;
+        }
+        if i >= bytes.len() {
+            break;
+        }
+    }
+    comments
+}
+
+fn memchr_hash(bytes: &[u8]) -> Option<usize> {
+    bytes.iter().position(|&b| b == b'#')
+}
+
+fn inside_any(spans: &[Span], offset: usize) -> bool {
+    // Spans come in document order but nested flow scalars can share a start;
+    // check the span starting at or before `offset` and its predecessors on the same start.
+    let idx = spans.partition_point(|s| s.start <= offset);
+    spans[..idx]
+        .iter()
+        .rev()
+        .take(4)
+        .any(|s| s.contains(offset))
+}
+
+/// Spans of string scalars in `root`, in document order (for [`hash_comments`]).
+pub(crate) fn string_spans(root: &Option<Node>) -> Vec<Span> {
+    let mut spans = Vec::new();
+    let mut stack: Vec<&Node> = root.iter().collect();
+    while let Some(node) = stack.pop() {
+        match &node.value {
+            Value::Mapping(m) => stack.extend(m.entries.iter().rev().map(|e| &e.value)),
+            Value::Sequence(items) => stack.extend(items.iter().rev()),
+            Value::Scalar(s) if s.kind == ScalarKind::Str => spans.push(node.span),
+            Value::Scalar(_) => {}
+        }
+    }
+    spans.sort_by_key(|s| s.start);
+    spans
+}
+
+/// The offset where JSON bracket nesting (`[`/`{` outside strings) first passes
+/// `limit`. The recursive-descent JSON parser is guarded with it.
+pub(crate) fn json_depth_exceeds(text: &str, limit: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for (i, b) in text.bytes().enumerate() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return Some(i);
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
+}

@@ -1,0 +1,502 @@
+//! YAML through `saphyr-parser` events, built into the spanned [`Document`].
+//!
+//! Scalars resolve like PyYAML's YAML 1.1 resolver (what LitGPT, TRL, Axolotl and
+//! accelerate load configs with): `yes`/`no`/`on`/`off` are booleans, `~` is null.
+//! One deliberate difference: exponent floats without a dot (`1e-5`) resolve as floats,
+//! because every framework converts them through its typed argument parser.
+//! Aliases are expanded under a node budget, merge keys (`<<`) are applied, duplicate
+//! keys are reported and the last value wins, and parsing stops at the first error.
+
+use super::chars::CharOffsets;
+use super::{
+    hash_comments, Document, Entry, Language, Mapping, Node, ProblemKind, Scalar, ScalarKind,
+    ScalarStyle, SyntaxProblem, Value, MAX_DEPTH,
+};
+use crate::span::Span;
+use saphyr_parser::{Event, Parser, ScalarStyle as YamlStyle};
+use std::collections::HashMap;
+
+/// At most this many nodes may be produced by alias expansion in one document.
+pub const ALIAS_NODE_BUDGET: usize = 100_000;
+
+pub fn parse(text: &str) -> Document {
+    let offsets = CharOffsets::new(text);
+    let mut builder = Builder::default();
+    let mut parser = Parser::new_from_str(text);
+    let mut documents = 0;
+    while let Some(next) = parser.next_event() {
+        let (event, span) = match next {
+            Ok(ok) => ok,
+            Err(error) => {
+                let at = offsets.byte(error.marker().index());
+                builder.fail(error_span(text, at, error.info()), error.info().to_string());
+                break;
+            }
+        };
+        let span = Span::new(
+            offsets.byte(span.start.index()),
+            offsets.byte(span.end.index()),
+        );
+        match event {
+            Event::DocumentStart(_) => {
+                documents += 1;
+                if documents > 1 {
+                    break;
+                }
+            }
+            Event::Scalar(text, style, anchor, _) => builder.scalar(&text, style, anchor, span),
+            Event::Alias(anchor) => builder.alias(anchor, span),
+            Event::MappingStart(anchor, _) => builder.open(Frame::mapping(anchor, span.start)),
+            Event::SequenceStart(anchor, _) => builder.open(Frame::sequence(anchor, span.start)),
+            Event::MappingEnd | Event::SequenceEnd => builder.close(span.end),
+            _ => {}
+        }
+        if builder.stopped {
+            break;
+        }
+    }
+    builder.finish(text)
+}
+
+/// The span to show for a parse error at `at`: the offending tab when the message is
+/// about tabs (the scanner reports the position after it), else one character.
+fn error_span(text: &str, at: usize, message: &str) -> Span {
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    if message.contains("tab") {
+        if let Some(tab) = text[line_start..at].rfind('\t') {
+            return Span::new(line_start + tab, line_start + tab + 1);
+        }
+    }
+    let width = text[at..].chars().next().map_or(0, char::len_utf8);
+    Span::new(at, at + width)
+}
+
+enum FrameKind {
+    Mapping {
+        entries: Vec<Entry>,
+        pending_key: Option<(String, Span)>,
+    },
+    Sequence {
+        items: Vec<Node>,
+    },
+}
+
+struct Frame {
+    kind: FrameKind,
+    anchor: usize,
+    start: usize,
+}
+
+impl Frame {
+    fn mapping(anchor: usize, start: usize) -> Self {
+        Self {
+            kind: FrameKind::Mapping {
+                entries: Vec::new(),
+                pending_key: None,
+            },
+            anchor,
+            start,
+        }
+    }
+
+    fn sequence(anchor: usize, start: usize) -> Self {
+        Self {
+            kind: FrameKind::Sequence { items: Vec::new() },
+            anchor,
+            start,
+        }
+    }
+}
+
+#[derive(Default)]
+struct Builder {
+    stack: Vec<Frame>,
+    root: Option<Node>,
+    anchors: HashMap<usize, Node>,
+    expanded_nodes: usize,
+    problems: Vec<SyntaxProblem>,
+    /// Spans of scalars, in document order, to tell comments from `#` inside values.
+    scalar_spans: Vec<Span>,
+    stopped: bool,
+}
+
+impl Builder {
+    fn fail(&mut self, span: Span, message: String) {
+        self.problems.push(SyntaxProblem {
+            kind: ProblemKind::Syntax,
+            message,
+            span,
+        });
+        self.stopped = true;
+    }
+
+    fn scalar(&mut self, text: &str, style: YamlStyle, anchor: usize, span: Span) {
+        self.scalar_spans.push(span);
+        let (style, kind) = match style {
+            YamlStyle::Plain => (ScalarStyle::Plain, resolve_plain(text)),
+            YamlStyle::SingleQuoted => (ScalarStyle::SingleQuoted, ScalarKind::Str),
+            YamlStyle::DoubleQuoted => (ScalarStyle::DoubleQuoted, ScalarKind::Str),
+            YamlStyle::Literal | YamlStyle::Folded => (ScalarStyle::Block, ScalarKind::Str),
+        };
+        let node = Node {
+            span,
+            value: Value::Scalar(Scalar {
+                text: text.to_string(),
+                style,
+                kind,
+            }),
+        };
+        self.remember(anchor, &node);
+        self.push(node);
+    }
+
+    fn alias(&mut self, anchor: usize, span: Span) {
+        let Some(node) = self.anchors.get(&anchor) else {
+            self.fail(span, "unknown alias".into());
+            return;
+        };
+        let size = node_count(node);
+        self.expanded_nodes = self.expanded_nodes.saturating_add(size);
+        if self.expanded_nodes > ALIAS_NODE_BUDGET {
+            let message =
+                format!("alias expansion exceeds {ALIAS_NODE_BUDGET} nodes (an alias bomb?)");
+            self.fail(span, message);
+            return;
+        }
+        let node = node.clone();
+        self.push(node);
+    }
+
+    fn open(&mut self, frame: Frame) {
+        if self.stack.len() >= MAX_DEPTH {
+            let at = frame.start;
+            self.fail(
+                Span::new(at, at + 1),
+                format!("nesting deeper than {MAX_DEPTH} levels"),
+            );
+            return;
+        }
+        self.stack.push(frame);
+    }
+
+    fn close(&mut self, end: usize) {
+        let Some(frame) = self.stack.pop() else {
+            return;
+        };
+        let span = Span::new(frame.start, end.max(frame.start));
+        let value = match frame.kind {
+            FrameKind::Mapping { entries, .. } => Value::Mapping(self.finish_mapping(entries)),
+            FrameKind::Sequence { items } => Value::Sequence(items),
+        };
+        let node = Node { span, value };
+        self.remember(frame.anchor, &node);
+        self.push(node);
+    }
+
+    fn remember(&mut self, anchor: usize, node: &Node) {
+        if anchor != 0 {
+            self.anchors.insert(anchor, node.clone());
+        }
+    }
+
+    fn push(&mut self, node: Node) {
+        let Some(frame) = self.stack.last_mut() else {
+            if self.root.is_none() {
+                self.root = Some(node);
+            }
+            return;
+        };
+        match &mut frame.kind {
+            FrameKind::Sequence { items } => items.push(node),
+            FrameKind::Mapping {
+                entries,
+                pending_key,
+            } => match pending_key.take() {
+                Some((key, key_span)) => entries.push(Entry {
+                    key,
+                    key_span,
+                    value: node,
+                }),
+                None => {
+                    let key = match &node.value {
+                        Value::Scalar(s) => s.text.clone(),
+                        _ => String::from("<complex key>"),
+                    };
+                    *pending_key = Some((key, node.span));
+                }
+            },
+        }
+    }
+
+    /// Reports duplicate keys and applies merge keys: explicit keys win over merged
+    /// ones, and earlier merge sources win over later ones (YAML merge-key spec).
+    fn finish_mapping(&mut self, entries: Vec<Entry>) -> Mapping {
+        let mut explicit: Vec<Entry> = Vec::with_capacity(entries.len());
+        let mut merge_sources = Vec::new();
+        let mut first_seen: HashMap<&str, Span> = HashMap::new();
+        for entry in &entries {
+            if entry.key == "<<" {
+                continue;
+            }
+            if let Some(&first) = first_seen.get(entry.key.as_str()) {
+                self.problems.push(SyntaxProblem {
+                    kind: ProblemKind::DuplicateKey { first },
+                    message: format!("duplicate key `{}`; the last value wins", entry.key),
+                    span: entry.key_span,
+                });
+            } else {
+                first_seen.insert(&entry.key, entry.key_span);
+            }
+        }
+        for entry in entries {
+            if entry.key == "<<" {
+                match entry.value.value {
+                    Value::Mapping(m) => merge_sources.push(m),
+                    Value::Sequence(items) => {
+                        merge_sources.extend(items.into_iter().filter_map(|n| match n.value {
+                            Value::Mapping(m) => Some(m),
+                            _ => None,
+                        }))
+                    }
+                    Value::Scalar(_) => explicit.push(entry),
+                }
+            } else {
+                explicit.push(entry);
+            }
+        }
+        for source in merge_sources {
+            for entry in source.entries {
+                if !explicit.iter().any(|e| e.key == entry.key) {
+                    explicit.push(entry);
+                }
+            }
+        }
+        Mapping { entries: explicit }
+    }
+
+    fn finish(mut self, text: &str) -> Document {
+        // Close whatever an error left open so the partial tree stays usable.
+        while !self.stack.is_empty() {
+            self.close(text.len());
+        }
+        let comments = hash_comments(text, &self.scalar_spans);
+        Document {
+            language: Language::Yaml,
+            root: self.root,
+            comments,
+            problems: self.problems,
+        }
+    }
+}
+
+fn node_count(node: &Node) -> usize {
+    let mut count = 0;
+    let mut stack = vec![node];
+    while let Some(node) = stack.pop() {
+        count += 1;
+        if count > ALIAS_NODE_BUDGET {
+            return count;
+        }
+        match &node.value {
+            Value::Mapping(m) => stack.extend(m.entries.iter().map(|e| &e.value)),
+            Value::Sequence(items) => stack.extend(items),
+            Value::Scalar(_) => {}
+        }
+    }
+    count
+}
+
+/// PyYAML's implicit resolver for plain scalars (YAML 1.1), plus dot-less exponents.
+pub fn resolve_plain(text: &str) -> ScalarKind {
+    match text {
+        "" | "~" | "null" | "Null" | "NULL" => return ScalarKind::Null,
+        "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON" => {
+            return ScalarKind::Bool(true)
+        }
+        "no" | "No" | "NO" | "false" | "False" | "FALSE" | "off" | "Off" | "OFF" => {
+            return ScalarKind::Bool(false)
+        }
+        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => {
+            return ScalarKind::Float(f64::INFINITY)
+        }
+        "-.inf" | "-.Inf" | "-.INF" => return ScalarKind::Float(f64::NEG_INFINITY),
+        ".nan" | ".NaN" | ".NAN" => return ScalarKind::Float(f64::NAN),
+        _ => {}
+    }
+    resolve_int(text)
+        .or_else(|| resolve_float(text))
+        .unwrap_or(ScalarKind::Str)
+}
+
+fn resolve_int(text: &str) -> Option<ScalarKind> {
+    let (negative, body) = match text.as_bytes().first()? {
+        b'-' => (true, &text[1..]),
+        b'+' => (false, &text[1..]),
+        _ => (false, text),
+    };
+    let (radix, digits) = if let Some(hex) = body.strip_prefix("0x") {
+        (16, hex)
+    } else if let Some(bin) = body.strip_prefix("0b") {
+        (2, bin)
+    } else if body.len() > 1 && body.starts_with('0') {
+        (8, &body[1..])
+    } else {
+        (10, body)
+    };
+    let clean: String = digits.chars().filter(|&c| c != '_').collect();
+    if clean.is_empty() || !clean.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    if radix == 10 && body.starts_with('_') {
+        return None;
+    }
+    let magnitude = match i128::from_str_radix(&clean, radix) {
+        Ok(m) => m,
+        Err(_) => return Some(ScalarKind::BigInt),
+    };
+    let value = if negative { -magnitude } else { magnitude };
+    Some(i64::try_from(value).map_or(ScalarKind::BigInt, ScalarKind::Int))
+}
+
+fn resolve_float(text: &str) -> Option<ScalarKind> {
+    let body = text.trim_start_matches(['-', '+']);
+    let first = body.chars().next()?;
+    if !(first.is_ascii_digit() || first == '.') || text.len() - body.len() > 1 {
+        return None;
+    }
+    let clean: String = text.chars().filter(|&c| c != '_').collect();
+    let ok_chars = clean
+        .chars()
+        .all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '-' | '+'));
+    if !ok_chars || !clean.chars().any(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    clean.parse::<f64>().ok().map(ScalarKind::Float)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn root(text: &str) -> Mapping {
+        parse(text)
+            .root
+            .and_then(|n| n.as_mapping().cloned())
+            .expect("mapping root")
+    }
+
+    #[test]
+    fn spans_cover_keys_and_values() {
+        let text = "train:\n  micro_batch_size: 4  # per device\nquantize: \"bnb.nf4\"\n";
+        let doc = parse(text);
+        let m = doc.root_mapping().unwrap();
+        let mbs = m.entry_path("train.micro_batch_size").unwrap();
+        assert_eq!(
+            &text[mbs.key_span.start..mbs.key_span.end],
+            "micro_batch_size"
+        );
+        assert_eq!(&text[mbs.value.span.start..mbs.value.span.end], "4");
+        let q = m.entry("quantize").unwrap();
+        assert_eq!(&text[q.value.span.start..q.value.span.end], "\"bnb.nf4\"");
+        assert_eq!(doc.comments.len(), 1);
+        let c = doc.comments[0].span;
+        assert_eq!(&text[c.start..c.end], "# per device");
+    }
+
+    #[test]
+    fn spans_are_bytes_with_multibyte_text() {
+        let text = "# 注释 ✓\nlr: 1e-5\nname: \"é # not a comment\"\n";
+        let doc = parse(text);
+        let m = doc.root_mapping().unwrap();
+        let lr = m.entry("lr").unwrap();
+        assert_eq!(&text[lr.value.span.start..lr.value.span.end], "1e-5");
+        assert_eq!(lr.value.as_scalar().unwrap().as_f64(), Some(1e-5));
+        assert_eq!(doc.comments.len(), 1, "{:?}", doc.comments);
+    }
+
+    #[test]
+    fn resolves_like_pyyaml() {
+        let m = root("a: NO\nb: yes\nc: ~\nd:\ne: 0x1f\nf: 1_000\ng: 3.5\nh: '12'\ni: 99999999999999999999999\nj: 017\nk: v1.0\n");
+        let kind = |k: &str| m.get(k).unwrap().as_scalar().unwrap().kind;
+        assert_eq!(kind("a"), ScalarKind::Bool(false));
+        assert_eq!(kind("b"), ScalarKind::Bool(true));
+        assert_eq!(kind("c"), ScalarKind::Null);
+        assert_eq!(kind("d"), ScalarKind::Null);
+        assert_eq!(kind("e"), ScalarKind::Int(31));
+        assert_eq!(kind("f"), ScalarKind::Int(1000));
+        assert_eq!(kind("g"), ScalarKind::Float(3.5));
+        assert_eq!(kind("h"), ScalarKind::Str);
+        assert_eq!(kind("i"), ScalarKind::BigInt);
+        assert_eq!(kind("j"), ScalarKind::Int(15));
+        assert_eq!(kind("k"), ScalarKind::Str);
+    }
+
+    #[test]
+    fn duplicate_keys_warn_and_last_wins() {
+        let doc = parse("debug: false\nx: 1\ndebug: true\n");
+        assert_eq!(doc.problems.len(), 1);
+        assert!(
+            matches!(doc.problems[0].kind, ProblemKind::DuplicateKey { first } if first == Span::new(0, 5))
+        );
+        assert_eq!(
+            doc.root_mapping()
+                .unwrap()
+                .get("debug")
+                .unwrap()
+                .as_scalar()
+                .unwrap()
+                .as_bool(),
+            Some(true)
+        );
+    }
+
+    #[test]
+    fn merge_keys_and_aliases() {
+        let m = root("base: &b\n  lr: 1\n  bs: 2\nrun:\n  <<: *b\n  bs: 8\n");
+        let run = m.get("run").unwrap().as_mapping().unwrap();
+        assert_eq!(
+            run.get("bs").unwrap().as_scalar().unwrap().as_i64(),
+            Some(8)
+        );
+        assert_eq!(
+            run.get("lr").unwrap().as_scalar().unwrap().as_i64(),
+            Some(1)
+        );
+    }
+
+    #[test]
+    fn alias_bomb_is_stopped() {
+        let mut text = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..12 {
+            let prev = (b'a' + i - 1) as char;
+            let name = (b'a' + i) as char;
+            text.push_str(&format!("{name}: &{name} [*{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}]\n"));
+        }
+        let doc = parse(&text);
+        assert!(doc
+            .problems
+            .iter()
+            .any(|p| p.message.contains("alias expansion")));
+    }
+
+    #[test]
+    fn tabs_and_deep_nesting_are_syntax_problems() {
+        let doc = parse("a:\n\tb: 1\n");
+        assert_eq!(doc.problems[0].kind, ProblemKind::Syntax);
+        assert_eq!(doc.problems[0].span.start, 3);
+        let deep = "[".repeat(200_000);
+        let doc = parse(&deep);
+        assert_eq!(doc.problems.len(), 1);
+        let block: String = (0..5000)
+            .map(|i| format!("{}k{i}:\n", " ".repeat(i)))
+            .collect();
+        let doc = parse(&block);
+        assert!(doc.problems[0].message.contains("nesting deeper"));
+    }
+
+    #[test]
+    fn block_scalars_hide_hashes() {
+        let doc = parse("cmd: |\n  echo # not a comment\n  run\nx: 1 # real\n");
+        assert_eq!(doc.comments.len(), 1);
+    }
+}

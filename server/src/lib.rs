@@ -1,5 +1,6 @@
 pub mod catalog;
 pub mod diagnostic;
+pub mod format;
 pub mod plan;
 pub mod span;
 pub mod syntax;

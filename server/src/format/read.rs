@@ -1,0 +1,124 @@
+//! Typed reads of document values, each with the spans of its key and value.
+
+use crate::plan::Sourced;
+use crate::syntax::{Entry, Mapping, ScalarKind};
+
+/// Reads values from a document's root mapping by dotted path.
+pub struct Reader<'a> {
+    pub root: &'a Mapping,
+}
+
+impl<'a> Reader<'a> {
+    pub fn new(root: &'a Mapping) -> Self {
+        Self { root }
+    }
+
+    pub fn entry(&self, path: &str) -> Option<&'a Entry> {
+        self.root.entry_path(path)
+    }
+
+    pub fn has(&self, path: &str) -> bool {
+        self.entry(path).is_some()
+    }
+
+    /// Present with an explicit null (`key:` or `key: null`).
+    pub fn is_null(&self, path: &str) -> bool {
+        self.entry(path)
+            .and_then(|e| e.value.as_scalar())
+            .is_some_and(|s| s.is_null())
+    }
+
+    fn sourced<T>(
+        &self,
+        path: &str,
+        convert: impl FnOnce(&'a Entry) -> Option<T>,
+    ) -> Option<Sourced<T>> {
+        let entry = self.entry(path)?;
+        let value = convert(entry)?;
+        Some(Sourced::file(value, entry.key_span, entry.value.span))
+    }
+
+    /// A non-negative integer (also from integral floats and numeric strings like `"8"`).
+    pub fn u64(&self, path: &str) -> Option<Sourced<u64>> {
+        self.sourced(path, |e| {
+            let s = e.value.as_scalar()?;
+            match s.kind {
+                ScalarKind::Str => s.text.trim().parse().ok(),
+                _ => s.as_i64().and_then(|i| u64::try_from(i).ok()),
+            }
+        })
+    }
+
+    /// An integer that may be negative (e.g. `devices: -1`).
+    pub fn i64(&self, path: &str) -> Option<Sourced<i64>> {
+        self.sourced(path, |e| e.value.as_scalar()?.as_i64())
+    }
+
+    pub fn f64(&self, path: &str) -> Option<Sourced<f64>> {
+        self.sourced(path, |e| {
+            let s = e.value.as_scalar()?;
+            match s.kind {
+                ScalarKind::Str => s.text.trim().parse().ok(),
+                _ => s.as_f64(),
+            }
+        })
+    }
+
+    /// A boolean; also the strings `"true"`/`"false"` that CLI-style parsers accept.
+    pub fn bool(&self, path: &str) -> Option<Sourced<bool>> {
+        self.sourced(path, |e| {
+            let s = e.value.as_scalar()?;
+            s.as_bool()
+                .or_else(|| match s.text.to_ascii_lowercase().as_str() {
+                    "true" => Some(true),
+                    "false" => Some(false),
+                    _ => None,
+                })
+        })
+    }
+
+    /// Any non-null scalar, as its text.
+    pub fn str(&self, path: &str) -> Option<Sourced<String>> {
+        self.sourced(path, |e| {
+            let s = e.value.as_scalar()?;
+            (!s.is_null()).then(|| s.text.clone())
+        })
+    }
+
+    /// A list of strings, or one string (split on commas when `split` is set).
+    pub fn strings(&self, path: &str, split: bool) -> Option<Sourced<Vec<String>>> {
+        self.sourced(path, |e| {
+            if let Some(items) = e.value.as_sequence() {
+                return Some(
+                    items
+                        .iter()
+                        .filter_map(|n| n.as_scalar())
+                        .map(|s| s.text.clone())
+                        .collect(),
+                );
+            }
+            let s = e.value.as_scalar()?;
+            if s.is_null() {
+                return None;
+            }
+            Some(if split {
+                s.text
+                    .split(',')
+                    .map(|p| p.trim().to_string())
+                    .filter(|p| !p.is_empty())
+                    .collect()
+            } else {
+                vec![s.text.clone()]
+            })
+        })
+    }
+
+    /// The first of `paths` that is present (for aliases and renamed keys).
+    pub fn first<T>(
+        &self,
+        paths: &[&str],
+        read: impl Fn(&Self, &str) -> Option<Sourced<T>>,
+    ) -> Option<Sourced<T>> {
+        paths.iter().find_map(|p| read(self, p))
+    }
+}

@@ -6,4 +6,6 @@ pub mod gpus;
 pub mod models;
 
 pub use gpus::Gpu;
-pub use models::{Architecture, MlpKind};
+pub use models::{
+    all_models, resolve_model, Architecture, MambaDims, MlpKind, NormKind, UnknownModel,
+};

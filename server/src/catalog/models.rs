@@ -1,14 +1,37 @@
 //! Model architectures, keyed by Hugging Face id, LitGPT name and aliases.
+//!
+//! The facts live in `server/data/models.json` (one entry per distinct architecture, each
+//! with its `source`); [`resolve_model`] maps the names people write to an entry.
+//!
+//! # Name normalization
+//! A query matches an entry's name, Hugging Face id or alias, compared case-insensitively,
+//! in this order, stopping at the first hit:
+//! 1. the whole query (`meta-llama/Llama-3.1-8B`), after trimming whitespace, a trailing
+//!    `/` and a `https://huggingface.co/` or `hf://` prefix;
+//! 2. the last two path components (`checkpoints/meta-llama/Llama-3.1-8B` →
+//!    `meta-llama/Llama-3.1-8B`), then the bare last component, which any organization may
+//!    publish under (`unsloth/Llama-3.2-1B-Instruct` → `Llama-3.2-1B-Instruct`);
+//! 3. the bare name without packaging suffixes, removed repeatedly: `-bnb-4bit`,
+//!    `-unsloth-bnb-4bit`, `-unsloth`, `-4bit`, `-8bit`, `-awq`, `-gptq`, `-gptq-int4`,
+//!    `-gptq-int8`, `-int4`, `-int8`, `-fp8`, `-bf16`, `-fp16`;
+//! 4. that name without one chat-variant suffix: `-instruct`, `-it`, `-chat`, `-base`.
+//!
+//! No step removes or changes a size, so a query never resolves across sizes; anything
+//! else is an [`UnknownModel`] with up to three similar known names.
 
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::OnceLock;
 
 /// Feed-forward block shape.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum MlpKind {
     /// `fc -> gelu -> proj` (GPT-NeoX, Phi-1/2, Falcon).
     Gelu,
     /// `silu(gate) * up -> down` (Llama, Mistral, Qwen).
+    #[default]
     Swiglu,
     /// `gelu(gate) * up -> down` (Gemma).
     Geglu,
@@ -16,8 +39,75 @@ pub enum MlpKind {
     Moe,
 }
 
+/// Normalization layer kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NormKind {
+    /// Weight and bias per channel.
+    LayerNorm,
+    /// Weight per channel.
+    #[default]
+    RmsNorm,
+}
+
+/// Mamba-2 mixer dimensions (hybrid models such as Granite 4.0-H).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct MambaDims {
+    /// SSM state size (`mamba_d_state`).
+    pub d_state: u64,
+    /// SSM heads (`mamba_n_heads`).
+    pub n_heads: u64,
+    /// Width of one head (`mamba_d_head`).
+    pub head_dim: u64,
+    /// B/C groups (`mamba_n_groups`).
+    pub n_groups: u64,
+    /// Causal convolution kernel width (`mamba_d_conv`).
+    pub d_conv: u64,
+    /// Inner width over model width (`mamba_expand`).
+    pub expand: u64,
+    /// Chunk length of the chunked scan (`mamba_chunk_size`).
+    pub chunk_size: u64,
+    #[serde(default)]
+    pub conv_bias: bool,
+    #[serde(default)]
+    pub proj_bias: bool,
+}
+
+impl MambaDims {
+    /// Inner width of the mixer (`n_heads × head_dim`).
+    pub fn inner_size(&self) -> u64 {
+        self.n_heads.saturating_mul(self.head_dim)
+    }
+
+    /// Output width of `in_proj`: gate and x (`2·inner`), B and C (`2·groups·state`), dt (`heads`).
+    pub fn in_proj_size(&self) -> u64 {
+        let bc = 2u64
+            .saturating_mul(self.n_groups)
+            .saturating_mul(self.d_state);
+        sum(&[2u64.saturating_mul(self.inner_size()), bc, self.n_heads])
+    }
+
+    /// Parameters of one mixer with model width `n_embd`.
+    pub fn parameters(&self, n_embd: u64) -> u64 {
+        let inner = self.inner_size();
+        let conv_channels = sum(&[
+            inner,
+            2u64.saturating_mul(self.n_groups)
+                .saturating_mul(self.d_state),
+        ]);
+        sum(&[
+            linear(n_embd, self.in_proj_size(), self.proj_bias),
+            conv_channels.saturating_mul(self.d_conv),
+            if self.conv_bias { conv_channels } else { 0 },
+            3u64.saturating_mul(self.n_heads), // dt_bias, A_log, D
+            inner,                             // gated RMSNorm
+            linear(inner, n_embd, self.proj_bias),
+        ])
+    }
+}
+
 /// The architecture facts of one model, in LitGPT's `Config` terms.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Architecture {
     /// Canonical display name (the LitGPT name where one exists).
     pub name: String,
@@ -25,37 +115,392 @@ pub struct Architecture {
     #[serde(default)]
     pub aliases: Vec<String>,
     pub family: String,
+    /// All decoder layers, attention and Mamba alike.
     pub n_layer: u64,
     pub n_embd: u64,
     pub n_head: u64,
     pub n_query_groups: u64,
     pub head_size: u64,
+    /// Dense MLP width; for MoE models with a shared expert, the shared expert's width.
     pub intermediate_size: u64,
     pub mlp: MlpKind,
     #[serde(default)]
     pub n_expert: u64,
     #[serde(default)]
     pub n_expert_per_token: u64,
+    /// Width of one routed expert (falls back to `intermediate_size` when absent).
     #[serde(default)]
     pub moe_intermediate_size: Option<u64>,
+    /// Width of an always-active shared expert next to the routed ones (Granite 4.0-H-Tiny).
+    #[serde(default)]
+    pub shared_expert_intermediate_size: Option<u64>,
+    /// Tokenizer vocabulary (LitGPT `vocab_size`; the HF config value where LitGPT has none).
     pub vocab_size: u64,
-    /// LitGPT pads the vocabulary (embedding and lm_head rows).
+    /// Rows of the embedding and of `lm_head`: LitGPT's padded vocabulary, which equals the
+    /// Hugging Face config's `vocab_size` for every catalog entry.
     pub padded_vocab_size: u64,
     /// Whether the Hugging Face checkpoint ties `lm_head` to the embedding.
     /// LitGPT never ties during fine-tuning.
     pub tie_word_embeddings: bool,
+    /// Biases on every linear layer (attention, MLP, MoE router).
     pub bias: bool,
+    /// Biases on the query/key/value projections only (Qwen2).
     #[serde(default)]
     pub attn_bias: bool,
+    /// Bias on `lm_head` (Phi-2).
+    #[serde(default)]
+    pub lm_head_bias: bool,
+    pub norm: NormKind,
+    /// Per-head RMSNorm on queries and keys (Qwen3, Gemma 3).
+    #[serde(default)]
+    pub norm_qk: bool,
+    /// Extra norm after attention (Gemma 2/3).
+    #[serde(default)]
+    pub post_attention_norm: bool,
+    /// Extra norm after the MLP (Gemma 2/3).
+    #[serde(default)]
+    pub post_mlp_norm: bool,
+    /// Attention and MLP read the same input (GPT-NeoX, Falcon, Phi-2).
+    #[serde(default)]
+    pub parallel_residual: bool,
+    /// With a parallel residual, one norm feeds both branches (Falcon-7B, Phi-2).
+    #[serde(default)]
+    pub shared_attention_norm: bool,
     /// Maximum context (LitGPT `block_size` / HF `max_position_embeddings`).
     pub block_size: u64,
     #[serde(default)]
     pub sliding_window_size: Option<u64>,
+    /// One digit per layer, `1` = sliding-window layer, `0` = global layer. Absent with a
+    /// `sliding_window_size` means every attention layer uses the window.
+    #[serde(default)]
+    pub sliding_window_layers: Option<String>,
     /// Layers that are Mamba2 mixers in hybrid models (Granite 4.0-H).
     #[serde(default)]
     pub n_mamba_layers: u64,
+    /// Mixer dimensions when `n_mamba_layers > 0`.
+    #[serde(default)]
+    pub mamba: Option<MambaDims>,
     /// Total parameter count as published or computed from the shapes.
     pub parameters: u64,
     /// Where these facts come from (repository file and commit, or config URL).
     pub source: String,
 }
+
+impl Architecture {
+    /// Layers with self-attention (all layers but the Mamba ones).
+    pub fn attention_layer_count(&self) -> u64 {
+        self.n_layer.saturating_sub(self.n_mamba_layers)
+    }
+
+    /// Attention layers that only attend within `sliding_window_size`.
+    pub fn sliding_window_layer_count(&self) -> u64 {
+        match (&self.sliding_window_size, &self.sliding_window_layers) {
+            (None, _) => 0,
+            (Some(_), None) => self.attention_layer_count(),
+            (Some(_), Some(pattern)) => pattern.bytes().filter(|b| *b == b'1').count() as u64,
+        }
+    }
+
+    /// Width of one routed expert.
+    pub fn expert_intermediate_size(&self) -> u64 {
+        self.moe_intermediate_size.unwrap_or(self.intermediate_size)
+    }
+
+    /// Parameters of `lm_head` when it is a separate matrix.
+    pub fn lm_head_parameters(&self) -> u64 {
+        linear(self.n_embd, self.padded_vocab_size, self.lm_head_bias)
+    }
+
+    /// Total parameters of the Hugging Face checkpoint (a tied `lm_head` counted once),
+    /// computed from the shapes. Attention sinks (gpt-oss, 64 per layer) are not modeled.
+    pub fn parameter_count(&self) -> u64 {
+        self.count(self.n_expert)
+    }
+
+    /// Parameters with a separate `lm_head`, as LitGPT builds every model.
+    pub fn parameter_count_untied(&self) -> u64 {
+        let head = if self.tie_word_embeddings {
+            self.lm_head_parameters()
+        } else {
+            0
+        };
+        self.parameter_count().saturating_add(head)
+    }
+
+    /// Parameters one token passes through: the routed experts count `n_expert_per_token`
+    /// times instead of `n_expert` times (equal to [`Self::parameter_count`] for dense models).
+    pub fn active_parameter_count(&self) -> u64 {
+        self.count(self.n_expert_per_token)
+    }
+
+    fn count(&self, experts: u64) -> u64 {
+        let per_layer = sum(&[self.mlp_parameters(experts), self.block_norms()]);
+        let head = if self.tie_word_embeddings {
+            0
+        } else {
+            self.lm_head_parameters()
+        };
+        let mamba = self.mamba.map_or(0, |m| m.parameters(self.n_embd));
+        sum(&[
+            self.attention_layer_count()
+                .saturating_mul(self.attention_parameters()),
+            self.n_mamba_layers.saturating_mul(mamba),
+            self.n_layer.saturating_mul(per_layer),
+            self.padded_vocab_size.saturating_mul(self.n_embd),
+            self.norm_parameters(self.n_embd),
+            head,
+        ])
+    }
+
+    fn norm_parameters(&self, width: u64) -> u64 {
+        match self.norm {
+            NormKind::LayerNorm => width.saturating_mul(2),
+            NormKind::RmsNorm => width,
+        }
+    }
+
+    /// Norms of one block: before attention, before the MLP (unless shared), and the
+    /// optional post-attention and post-MLP norms.
+    fn block_norms(&self) -> u64 {
+        let separate_mlp_norm = !(self.parallel_residual && self.shared_attention_norm);
+        let count = [
+            true,
+            separate_mlp_norm,
+            self.post_attention_norm,
+            self.post_mlp_norm,
+        ]
+        .iter()
+        .filter(|present| **present)
+        .count() as u64;
+        count.saturating_mul(self.norm_parameters(self.n_embd))
+    }
+
+    fn attention_parameters(&self) -> u64 {
+        let q = self.n_head.saturating_mul(self.head_size);
+        let kv = self.n_query_groups.saturating_mul(self.head_size);
+        let qkv = sum(&[q, kv, kv]);
+        let qk_norm = if self.norm_qk {
+            2u64.saturating_mul(self.norm_parameters(self.head_size))
+        } else {
+            0
+        };
+        sum(&[
+            linear(self.n_embd, qkv, self.bias || self.attn_bias),
+            linear(q, self.n_embd, self.bias),
+            qk_norm,
+        ])
+    }
+
+    fn mlp_parameters(&self, experts: u64) -> u64 {
+        let gated = |width: u64| {
+            sum(&[
+                linear(self.n_embd, width, self.bias),
+                linear(self.n_embd, width, self.bias),
+                linear(width, self.n_embd, self.bias),
+            ])
+        };
+        match self.mlp {
+            MlpKind::Gelu => sum(&[
+                linear(self.n_embd, self.intermediate_size, self.bias),
+                linear(self.intermediate_size, self.n_embd, self.bias),
+            ]),
+            MlpKind::Swiglu | MlpKind::Geglu => gated(self.intermediate_size),
+            MlpKind::Moe => sum(&[
+                linear(self.n_embd, self.n_expert, self.bias), // router
+                experts.saturating_mul(gated(self.expert_intermediate_size())),
+                self.shared_expert_intermediate_size.map_or(0, gated),
+            ]),
+        }
+    }
+}
+
+/// Parameters of a linear layer `inputs → outputs`.
+fn linear(inputs: u64, outputs: u64, bias: bool) -> u64 {
+    inputs
+        .saturating_mul(outputs)
+        .saturating_add(if bias { outputs } else { 0 })
+}
+
+fn sum(parts: &[u64]) -> u64 {
+    parts.iter().fold(0u64, |acc, p| acc.saturating_add(*p))
+}
+
+/// A model name that matches no catalog entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownModel {
+    pub query: String,
+    /// Up to three known names that look alike, most similar first (never used as a match).
+    pub suggestions: Vec<String>,
+}
+
+impl fmt::Display for UnknownModel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "unknown model `{}`", self.query)?;
+        if !self.suggestions.is_empty() {
+            write!(f, "; did you mean {}?", quoted_list(&self.suggestions))?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for UnknownModel {}
+
+/// `` `a`, `b` or `c` ``.
+pub(crate) fn quoted_list(items: &[String]) -> String {
+    let quoted: Vec<String> = items.iter().map(|s| format!("`{s}`")).collect();
+    match quoted.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => quoted.join(""),
+    }
+}
+
+const PACKAGING_SUFFIXES: &[&str] = &[
+    "-unsloth-bnb-4bit",
+    "-bnb-4bit",
+    "-bnb-8bit",
+    "-unsloth",
+    "-4bit",
+    "-8bit",
+    "-awq",
+    "-gptq-int4",
+    "-gptq-int8",
+    "-gptq",
+    "-int4",
+    "-int8",
+    "-fp8",
+    "-bf16",
+    "-fp16",
+];
+const VARIANT_SUFFIXES: &[&str] = &["-instruct", "-it", "-chat", "-base"];
+
+struct ModelIndex {
+    models: Vec<Architecture>,
+    /// Lowercased name, HF id, alias and their bare forms → entry.
+    by_key: HashMap<String, usize>,
+    /// Original spellings, for suggestions.
+    spellings: Vec<(String, usize)>,
+}
+
+fn index() -> &'static ModelIndex {
+    static INDEX: OnceLock<ModelIndex> = OnceLock::new();
+    INDEX.get_or_init(|| {
+        // The embedded file is checked by the tests; a parse failure is a build defect.
+        let models: Vec<Architecture> =
+            serde_json::from_str(include_str!("../../data/models.json"))
+                .expect("server/data/models.json is valid");
+        let mut by_key = HashMap::new();
+        let mut spellings = Vec::new();
+        for (i, model) in models.iter().enumerate() {
+            for key in model_keys(model) {
+                spellings.push((key.to_string(), i));
+                let lower = key.to_lowercase();
+                if let Some((_, bare)) = lower.rsplit_once('/') {
+                    by_key.entry(bare.to_string()).or_insert(i);
+                }
+                by_key.entry(lower).or_insert(i);
+            }
+        }
+        ModelIndex {
+            models,
+            by_key,
+            spellings,
+        }
+    })
+}
+
+fn model_keys(model: &Architecture) -> impl Iterator<Item = &str> {
+    std::iter::once(model.name.as_str())
+        .chain(model.hf_id.as_deref())
+        .chain(model.aliases.iter().map(String::as_str))
+}
+
+/// Every catalog entry.
+pub fn all_models() -> &'static [Architecture] {
+    &index().models
+}
+
+/// Resolves a model name (HF id, LitGPT name, alias or checkpoint path) to its architecture.
+pub fn resolve_model(name: &str) -> Result<&'static Architecture, UnknownModel> {
+    let idx = index();
+    candidates(name)
+        .iter()
+        .find_map(|key| idx.by_key.get(key))
+        .map(|&i| &idx.models[i])
+        .ok_or_else(|| UnknownModel {
+            query: name.to_string(),
+            suggestions: suggest(name),
+        })
+}
+
+/// The lookup keys for a query, most specific first (steps 1–4 of the module docs).
+fn candidates(name: &str) -> Vec<String> {
+    let mut query = name.trim().trim_end_matches('/').to_lowercase();
+    for prefix in ["https://huggingface.co/", "http://huggingface.co/", "hf://"] {
+        if let Some(rest) = query.strip_prefix(prefix) {
+            query = rest.to_string();
+        }
+    }
+    let parts: Vec<&str> = query.split('/').filter(|p| !p.is_empty()).collect();
+    let mut keys = vec![query.clone()];
+    if parts.len() >= 2 {
+        keys.push(parts[parts.len() - 2..].join("/"));
+    }
+    let Some(bare) = parts.last() else {
+        return keys;
+    };
+    keys.push(bare.to_string());
+    let mut stripped = bare.to_string();
+    while let Some(shorter) = PACKAGING_SUFFIXES
+        .iter()
+        .find_map(|s| stripped.strip_suffix(s))
+    {
+        stripped = shorter.to_string();
+        keys.push(stripped.clone());
+    }
+    keys.extend(
+        VARIANT_SUFFIXES
+            .iter()
+            .filter_map(|s| stripped.strip_suffix(s))
+            .map(str::to_string),
+    );
+    keys
+}
+
+/// Up to three known spellings closest to the query's bare name, each naming a distinct model.
+fn suggest(name: &str) -> Vec<String> {
+    let idx = index();
+    let query = bare_lower(name);
+    let mut scored: Vec<(f64, &str, usize)> = idx
+        .spellings
+        .iter()
+        .map(|(spelling, i)| {
+            (
+                strsim::jaro_winkler(&query, &bare_lower(spelling)),
+                spelling.as_str(),
+                *i,
+            )
+        })
+        .filter(|(score, _, _)| *score >= 0.8)
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let mut out: Vec<String> = Vec::new();
+    let mut seen = Vec::new();
+    for (_, spelling, i) in scored {
+        if !seen.contains(&i) {
+            seen.push(i);
+            out.push(spelling.to_string());
+        }
+        if out.len() == 3 {
+            break;
+        }
+    }
+    out
+}
+
+fn bare_lower(name: &str) -> String {
+    let lower = name.trim().trim_end_matches('/').to_lowercase();
+    lower.rsplit('/').next().unwrap_or_default().to_string()
+}
+
+#[cfg(test)]
+mod tests;

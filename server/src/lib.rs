@@ -1,3 +1,4 @@
+pub mod alloc_conf;
 pub mod catalog;
 pub mod diagnostic;
 pub mod format;

@@ -1,7 +1,18 @@
+//! oomlint: a static linter and GPU-memory estimator for LLM training configs.
+//!
+//! The flow of one file: [`syntax`] (spanned document) → [`format`] (which framework,
+//! and its [`plan`]) → [`rules`] (diagnostics with fixes) → `render`/CLI or the server.
+//! [`analysis`] runs the whole pipeline for one file.
+
 pub mod alloc_conf;
+pub mod analysis;
 pub mod catalog;
+pub mod cli;
 pub mod diagnostic;
+pub mod estimate;
 pub mod format;
 pub mod plan;
+pub mod render;
+pub mod rules;
 pub mod span;
 pub mod syntax;

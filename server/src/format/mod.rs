@@ -5,7 +5,7 @@
 //! and the keys the document uses. Anything else is [`Format::Unknown`] and gets no
 //! findings. Each framework module turns a document into a plan with its defaults.
 
-mod detect;
+pub mod detect;
 mod read;
 
 pub mod accelerate;

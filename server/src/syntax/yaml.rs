@@ -20,23 +20,54 @@ use std::collections::HashMap;
 pub const ALIAS_NODE_BUDGET: usize = 100_000;
 
 pub fn parse(text: &str) -> Document {
+    // PyYAML does not check the indentation of lines inside flow collections; saphyr
+    // does. To read what the frameworks read, a line rejected for its indentation
+    // inside a flow collection is joined to the previous one (the newline becomes a
+    // space, so every byte offset stays valid) and the text is parsed again.
+    let mut patched: Option<String> = None;
+    for _ in 0..MAX_FLOW_REPAIRS {
+        let source = patched.as_deref().unwrap_or(text);
+        let (builder, error_at) = build(source);
+        match error_at.and_then(|at| flow_line_break(source, at)) {
+            Some(newline) => {
+                let mut bytes = patched.take().unwrap_or_else(|| text.to_string()).into_bytes();
+                bytes[newline] = b' ';
+                if newline > 0 && bytes[newline - 1] == b'\r' {
+                    bytes[newline - 1] = b' ';
+                }
+                patched = String::from_utf8(bytes).ok();
+                if patched.is_none() {
+                    return builder.finish(text);
+                }
+            }
+            None => return builder.finish(text),
+        }
+    }
+    build(patched.as_deref().unwrap_or(text)).0.finish(text)
+}
+
+const MAX_FLOW_REPAIRS: usize = 64;
+
+/// Builds the tree; also returns where an indentation error stopped the parser.
+fn build(text: &str) -> (Builder, Option<usize>) {
     let offsets = CharOffsets::new(text);
     let mut builder = Builder::default();
     let mut parser = Parser::new_from_str(text);
     let mut documents = 0;
+    let mut indentation_error = None;
     while let Some(next) = parser.next_event() {
         let (event, span) = match next {
             Ok(ok) => ok,
             Err(error) => {
                 let at = offsets.byte(error.marker().index());
+                if error.info().contains("indentation") {
+                    indentation_error = Some(at);
+                }
                 builder.fail(error_span(text, at, error.info()), error.info().to_string());
                 break;
             }
         };
-        let span = Span::new(
-            offsets.byte(span.start.index()),
-            offsets.byte(span.end.index()),
-        );
+        let span = Span::new(offsets.byte(span.start.index()), offsets.byte(span.end.index()));
         match event {
             Event::DocumentStart(_) => {
                 documents += 1;
@@ -55,7 +86,23 @@ pub fn parse(text: &str) -> Document {
             break;
         }
     }
-    builder.finish(text)
+    (builder, indentation_error)
+}
+
+/// The newline to join when an indentation error at `at` is inside a flow collection:
+/// only blanks precede `at` on its line, and the line closes a collection or the
+/// previous non-blank line opens one or ends with a comma.
+fn flow_line_break(text: &str, at: usize) -> Option<usize> {
+    let line_start = text[..at].rfind('\n')? + 1;
+    if !text[line_start..at].bytes().all(|b| b == b' ' || b == b'\t') {
+        return None;
+    }
+    let closes = text[at..].starts_with([']', '}']);
+    let previous = text[..line_start - 1].trim_end();
+    let previous = previous.rsplit('\n').next().unwrap_or(previous);
+    let previous = previous.split(" #").next().unwrap_or(previous).trim_end();
+    let continues = previous.ends_with(['[', '{', ',']);
+    (closes || continues).then_some(line_start - 1)
 }
 
 /// The span to show for a parse error at `at`: the offending tab when the message is
@@ -492,6 +539,19 @@ mod tests {
             .collect();
         let doc = parse(&block);
         assert!(doc.problems[0].message.contains("nesting deeper"));
+    }
+
+    #[test]
+    fn flow_collections_may_be_under_indented_like_pyyaml() {
+        let text = "m:\n  k:\n    targets: [\n      'a',\n      'b',\n    ]\n    start: 0\n  save: true\n";
+        let doc = parse(text);
+        assert!(doc.problems.is_empty(), "{:?}", doc.problems);
+        let m = doc.root_mapping().unwrap();
+        let targets = m.entry_path("m.k.targets").unwrap();
+        assert_eq!(targets.value.as_sequence().unwrap().len(), 2);
+        let start = m.entry_path("m.k.start").unwrap();
+        assert_eq!(&text[start.value.span.start..start.value.span.end], "0");
+        assert!(parse("a:\n  b: 1\n c: 2\n").is_incomplete());
     }
 
     #[test]

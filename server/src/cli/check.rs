@@ -1,0 +1,106 @@
+//! `oomlint check [PATHS...]`.
+
+use super::usage_error;
+use crate::analysis::{analyze_bytes, Analysis, Options};
+use crate::diagnostic::Severity;
+use crate::format::language_of;
+use crate::render;
+use clap::{Args, ValueEnum};
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    Full,
+    Concise,
+    Json,
+    Github,
+}
+
+#[derive(Args)]
+pub struct CheckArgs {
+    /// Files or directories (default: the current directory).
+    paths: Vec<PathBuf>,
+    /// Target GPU: a name such as A10G or `A100 80GB`, or `auto` to detect it.
+    #[arg(long)]
+    gpu: Option<String>,
+    #[arg(long, value_enum, default_value = "full")]
+    output_format: OutputFormat,
+    /// oomlint.toml (or pyproject.toml with [tool.oomlint]) to use.
+    #[arg(long)]
+    config: Option<PathBuf>,
+}
+
+/// Config files under `root` (recursively, honouring .gitignore); a file is itself.
+fn collect(root: &Path, files: &mut Vec<PathBuf>) -> Result<(), String> {
+    let meta = std::fs::metadata(root).map_err(|e| format!("cannot read {}: {e}", root.display()))?;
+    if meta.is_file() {
+        files.push(root.to_path_buf());
+        return Ok(());
+    }
+    let mut found: Vec<PathBuf> = ignore::WalkBuilder::new(root)
+        .hidden(false)
+        .filter_entry(|e| e.file_name() != ".git")
+        .build()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()) && language_of(e.path()).is_some())
+        .map(|e| e.into_path())
+        .collect();
+    found.sort();
+    files.extend(found);
+    Ok(())
+}
+
+pub fn run(args: &CheckArgs) -> ExitCode {
+    if let Some(config) = &args.config {
+        if let Err(e) = std::fs::read(config) {
+            return usage_error(format!("cannot read config {}: {e}", config.display()));
+        }
+    }
+    let roots = if args.paths.is_empty() { vec![PathBuf::from(".")] } else { args.paths.clone() };
+    let mut files = Vec::new();
+    for root in &roots {
+        if let Err(e) = collect(root, &mut files) {
+            return usage_error(e);
+        }
+    }
+    let options = Options::default();
+    let mut analyses = Vec::with_capacity(files.len());
+    for file in &files {
+        match std::fs::read(file) {
+            Ok(bytes) => analyses.push(analyze_bytes(file, &bytes, &options)),
+            Err(e) => return usage_error(format!("cannot read {}: {e}", file.display())),
+        }
+    }
+    let mut out = String::new();
+    match args.output_format {
+        OutputFormat::Json => {
+            out = serde_json::to_string_pretty(&render::json::report(&analyses)).unwrap_or_default();
+            out.push('\n');
+        }
+        OutputFormat::Concise => analyses.iter().for_each(|a| render::concise(a, &mut out)),
+        OutputFormat::Github => analyses.iter().for_each(|a| render::github::render(a, &mut out)),
+        OutputFormat::Full => {
+            let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+            analyses.iter().for_each(|a| render::full::render(a, color, &mut out));
+            out.push_str(&summary(&analyses));
+        }
+    }
+    let _ = std::io::stdout().lock().write_all(out.as_bytes());
+    let failed = analyses.iter().flat_map(|a| &a.diagnostics).any(|d| d.severity == Severity::Error);
+    if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn summary(analyses: &[Analysis]) -> String {
+    let count = |s: Severity| analyses.iter().flat_map(|a| &a.diagnostics).filter(|d| d.severity == s).count();
+    let (errors, warnings) = (count(Severity::Error), count(Severity::Warning));
+    if errors + warnings == 0 {
+        return format!("oomlint: {} file(s) checked, no problems\n", analyses.len());
+    }
+    format!("oomlint: {} file(s) checked: {errors} error(s), {warnings} warning(s)\n", analyses.len())
+}

@@ -1,0 +1,179 @@
+//! The rule registry: one file per rule, one explicit list.
+//!
+//! Each rule file starts with a `//!` doc comment (what it does, why it matters, an
+//! example, the fix and its safety, the framework source it mirrors). That comment is
+//! the rule's documentation for `oomlint rule CODE`, hovers and SARIF: the registry
+//! embeds the file with `include_str!` and reads the comment back, so code and docs
+//! cannot drift apart.
+
+mod duplicate_key;
+pub mod unreadable_input;
+mod yaml_syntax;
+
+use crate::diagnostic::{Diagnostic, Fix, Related, Severity};
+use crate::format::Format;
+use crate::plan::Plan;
+use crate::span::Span;
+use crate::syntax::Document;
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Category {
+    /// The file cannot be read as its language.
+    Syntax,
+    /// Keys and values against the framework's schema.
+    Schema,
+    /// A start-up error the framework itself would raise.
+    Framework,
+    /// Predicted GPU memory.
+    Memory,
+    /// PyTorch allocator and device variables.
+    Allocator,
+    /// oomlint's own comments and settings.
+    Meta,
+}
+
+/// Whether a rule offers fixes, and how safe they are at best.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FixAvailability {
+    None,
+    Sometimes,
+    Always,
+}
+
+/// Everything a rule may look at for one file.
+pub struct Context<'a> {
+    pub text: &'a str,
+    pub document: &'a Document,
+    pub format: Format,
+    pub plan: Option<&'a Plan>,
+    /// Why the raw bytes were not parsed (see `unreadable_input::reject`).
+    pub rejected: Option<&'a (usize, String)>,
+}
+
+pub struct Rule {
+    pub code: &'static str,
+    pub name: &'static str,
+    pub category: Category,
+    pub severity: Severity,
+    pub fix: FixAvailability,
+    /// The rule's source file; its leading `//!` comment is the documentation.
+    source: &'static str,
+    pub check: fn(&Context, &mut Reporter),
+}
+
+impl Rule {
+    /// The rule's documentation (Markdown), read from its file's `//!` comment.
+    pub fn doc(&self) -> String {
+        self.source
+            .lines()
+            .take_while(|l| l.starts_with("//!"))
+            .map(|l| l.strip_prefix("//! ").unwrap_or(l.trim_start_matches("//!")))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// The first sentence of the documentation.
+    pub fn summary(&self) -> String {
+        let doc = self.doc();
+        let first = doc.lines().find(|l| !l.trim().is_empty() && !l.starts_with('#')).unwrap_or("");
+        first.trim().to_string()
+    }
+}
+
+/// Collects one rule's findings with its code, name and severity filled in.
+pub struct Reporter<'r> {
+    rule: &'r Rule,
+    out: &'r mut Vec<Diagnostic>,
+}
+
+impl Reporter<'_> {
+    pub fn report(&mut self, span: Span, message: impl Into<String>) -> &mut Diagnostic {
+        self.out.push(Diagnostic {
+            code: self.rule.code,
+            rule: self.rule.name,
+            severity: self.rule.severity,
+            message: message.into(),
+            span,
+            related: Vec::new(),
+            fixes: Vec::new(),
+        });
+        self.out.last_mut().expect("just pushed")
+    }
+}
+
+impl Diagnostic {
+    pub fn with_fix(&mut self, fix: Fix) -> &mut Self {
+        self.fixes.push(fix);
+        self
+    }
+
+    pub fn with_related(&mut self, span: Span, message: impl Into<String>) -> &mut Self {
+        self.related.push(Related { span, message: message.into() });
+        self
+    }
+}
+
+macro_rules! rule {
+    ($module:ident, $code:literal, $name:literal, $category:ident, $severity:ident, $fix:ident) => {
+        Rule {
+            code: $code,
+            name: $name,
+            category: Category::$category,
+            severity: Severity::$severity,
+            fix: FixAvailability::$fix,
+            source: include_str!(concat!(stringify!($module), ".rs")),
+            check: $module::check,
+        }
+    };
+}
+
+/// Every rule, in code order.
+pub static RULES: &[Rule] = &[
+    rule!(yaml_syntax, "OOM001", "yaml-syntax", Syntax, Error, None),
+    rule!(duplicate_key, "OOM002", "duplicate-key", Syntax, Warning, None),
+    rule!(unreadable_input, "OOM006", "unreadable-input", Syntax, Error, None),
+];
+
+/// Finds a rule by code (`OOM101`, case-insensitive) or name (`yaml-syntax`).
+pub fn find(key: &str) -> Option<&'static Rule> {
+    RULES.iter().find(|r| r.code.eq_ignore_ascii_case(key) || r.name == key)
+}
+
+/// Runs every rule on one file.
+pub fn check(ctx: &Context) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for rule in RULES {
+        let mut reporter = Reporter { rule, out: &mut out };
+        (rule.check)(ctx, &mut reporter);
+    }
+    out.sort_by_key(|d| (d.span.start, d.code));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registry_is_well_formed() {
+        let mut codes = std::collections::HashSet::new();
+        let mut names = std::collections::HashSet::new();
+        for rule in RULES {
+            assert!(codes.insert(rule.code), "duplicate code {}", rule.code);
+            assert!(names.insert(rule.name), "duplicate name {}", rule.name);
+            assert!(rule.code.len() == 6 && rule.code.starts_with("OOM"), "{}", rule.code);
+            assert!(rule.name.chars().all(|c| c.is_ascii_lowercase() || c == '-'), "{}", rule.name);
+            let doc = rule.doc();
+            for section in ["## What it does", "## Why", "## Example", "## Fix", "## Source"] {
+                assert!(doc.contains(section), "{} lacks `{section}` in its doc", rule.name);
+            }
+        }
+        let sorted: Vec<_> = RULES.iter().map(|r| r.code).collect();
+        let mut expected = sorted.clone();
+        expected.sort();
+        assert_eq!(sorted, expected, "keep the registry in code order");
+    }
+}

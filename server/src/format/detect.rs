@@ -28,10 +28,8 @@ pub fn modeline_format(text: &str) -> Option<Format> {
         };
         let comment = comment.trim();
         if let Some(settings) = comment.strip_prefix("oomlint:") {
-            let format = settings
-                .split_whitespace()
-                .find_map(|s| s.strip_prefix("format="))
-                .and_then(Format::from_name);
+            let format =
+                settings.split_whitespace().find_map(|s| s.strip_prefix("format=")).and_then(Format::from_name);
             if format.is_some() {
                 return format;
             }
@@ -52,22 +50,14 @@ pub fn detect(path: &Path, text: &str, doc: &Document) -> Format {
     if let Some(format) = modeline_format(text) {
         return format;
     }
-    let file_name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or("")
-        .to_ascii_lowercase();
+    let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or("").to_ascii_lowercase();
     match doc.language {
         Language::Env | Language::Shell => return Format::Env,
         Language::Toml => {
             let root = doc.root_mapping();
             return match file_name.as_str() {
                 "oomlint.toml" | ".oomlint.toml" => Format::Oomlint,
-                "pyproject.toml"
-                    if root.is_some_and(|m| m.entry_path("tool.oomlint").is_some()) =>
-                {
-                    Format::Oomlint
-                }
+                "pyproject.toml" if root.is_some_and(|m| m.entry_path("tool.oomlint").is_some()) => Format::Oomlint,
                 _ => Format::Unknown,
             };
         }
@@ -76,16 +66,9 @@ pub fn detect(path: &Path, text: &str, doc: &Document) -> Format {
     let Some(root) = doc.root_mapping() else {
         return Format::Unknown;
     };
-    let path_text = path
-        .to_string_lossy()
-        .to_ascii_lowercase()
-        .replace('\\', "/");
+    let path_text = path.to_string_lossy().to_ascii_lowercase().replace('\\', "/");
     if doc.language == Language::Json {
-        return if is_deepspeed(root) {
-            Format::Deepspeed
-        } else {
-            Format::Unknown
-        };
+        return if is_deepspeed(root) { Format::Deepspeed } else { Format::Unknown };
     }
     yaml_format(root, &path_text, &file_name)
 }
@@ -117,72 +100,35 @@ fn yaml_format(root: &Mapping, path: &str, file_name: &str) -> Format {
     if has_any(root, &["distributed_type", "compute_environment"]) {
         return Format::Accelerate;
     }
-    let litgpt_train = root
-        .get("train")
-        .and_then(|n| n.as_mapping())
-        .is_some_and(|t| {
-            has_any(
-                t,
-                &[
-                    "micro_batch_size",
-                    "global_batch_size",
-                    "max_seq_length",
-                    "epochs",
-                    "max_tokens",
-                ],
-            )
-        });
+    let litgpt_train = root.get("train").and_then(|n| n.as_mapping()).is_some_and(|t| {
+        has_any(t, &["micro_batch_size", "global_batch_size", "max_seq_length", "epochs", "max_tokens"])
+    });
     if litgpt_train
         || root.contains("checkpoint_dir")
         || count(root, &["precision", "out_dir", "logger_name", "quantize"]) >= 2
     {
         return litgpt_script(root, path, file_name);
     }
-    if has_any(
-        root,
-        &[
-            "finetuning_type",
-            "cutoff_len",
-            "stage",
-            "model_class",
-            "dist_config",
-        ],
-    ) {
+    let llamafactory_keys =
+        ["finetuning_type", "cutoff_len", "stage", "model_class", "dist_config", "template", "adapter_name_or_path", "export_dir"];
+    if has_any(root, &llamafactory_keys) {
         return Format::Llamafactory;
     }
-    if has_any(
-        root,
-        &[
-            "base_model",
-            "sequence_len",
-            "datasets",
-            "lora_target_linear",
-            "num_epochs",
-        ],
-    ) {
+    if has_any(root, &["base_model", "sequence_len", "datasets", "lora_target_linear", "num_epochs"]) {
         return Format::Axolotl;
     }
     if root.contains("model_name_or_path")
-        || has_any(
-            root,
-            &[
-                "dataset_name",
-                "dataset_mixer",
-                "dataset_mixture",
-                "use_peft",
-                "num_generations",
-            ],
-        )
+        || has_any(root, &["dataset_name", "dataset_mixer", "dataset_mixture", "use_peft", "num_generations"])
     {
         return trl_command(root, path);
+    }
+    if crate::format::env::has_env_block(root) {
+        return Format::Env;
     }
     if has_any(root, &["per_device_train_batch_size", "output_dir"])
         && has_any(root, &["learning_rate", "num_train_epochs", "max_steps"])
     {
         return Format::Transformers;
-    }
-    if crate::format::env::has_env_block(root) {
-        return Format::Env;
     }
     Format::Unknown
 }
@@ -197,8 +143,7 @@ fn litgpt_script(root: &Mapping, path: &str, file_name: &str) -> Format {
         _ => {}
     }
     let has_train_key = |k: &str| {
-        root.entry_path(&format!("train.{k}"))
-            .is_some_and(|e| !e.value.as_scalar().is_some_and(|s| s.is_null()))
+        root.entry_path(&format!("train.{k}")).is_some_and(|e| !e.value.as_scalar().is_some_and(|s| s.is_null()))
     };
     if path.contains("pretrain")
         || root.contains("model_name") && !root.contains("checkpoint_dir")
@@ -230,16 +175,8 @@ fn trl_command(root: &Mapping, path: &str) -> Format {
     if has_any(root, &grpo_keys) || path.contains("grpo") {
         return Format::TrlGrpo;
     }
-    let dpo_keys = [
-        "beta",
-        "precompute_ref_log_probs",
-        "ref_model_init_kwargs",
-        "rpo_alpha",
-        "max_prompt_length",
-    ];
-    let dpo_path = ["dpo", "orpo", "kto", "/apo"]
-        .iter()
-        .any(|p| path.contains(p));
+    let dpo_keys = ["beta", "precompute_ref_log_probs", "ref_model_init_kwargs", "rpo_alpha", "max_prompt_length"];
+    let dpo_path = ["dpo", "orpo", "kto", "/apo"].iter().any(|p| path.contains(p));
     if has_any(root, &dpo_keys) || dpo_path {
         return Format::TrlDpo;
     }
@@ -257,66 +194,30 @@ mod tests {
 
     #[test]
     fn modelines_win() {
+        assert_eq!(detect_yaml("x.yaml", "# oomlint: format=trl-grpo\nfoo: 1\n"), Format::TrlGrpo);
         assert_eq!(
-            detect_yaml("x.yaml", "# oomlint: format=trl-grpo\nfoo: 1\n"),
-            Format::TrlGrpo
-        );
-        assert_eq!(
-            detect_yaml(
-                "x.yaml",
-                "# yaml-language-server: $schema=https://oomlint.dev/schema/axolotl.json\nfoo: 1\n"
-            ),
+            detect_yaml("x.yaml", "# yaml-language-server: $schema=https://oomlint.dev/schema/axolotl.json\nfoo: 1\n"),
             Format::Axolotl
         );
     }
 
     #[test]
     fn by_keys_and_names() {
+        assert_eq!(detect_yaml("a/qlora.yaml", "checkpoint_dir: x\nquantize: bnb.nf4\n"), Format::LitgptLora);
         assert_eq!(
-            detect_yaml("a/qlora.yaml", "checkpoint_dir: x\nquantize: bnb.nf4\n"),
-            Format::LitgptLora
-        );
-        assert_eq!(
-            detect_yaml(
-                "pretrain/tiny.yaml",
-                "model_name: x\ntrain:\n  micro_batch_size: 4\n"
-            ),
+            detect_yaml("pretrain/tiny.yaml", "model_name: x\ntrain:\n  micro_batch_size: 4\n"),
             Format::LitgptPretrain
         );
+        assert_eq!(detect_yaml("c.yaml", "distributed_type: NO\n"), Format::Accelerate);
+        assert_eq!(detect_yaml("c.yaml", "base_model: x\nsequence_len: 2048\n"), Format::Axolotl);
         assert_eq!(
-            detect_yaml("c.yaml", "distributed_type: NO\n"),
-            Format::Accelerate
-        );
-        assert_eq!(
-            detect_yaml("c.yaml", "base_model: x\nsequence_len: 2048\n"),
-            Format::Axolotl
-        );
-        assert_eq!(
-            detect_yaml(
-                "c.yaml",
-                "model_name_or_path: x\nstage: sft\nfinetuning_type: lora\n"
-            ),
+            detect_yaml("c.yaml", "model_name_or_path: x\nstage: sft\nfinetuning_type: lora\n"),
             Format::Llamafactory
         );
-        assert_eq!(
-            detect_yaml("dpo/c.yaml", "model_name_or_path: x\n"),
-            Format::TrlDpo
-        );
-        assert_eq!(
-            detect_yaml("c.yaml", "model_name_or_path: x\nnum_generations: 4\n"),
-            Format::TrlGrpo
-        );
-        assert_eq!(
-            detect_yaml("c.yaml", "model_name_or_path: x\n"),
-            Format::TrlSft
-        );
-        assert_eq!(
-            detect_yaml("c.yaml", "gpu: h100\ngpu_count: 1\n"),
-            Format::Unknown
-        );
-        assert_eq!(
-            detect_yaml("c.yaml", "env:\n  PYTORCH_CUDA_ALLOC_CONF: x\njobs: {}\n"),
-            Format::Env
-        );
+        assert_eq!(detect_yaml("dpo/c.yaml", "model_name_or_path: x\n"), Format::TrlDpo);
+        assert_eq!(detect_yaml("c.yaml", "model_name_or_path: x\nnum_generations: 4\n"), Format::TrlGrpo);
+        assert_eq!(detect_yaml("c.yaml", "model_name_or_path: x\n"), Format::TrlSft);
+        assert_eq!(detect_yaml("c.yaml", "gpu: h100\ngpu_count: 1\n"), Format::Unknown);
+        assert_eq!(detect_yaml("c.yaml", "env:\n  PYTORCH_CUDA_ALLOC_CONF: x\njobs: {}\n"), Format::Env);
     }
 }

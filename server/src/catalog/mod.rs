@@ -5,7 +5,5 @@
 pub mod gpus;
 pub mod models;
 
-pub use gpus::Gpu;
-pub use models::{
-    all_models, resolve_model, Architecture, MambaDims, MlpKind, NormKind, UnknownModel,
-};
+pub use gpus::{all_gpus, gpu_from_nvml_name, resolve_gpu, Gpu, UnknownGpu};
+pub use models::{all_models, resolve_model, Architecture, MambaDims, MlpKind, NormKind, UnknownModel};

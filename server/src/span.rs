@@ -7,7 +7,7 @@
 use serde::Serialize;
 
 /// A half-open byte range `[start, end)` into the analysed text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, serde::Deserialize)]
 pub struct Span {
     pub start: usize,
     pub end: usize,

@@ -6,7 +6,7 @@ use crate::diagnostic::Severity;
 use crate::format::language_of;
 use crate::render;
 use clap::{Args, ValueEnum};
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -87,7 +87,7 @@ pub fn run(args: &CheckArgs) -> ExitCode {
             out.push_str(&summary(&analyses));
         }
     }
-    let _ = std::io::stdout().lock().write_all(out.as_bytes());
+    super::print(&out);
     let failed = analyses.iter().flat_map(|a| &a.diagnostics).any(|d| d.severity == Severity::Error);
     if failed {
         ExitCode::from(1)

@@ -32,6 +32,12 @@ enum Command {
     },
 }
 
+/// Writes to stdout; a closed pipe (`oomlint … | head`) is not an error.
+pub fn print(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+}
+
 /// Prints a one-line usage/I-O error and returns exit code 2.
 pub fn usage_error(message: impl std::fmt::Display) -> ExitCode {
     eprintln!("oomlint: error: {message}");

@@ -1,8 +1,11 @@
-//! `oomlint plan FILE`: the normalized training plan.
+//! `oomlint plan FILE`: the normalized training plan, with 1-based positions.
 
-use super::usage_error;
-use crate::analysis::{analyze_bytes, Options};
+use super::{print, usage_error};
+use crate::analysis::{analyze_bytes, Analysis, Options};
+use crate::render;
+use crate::span::Span;
 use clap::{Args, ValueEnum};
+use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -18,6 +21,26 @@ pub struct PlanArgs {
     format: PlanFormat,
 }
 
+/// Replaces the byte spans of `File` origins with line/column ranges.
+fn positions(analysis: &Analysis, value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            if map.get("kind").and_then(Value::as_str) == Some("file") {
+                for field in ["key", "value"] {
+                    let Some(span) = map.get(field).and_then(|s| serde_json::from_value::<Span>(s.clone()).ok()) else {
+                        continue;
+                    };
+                    let (start, end) = render::range(analysis, span);
+                    map.insert(field.into(), json!({"start": start, "end": end}));
+                }
+            }
+            map.values_mut().for_each(|v| positions(analysis, v));
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| positions(analysis, v)),
+        _ => {}
+    }
+}
+
 pub fn run(args: &PlanArgs) -> ExitCode {
     let bytes = match std::fs::read(&args.file) {
         Ok(b) => b,
@@ -25,12 +48,14 @@ pub fn run(args: &PlanArgs) -> ExitCode {
     };
     let analysis = analyze_bytes(&args.file, &bytes, &Options::default());
     let PlanFormat::Json = args.format;
-    let value = serde_json::json!({
+    let mut plan = serde_json::to_value(&analysis.plan).unwrap_or(Value::Null);
+    positions(&analysis, &mut plan);
+    let value = json!({
         "version": 1,
         "path": analysis.path.display().to_string(),
         "format": analysis.format.name(),
-        "plan": analysis.plan,
+        "plan": plan,
     });
-    println!("{}", serde_json::to_string_pretty(&value).unwrap_or_default());
+    print(&format!("{}\n", serde_json::to_string_pretty(&value).unwrap_or_default()));
     ExitCode::SUCCESS
 }

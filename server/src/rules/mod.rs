@@ -75,11 +75,20 @@ impl Rule {
             .join("\n")
     }
 
-    /// The first sentence of the documentation.
+    /// The first sentence of the documentation's first paragraph.
     pub fn summary(&self) -> String {
         let doc = self.doc();
-        let first = doc.lines().find(|l| !l.trim().is_empty() && !l.starts_with('#')).unwrap_or("");
-        first.trim().to_string()
+        let paragraph: Vec<&str> = doc
+            .lines()
+            .skip_while(|l| l.trim().is_empty() || l.starts_with('#'))
+            .take_while(|l| !l.trim().is_empty())
+            .map(str::trim)
+            .collect();
+        let text = paragraph.join(" ");
+        match text.find(". ") {
+            Some(end) => text[..=end].to_string(),
+            None => text,
+        }
     }
 }
 

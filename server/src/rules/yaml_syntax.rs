@@ -11,8 +11,10 @@
 //! ## Example
 //! ```yaml
 //! train:
-//! 	micro_batch_size: 4   # a tab: YAML forbids tabs for indentation
+//!   micro_batch_size: 4
+//!  max_seq_length: 512   # one space less: no block is open at this indentation
 //! ```
+//! (A tab used for indentation is reported the same way, at the tab.)
 //!
 //! ## Fix
 //! None: indent with spaces, close the bracket or quote.

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Runs every test of the project on a fresh machine of this kind: formatting, lints,
+# and the Rust tests (unit, CLI snapshots, corpus). Later layers (language server over
+# stdio, Neovim, VS Code protocol, pre-commit) install what they need here too.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== cargo fmt --check"
+cargo fmt --all -- --check
+
+echo "== cargo clippy"
+cargo clippy --locked --all-targets -- -D warnings
+
+echo "== cargo test"
+cargo test --locked

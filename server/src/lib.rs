@@ -10,6 +10,7 @@ pub mod catalog;
 pub mod cli;
 pub mod diagnostic;
 pub mod estimate;
+pub mod explain;
 pub mod format;
 pub mod plan;
 pub mod render;

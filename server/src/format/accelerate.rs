@@ -1,7 +1,279 @@
-//! Plan builder (in progress).
-use super::Reader;
-use crate::plan::{Framework, Plan};
+//! accelerate config YAML (`accelerate launch --config_file config.yaml`), plus the FSDP
+//! readers the trainer formats share (`fsdp` options and `fsdp_config` mappings).
+//!
+//! Keys and launcher defaults follow `accelerate/commands/config/config_args.py`,
+//! `commands/launch.py`, `utils/launch.py` and `utils/dataclasses.py` at
+//! huggingface/accelerate@16cb6eb8 (1.15.0.dev0).
 
-pub fn plan(_r: &Reader) -> Plan {
-    Plan::new(Framework::Accelerate)
+use super::{deepspeed, Reader};
+use crate::plan::{Checkpointing, Dtype, Framework, Plan, Precision, Sharding, Sourced};
+
+const VERSION: &str = "accelerate 1.15";
+
+fn default<T>(value: T, what: &str) -> Sourced<T> {
+    Sourced::default_of(value, format!("{VERSION} {what}"))
+}
+
+/// Reads `{prefix}fsdp_{name}`, else `{prefix}{name}` (trainer configs strip the `fsdp_` prefix).
+pub fn fsdp_key<'a, T>(
+    r: &Reader<'a>,
+    prefix: &str,
+    name: &str,
+    read: impl Fn(&Reader<'a>, &str) -> Option<Sourced<T>>,
+) -> Option<Sourced<T>> {
+    read(r, &format!("{prefix}fsdp_{name}")).or_else(|| read(r, &format!("{prefix}{name}")))
+}
+
+/// An FSDP1 sharding strategy, by name or by its number (1–5).
+pub fn fsdp1_strategy(text: &str, offload_params: bool) -> Option<Sharding> {
+    let full_shard = match text.trim().to_ascii_uppercase().as_str() {
+        "FULL_SHARD" | "1" | "HYBRID_SHARD" | "4" => true,
+        "SHARD_GRAD_OP" | "2" | "HYBRID_SHARD_ZERO2" | "5" => false,
+        "NO_SHARD" | "3" => return Some(Sharding::None),
+        _ => return None,
+    };
+    Some(Sharding::Fsdp { full_shard, offload_params })
+}
+
+/// The TrainingArguments-style `fsdp` key: `true`, a space-separated option string
+/// (`"full_shard auto_wrap offload"`) or a list. None when absent, empty or false.
+pub fn trainer_fsdp_options(r: &Reader, key: &str) -> Option<Sourced<Sharding>> {
+    if let Some(on) = r.bool(key) {
+        return on.value.then(|| on.map(|_| Sharding::Fsdp { full_shard: true, offload_params: false }));
+    }
+    let options = r.strings(key, false)?;
+    let words: Vec<String> =
+        options.value.iter().flat_map(|o| o.split_whitespace()).map(|w| w.to_ascii_lowercase()).collect();
+    let offload_params = words.iter().any(|w| w == "offload");
+    let sharding = words.iter().find_map(|w| fsdp1_strategy(w, offload_params))?;
+    Some(options.map(|_| sharding))
+}
+
+/// FSDP sharding from an `fsdp_config` mapping at `prefix` (`"fsdp_config."`): FSDP2 reads
+/// `reshard_after_forward` (default true), FSDP1 `sharding_strategy` (default FULL_SHARD).
+/// `defaults` names whose defaults apply, e.g. "accelerate 1.15 launcher".
+pub fn fsdp_sharding(r: &Reader, prefix: &str, version: u64, defaults: &str) -> Sourced<Sharding> {
+    let offload_params = fsdp_key(r, prefix, "offload_params", Reader::bool).is_some_and(|b| b.value);
+    let fsdp = |full_shard| Sharding::Fsdp { full_shard, offload_params };
+    if version >= 2 {
+        return match fsdp_key(r, prefix, "reshard_after_forward", Reader::bool) {
+            Some(reshard) => reshard.map(fsdp),
+            None => Sourced::default_of(fsdp(true), format!("{defaults} reshard_after_forward=true (FSDP2)")),
+        };
+    }
+    let strategy = fsdp_key(r, prefix, "sharding_strategy", Reader::str)
+        .and_then(|s| fsdp1_strategy(&s.value, offload_params).map(|v| Sourced { value: v, origin: s.origin }));
+    strategy.unwrap_or_else(|| Sourced::default_of(fsdp(true), format!("{defaults} sharding_strategy=FULL_SHARD")))
+}
+
+/// `fsdp_activation_checkpointing` / `activation_checkpointing` in an `fsdp_config` mapping.
+pub fn fsdp_checkpointing(r: &Reader, prefix: &str) -> Option<Sourced<Checkpointing>> {
+    fsdp_key(r, prefix, "activation_checkpointing", Reader::bool)
+        .map(|c| c.map(|on| if on { Checkpointing::Full } else { Checkpointing::None }))
+}
+
+/// `mixed_precision: no|fp16|bf16|fp8` (YAML 1.1 reads a bare `no` as false).
+fn mixed_precision(r: &Reader) -> Option<Sourced<Precision>> {
+    if let Some(fp16) = r.bool("fp16").filter(|b| b.value) {
+        return Some(fp16.map(|_| Precision::Mixed(Dtype::F16)));
+    }
+    let mode = r.str("mixed_precision")?;
+    let value = match mode.value.to_ascii_lowercase().as_str() {
+        "bf16" => Precision::Mixed(Dtype::Bf16),
+        "fp16" => Precision::Mixed(Dtype::F16),
+        "no" | "false" => Precision::True(Dtype::F32),
+        "fp8" => {
+            return Some(Sourced::derived(
+                Precision::Mixed(Dtype::Bf16),
+                "mixed_precision: fp8 (FP8 matmuls with bf16 autocast elsewhere; counted as bf16-mixed)",
+            ))
+        }
+        _ => return None,
+    };
+    Some(mode.map(|_| value))
+}
+
+fn devices(r: &Reader, single: bool, machines: u64) -> Sourced<u64> {
+    match r.i64("num_processes") {
+        Some(n) if n.value > 0 && machines > 1 => Sourced::derived(
+            (n.value as u64 / machines).max(1),
+            "num_processes (counted over all machines) / num_machines",
+        ),
+        Some(n) if n.value > 0 => n.map(|v| v as u64),
+        Some(_) => Sourced::unknown(1, "num_processes: -1 leaves the count to `accelerate launch --num_processes`"),
+        None if single => default(1, "num_processes=1 with distributed_type NO"),
+        None => Sourced::unknown(1, "num_processes is not set; `accelerate launch --num_processes` decides"),
+    }
+}
+
+/// ZeRO settings of the `deepspeed_config` mapping (launcher default stage 2), or of the
+/// JSON file it names.
+fn deepspeed_sharding(r: &Reader) -> Sourced<Sharding> {
+    if let Some(file) = r.str("deepspeed_config.deepspeed_config_file") {
+        return deepspeed::sharding_from_name(&file).unwrap_or_else(|| {
+            Sourced::unknown(
+                Sharding::Zero { stage: 0, offload_optimizer: false, offload_params: false },
+                format!("the ZeRO stage is set inside `{}`, which is not read", file.value),
+            )
+        });
+    }
+    let offloads = |key: &str| {
+        r.str(&format!("deepspeed_config.{key}"))
+            .is_some_and(|d| matches!(d.value.to_ascii_lowercase().as_str(), "cpu" | "nvme"))
+    };
+    let offload_optimizer = offloads("offload_optimizer_device");
+    let offload_params = offloads("offload_param_device");
+    let zero = |stage: u64| Sharding::Zero { stage: stage.min(3) as u8, offload_optimizer, offload_params };
+    match r.u64("deepspeed_config.zero_stage") {
+        Some(stage) => stage.map(zero),
+        None => default(zero(2), "launcher zero_stage=2"),
+    }
+}
+
+pub fn plan(r: &Reader) -> Plan {
+    let mut plan = Plan::new(Framework::Accelerate);
+    plan.command = Some("launch".to_string());
+    let distributed = r.str("distributed_type");
+    let kind = distributed.as_ref().map(|d| d.value.to_ascii_uppercase());
+    let single = matches!(kind.as_deref(), Some("NO" | "FALSE"));
+
+    let machines = r.u64("num_machines").filter(|m| m.value > 0);
+    let machine_count = machines.as_ref().map_or(1, |m| m.value);
+    plan.num_nodes = Some(machines.unwrap_or_else(|| default(1, "num_machines=1")));
+    plan.devices = Some(devices(r, single, machine_count));
+    plan.precision =
+        Some(mixed_precision(r).unwrap_or_else(|| default(Precision::True(Dtype::F32), "mixed_precision=no")));
+
+    plan.sharding = match (kind.as_deref(), distributed) {
+        (Some("FSDP"), _) => {
+            let version = fsdp_key(r, "fsdp_config.", "version", Reader::u64).map_or(1, |v| v.value);
+            plan.gradient_checkpointing = fsdp_checkpointing(r, "fsdp_config.");
+            Some(fsdp_sharding(r, "fsdp_config.", version, &format!("{VERSION} launcher")))
+        }
+        (Some("DEEPSPEED"), _) => {
+            plan.gradient_accumulation = r.u64("deepspeed_config.gradient_accumulation_steps");
+            Some(deepspeed_sharding(r))
+        }
+        (Some("MEGATRON_LM"), Some(d)) => {
+            Some(Sourced::unknown(Sharding::None, format!("{} parallelism is not modelled", d.value)))
+        }
+        (_, Some(d)) => Some(d.map(|_| Sharding::None)),
+        (_, None) => None,
+    };
+    plan
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Origin;
+    use crate::syntax::{self, Language};
+    use std::path::Path;
+
+    fn plan_of(text: &str) -> Plan {
+        let doc = syntax::parse(text, Language::Yaml);
+        plan(&Reader::new(doc.root_mapping().expect("a mapping")))
+    }
+
+    fn spanned<'t, T>(text: &'t str, s: &Sourced<T>) -> &'t str {
+        let span = s.value_span().expect("set by the file");
+        &text[span.start..span.end]
+    }
+
+    #[test]
+    fn fsdp2_config() {
+        let text = "compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\nfsdp_config:\n  fsdp_version: 2\n  fsdp_offload_params: true\n  fsdp_reshard_after_forward: false\n  fsdp_activation_checkpointing: true\nmixed_precision: bf16  # or fp16\nnum_machines: 1\nnum_processes: 8\n";
+        let p = plan_of(text);
+        let sharding = p.sharding.as_ref().unwrap();
+        assert_eq!(sharding.value, Sharding::Fsdp { full_shard: false, offload_params: true });
+        assert_eq!(spanned(text, sharding), "false");
+        let devices = p.devices.as_ref().unwrap();
+        assert_eq!(devices.value, 8);
+        assert_eq!(spanned(text, devices), "8");
+        let precision = p.precision.as_ref().unwrap();
+        assert_eq!(precision.value, Precision::Mixed(Dtype::Bf16));
+        assert_eq!(spanned(text, precision), "bf16");
+        assert_eq!(p.gradient_checkpointing.as_ref().unwrap().value, Checkpointing::Full);
+        assert_eq!(p.world_size(), 8);
+    }
+
+    #[test]
+    fn fsdp1_uses_the_sharding_strategy_and_multi_node_counts_split() {
+        let text = "distributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: SHARD_GRAD_OP\nnum_machines: 2\nnum_processes: 16\nmixed_precision: 'no'\n";
+        let p = plan_of(text);
+        let sharding = p.sharding.as_ref().unwrap();
+        assert_eq!(sharding.value, Sharding::Fsdp { full_shard: false, offload_params: false });
+        assert_eq!(spanned(text, sharding), "SHARD_GRAD_OP");
+        assert_eq!(p.devices.as_ref().unwrap().value, 8);
+        assert_eq!(p.num_nodes.as_ref().unwrap().value, 2);
+        assert_eq!(p.world_size(), 16);
+        assert_eq!(p.precision.unwrap().value, Precision::True(Dtype::F32));
+    }
+
+    #[test]
+    fn deepspeed_plugin_defaults_to_stage_two() {
+        let text = "distributed_type: DEEPSPEED\ndeepspeed_config:\n  gradient_accumulation_steps: 4\n  offload_optimizer_device: cpu\n  offload_param_device: none\nnum_processes: -1\n";
+        let p = plan_of(text);
+        let sharding = p.sharding.unwrap();
+        assert_eq!(sharding.value, Sharding::Zero { stage: 2, offload_optimizer: true, offload_params: false });
+        assert!(matches!(sharding.origin, Origin::Default { .. }));
+        assert_eq!(spanned(text, p.gradient_accumulation.as_ref().unwrap()), "4");
+        assert!(matches!(p.devices.unwrap().origin, Origin::Unknown { .. }));
+    }
+
+    #[test]
+    fn deepspeed_config_file_name_and_bare_no() {
+        let p =
+            plan_of("distributed_type: DEEPSPEED\ndeepspeed_config:\n  deepspeed_config_file: ds/zero3_offload.json\n");
+        assert_eq!(
+            p.sharding.unwrap().value,
+            Sharding::Zero { stage: 3, offload_optimizer: true, offload_params: true }
+        );
+        let single = plan_of("distributed_type: NO\nmixed_precision: no\n");
+        assert_eq!(single.devices.unwrap().value, 1);
+        assert_eq!(single.sharding.unwrap().value, Sharding::None);
+        assert_eq!(single.precision.unwrap().value, Precision::True(Dtype::F32));
+    }
+
+    #[test]
+    fn trainer_fsdp_option_forms() {
+        let read = |text: &str| {
+            let doc = syntax::parse(text, Language::Yaml);
+            trainer_fsdp_options(&Reader::new(doc.root_mapping().unwrap()), "fsdp").map(|s| s.value)
+        };
+        assert_eq!(
+            read("fsdp: full_shard auto_wrap offload\n"),
+            Some(Sharding::Fsdp { full_shard: true, offload_params: true })
+        );
+        assert_eq!(
+            read("fsdp:\n  - shard_grad_op\n  - auto_wrap\n"),
+            Some(Sharding::Fsdp { full_shard: false, offload_params: false })
+        );
+        assert_eq!(read("fsdp: true\n"), Some(Sharding::Fsdp { full_shard: true, offload_params: false }));
+        assert_eq!(read("fsdp: false\n"), None);
+        assert_eq!(read("fsdp:\n"), None);
+    }
+
+    /// Every accelerate config in the shared corpus builds a plan; each names its world size
+    /// or says why not.
+    #[test]
+    fn corpus_files_build_plans() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+        let Some(files) = deepspeed::corpus_files(&root, "accelerate") else {
+            eprintln!("notice: {} is absent; corpus test skipped", root.display());
+            return;
+        };
+        assert!(!files.is_empty());
+        for (path, text) in files {
+            let doc = syntax::parse(&text, Language::Yaml);
+            let Some(root) = doc.root_mapping() else { panic!("{} has no mapping", path.display()) };
+            let reader = Reader::new(root);
+            let p = plan(&reader);
+            assert!(p.sharding.is_some(), "{}: no sharding", path.display());
+            let stated = reader.i64("num_processes").is_some_and(|n| n.value > 0);
+            let origin = &p.devices.as_ref().unwrap().origin;
+            let read = matches!(origin, Origin::File { .. } | Origin::Derived { .. });
+            assert_eq!(read, stated, "{}: devices {origin:?}", path.display());
+        }
+    }
 }

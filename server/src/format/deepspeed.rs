@@ -1,7 +1,363 @@
-//! Plan builder (in progress).
-use super::Reader;
-use crate::plan::{Framework, Plan};
+//! DeepSpeed JSON configs (`--deepspeed ds_config.json`), and the `deepspeed` key of
+//! trainer configs (a path or an inline mapping).
+//!
+//! Semantics follow `deepspeed/runtime/config.py`, `runtime/zero/config.py` and
+//! `runtime/zero/offload_config.py` at deepspeedai/DeepSpeed@edaa7221. `"auto"` values are
+//! filled by the Hugging Face Trainer from TrainingArguments
+//! (`transformers/integrations/deepspeed.py`), so they are unknown from this file alone.
 
-pub fn plan(_r: &Reader) -> Plan {
-    Plan::new(Framework::Deepspeed)
+use super::Reader;
+use crate::plan::{Dtype, Framework, Optimizer, Plan, Precision, Sharding, Sourced};
+use crate::syntax::{self, Language};
+
+const VERSION: &str = "DeepSpeed (edaa7221)";
+const FROM_TRAINER: &str = "\"auto\": filled from TrainingArguments";
+
+/// A batch-size key: a number, `"auto"`, or absent.
+enum BatchValue {
+    Number(Sourced<u64>),
+    Auto,
+    Absent,
+}
+
+fn batch_value(r: &Reader, path: &str) -> BatchValue {
+    if let Some(n) = r.u64(path) {
+        return BatchValue::Number(n);
+    }
+    match r.str(path) {
+        Some(s) if s.value.eq_ignore_ascii_case("auto") => BatchValue::Auto,
+        _ => BatchValue::Absent,
+    }
+}
+
+impl BatchValue {
+    fn number(&self) -> Option<u64> {
+        match self {
+            BatchValue::Number(n) => Some(n.value),
+            _ => None,
+        }
+    }
+}
+
+fn offload_device_on(r: &Reader, path: &str) -> bool {
+    r.str(path).is_some_and(|d| matches!(d.value.to_ascii_lowercase().as_str(), "cpu" | "nvme"))
+}
+
+fn flag(r: &Reader, path: &str) -> bool {
+    r.bool(path).is_some_and(|b| b.value)
+}
+
+/// ZeRO sharding of the DeepSpeed config at `prefix` (`""` for a file's root,
+/// `"deepspeed."` for an inline mapping). The origin is the `stage` key when set.
+pub fn zero_sharding(r: &Reader, prefix: &str) -> Sourced<Sharding> {
+    let key = |k: &str| format!("{prefix}zero_optimization.{k}");
+    let offload_optimizer = offload_device_on(r, &key("offload_optimizer.device")) || flag(r, &key("cpu_offload"));
+    let offload_params = offload_device_on(r, &key("offload_param.device")) || flag(r, &key("cpu_offload_param"));
+    let zero = |stage: u8| Sharding::Zero { stage, offload_optimizer, offload_params };
+    match r.u64(&key("stage")) {
+        Some(stage) => stage.map(|s| zero(u8::try_from(s.min(3)).unwrap_or(3))),
+        None => Sourced::default_of(zero(0), format!("{VERSION} zero_optimization.stage=0")),
+    }
+}
+
+/// The ZeRO stage a config file's name states (`zero3.json`, `ds_z2_config.json`,
+/// `zero_stage3_offload_config.json`, `ds_config_zero2.json`).
+pub fn stage_from_name(path: &str) -> Option<u8> {
+    let name = path.rsplit(['/', '\\']).next().unwrap_or(path).to_ascii_lowercase();
+    let bytes = name.as_bytes();
+    for (i, _) in name.match_indices('z') {
+        let after_z = if name[i..].starts_with("zero") {
+            i + 4
+        } else if i == 0 || !bytes[i - 1].is_ascii_alphabetic() {
+            i + 1
+        } else {
+            continue;
+        };
+        let rest = name[after_z..].trim_start_matches(['_', '-']);
+        let rest = rest.strip_prefix("stage").unwrap_or(rest).trim_start_matches(['_', '-']);
+        let mut digits = rest.bytes();
+        if let Some(d @ b'0'..=b'3') = digits.next() {
+            if !digits.next().is_some_and(|b| b.is_ascii_digit()) {
+                return Some(d - b'0');
+            }
+        }
+    }
+    None
+}
+
+/// ZeRO settings read off a DeepSpeed config's file name, when the name states the stage.
+/// `offload` alone means both offloads at stage 3 and the optimizer below it;
+/// `offload_param(s)` and `offload_optimizer` name one; `offload_all` both.
+pub fn sharding_from_name(path: &Sourced<String>) -> Option<Sourced<Sharding>> {
+    let stage = stage_from_name(&path.value)?;
+    let name = path.value.to_ascii_lowercase();
+    let offload = name.contains("offload");
+    let params_only = name.contains("offload_param");
+    let optimizer_only = name.contains("offload_opt");
+    let both = offload && !params_only && !optimizer_only;
+    let value = Sharding::Zero {
+        stage,
+        offload_optimizer: optimizer_only || both,
+        offload_params: stage == 3 && (params_only || both),
+    };
+    Some(Sourced::derived(
+        value,
+        format!("the DeepSpeed config's file name `{}` (the file itself is not read)", path.value),
+    ))
+}
+
+/// The sharding a trainer config's `deepspeed` key selects: an inline mapping, a JSON
+/// string, or a path whose name states the stage. None when the key is absent or null.
+pub fn trainer_sharding(r: &Reader, key: &str) -> Option<Sourced<Sharding>> {
+    let entry = r.entry(key)?;
+    if entry.value.as_mapping().is_some() {
+        return Some(zero_sharding(r, &format!("{key}.")));
+    }
+    let path = r.str(key)?;
+    if path.value.trim_start().starts_with('{') {
+        let doc = syntax::parse(&path.value, Language::Json);
+        let sharding = doc.root_mapping().map(|root| zero_sharding(&Reader::new(root), "").value);
+        return sharding.map(|s| Sourced::derived(s, format!("the JSON string in `{key}`")));
+    }
+    Some(sharding_from_name(&path).unwrap_or_else(|| {
+        Sourced::unknown(
+            Sharding::Zero { stage: 0, offload_optimizer: false, offload_params: false },
+            format!("the ZeRO stage is set inside `{}`, which is not read", path.value),
+        )
+    }))
+}
+
+/// `fp16.enabled` / `bf16.enabled` (or `bfloat16.enabled`) at `prefix` as mixed precision.
+pub fn precision(r: &Reader, prefix: &str) -> Sourced<Precision> {
+    for (block, dtype) in [("bf16", Dtype::Bf16), ("bfloat16", Dtype::Bf16), ("fp16", Dtype::F16)] {
+        let path = format!("{prefix}{block}.enabled");
+        if let Some(enabled) = r.bool(&path) {
+            if enabled.value {
+                return enabled.map(|_| Precision::Mixed(dtype));
+            }
+            continue;
+        }
+        if r.str(&path).is_some_and(|s| s.value.eq_ignore_ascii_case("auto")) {
+            return Sourced::unknown(
+                Precision::Mixed(Dtype::Bf16),
+                format!("{block}.enabled is {FROM_TRAINER} bf16/fp16"),
+            );
+        }
+    }
+    Sourced::default_of(Precision::True(Dtype::F32), format!("{VERSION} fp16/bf16 disabled (fp32 training)"))
+}
+
+fn optimizer_kind(name: &str) -> Optimizer {
+    match name.to_ascii_lowercase().as_str() {
+        "adam" | "adamw" | "fusedadam" | "cpuadam" => Optimizer::AdamW,
+        "lion" | "fusedlion" => Optimizer::Lion,
+        "sgd" => Optimizer::Sgd,
+        _ => Optimizer::Other(name.to_string()),
+    }
+}
+
+pub fn plan(r: &Reader) -> Plan {
+    let mut plan = Plan::new(Framework::Deepspeed);
+    let micro = batch_value(r, "train_micro_batch_size_per_gpu");
+    let accumulation = batch_value(r, "gradient_accumulation_steps");
+    let train = batch_value(r, "train_batch_size");
+
+    if let (Some(t), Some(m), Some(g)) = (train.number(), micro.number(), accumulation.number()) {
+        if m > 0 && g > 0 && t % (m * g) == 0 && t > 0 {
+            plan.devices = Some(Sourced::derived(
+                t / (m * g),
+                "train_batch_size / (train_micro_batch_size_per_gpu × gradient_accumulation_steps)",
+            ));
+        }
+    }
+    plan.gradient_accumulation = match (&accumulation, train.number(), micro.number()) {
+        (BatchValue::Number(g), ..) => Some(g.clone()),
+        (BatchValue::Auto, ..) => Some(Sourced::unknown(1, format!("{FROM_TRAINER} gradient_accumulation_steps"))),
+        (BatchValue::Absent, Some(t), Some(m)) if m > 0 => Some(Sourced::unknown(
+            (t / m).max(1),
+            "train_batch_size / (micro batch × world size); the world size is set at launch (value assumes one GPU)",
+        )),
+        (BatchValue::Absent, None, _) => {
+            Some(Sourced::default_of(1, format!("{VERSION} gradient_accumulation_steps=1")))
+        }
+        (BatchValue::Absent, ..) => None,
+    };
+    plan.micro_batch_size = match micro {
+        BatchValue::Number(m) => Some(m),
+        BatchValue::Auto => Some(Sourced::unknown(1, format!("{FROM_TRAINER} per_device_train_batch_size"))),
+        BatchValue::Absent => None,
+    };
+    plan.global_batch_size = match train {
+        BatchValue::Number(t) => Some(t),
+        BatchValue::Auto => Some(Sourced::unknown(
+            1,
+            format!("{FROM_TRAINER} (world size × per_device_train_batch_size × gradient_accumulation_steps)"),
+        )),
+        BatchValue::Absent => None,
+    };
+    plan.sharding = Some(zero_sharding(r, ""));
+    plan.precision = Some(precision(r, ""));
+    plan.optimizer = r.str("optimizer.type").map(|t| t.map(|name| optimizer_kind(&name)));
+    plan
+}
+
+/// The corpus files whose `MANIFEST.tsv` row names `format`, with their text; None when
+/// the corpus is absent. Shared by the plan-builder tests of the HF-ecosystem formats.
+#[cfg(test)]
+pub(crate) fn corpus_files(root: &std::path::Path, format: &str) -> Option<Vec<(std::path::PathBuf, String)>> {
+    let manifest = std::fs::read_to_string(root.join("MANIFEST.tsv")).ok()?;
+    let files = manifest
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let columns: Vec<&str> = line.split('\t').collect();
+            (columns.get(5) == Some(&format)).then(|| root.join(columns[0]))
+        })
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            (path, text)
+        })
+        .collect();
+    Some(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Origin;
+    use crate::syntax::{self, Language};
+    use std::path::Path;
+
+    fn plan_of(text: &str) -> Plan {
+        let doc = syntax::parse(text, Language::Json);
+        plan(&Reader::new(doc.root_mapping().expect("a JSON object")))
+    }
+
+    fn spanned<'t, T>(text: &'t str, s: &Sourced<T>) -> &'t str {
+        let span = s.value_span().expect("set by the file");
+        &text[span.start..span.end]
+    }
+
+    #[test]
+    fn zero3_offload_with_auto_batches() {
+        let text = r#"{
+  "train_batch_size": "auto",
+  "train_micro_batch_size_per_gpu": "auto",
+  "gradient_accumulation_steps": "auto",
+  "bf16": { "enabled": true },
+  "optimizer": { "type": "AdamW", "params": { "lr": "auto" } },
+  "zero_optimization": {
+    "stage": 3,
+    "offload_optimizer": { "device": "cpu", "pin_memory": true },
+    "offload_param": { "device": "none" }
+  }
+}"#;
+        let p = plan_of(text);
+        let sharding = p.sharding.as_ref().unwrap();
+        assert_eq!(sharding.value, Sharding::Zero { stage: 3, offload_optimizer: true, offload_params: false });
+        assert_eq!(spanned(text, sharding), "3");
+        let micro = p.micro_batch_size.as_ref().unwrap();
+        assert!(matches!(&micro.origin, Origin::Unknown { why } if why.contains("per_device_train_batch_size")));
+        let precision = p.precision.as_ref().unwrap();
+        assert_eq!(precision.value, Precision::Mixed(Dtype::Bf16));
+        assert_eq!(spanned(text, precision), "true");
+        let optimizer = p.optimizer.as_ref().unwrap();
+        assert_eq!(optimizer.value, Optimizer::AdamW);
+        assert_eq!(spanned(text, optimizer), "\"AdamW\"");
+        assert!(p.devices.is_none());
+    }
+
+    #[test]
+    fn explicit_batches_give_the_world_size_and_stage_defaults_to_zero() {
+        let text = r#"{"train_batch_size": 64, "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 2,
+                      "fp16": {"enabled": "auto"}}"#;
+        let p = plan_of(text);
+        assert_eq!(p.devices.as_ref().unwrap().value, 8);
+        assert_eq!(spanned(text, p.micro_batch_size.as_ref().unwrap()), "4");
+        assert_eq!(spanned(text, p.global_batch_size.as_ref().unwrap()), "64");
+        let sharding = p.sharding.unwrap();
+        assert!(matches!(sharding.value, Sharding::Zero { stage: 0, .. }));
+        assert!(!sharding.is_from_file());
+        assert!(matches!(p.precision.unwrap().origin, Origin::Unknown { .. }));
+        assert!(p.optimizer.is_none());
+    }
+
+    #[test]
+    fn legacy_cpu_offload_flag_counts() {
+        let p = plan_of(r#"{"zero_optimization": {"stage": 2, "cpu_offload": true}}"#);
+        assert_eq!(
+            p.sharding.unwrap().value,
+            Sharding::Zero { stage: 2, offload_optimizer: true, offload_params: false }
+        );
+    }
+
+    #[test]
+    fn stage_and_offload_from_file_names() {
+        let cases = [
+            ("deepspeed_configs/zero3.json", Some(3)),
+            ("examples/deepspeed/ds_z3_offload_config.json", Some(3)),
+            ("zero_stage2_offload_config.json", Some(2)),
+            ("tests/deepspeed/ds_config_zero2.json", Some(2)),
+            ("ds_z0_config.json", Some(0)),
+            ("zero1_torch_compile.json", Some(1)),
+            ("my_fuzz3.json", None),
+            ("ds_config.json", None),
+            ("zero35.json", None),
+        ];
+        for (name, stage) in cases {
+            assert_eq!(stage_from_name(name), stage, "{name}");
+        }
+        let of = |name: &str| sharding_from_name(&Sourced::derived(name.to_string(), "test")).map(|s| s.value);
+        assert_eq!(
+            of("ds_z3_offload_config.json"),
+            Some(Sharding::Zero { stage: 3, offload_optimizer: true, offload_params: true })
+        );
+        assert_eq!(
+            of("ds_z2_offload_config.json"),
+            Some(Sharding::Zero { stage: 2, offload_optimizer: true, offload_params: false })
+        );
+        assert_eq!(
+            of("zero3_bf16_cpuoffload_params.json"),
+            Some(Sharding::Zero { stage: 3, offload_optimizer: false, offload_params: true })
+        );
+        assert_eq!(
+            of("zero3_bf16_cpuoffload_all.json"),
+            Some(Sharding::Zero { stage: 3, offload_optimizer: true, offload_params: true })
+        );
+    }
+
+    #[test]
+    fn trainer_key_reads_paths_mappings_and_json_strings() {
+        let read = |text: &str| {
+            let doc = syntax::parse(text, Language::Yaml);
+            trainer_sharding(&Reader::new(doc.root_mapping().unwrap()), "deepspeed")
+        };
+        let inline = "deepspeed:\n  zero_optimization:\n    stage: 2\n";
+        let s = read(inline).unwrap();
+        assert!(matches!(s.value, Sharding::Zero { stage: 2, .. }));
+        assert_eq!(spanned(inline, &s), "2");
+        let json = read("deepspeed: '{\"zero_optimization\": {\"stage\": 3}}'\n").unwrap();
+        assert!(matches!(json.value, Sharding::Zero { stage: 3, .. }));
+        let unknown = read("deepspeed: configs/ds.json\n").unwrap();
+        assert!(matches!(unknown.origin, Origin::Unknown { .. }));
+        assert!(read("deepspeed:\n").is_none());
+    }
+
+    /// Every DeepSpeed JSON in the shared corpus builds a plan with a sharding.
+    #[test]
+    fn corpus_files_build_plans() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+        let Some(files) = corpus_files(&root, "deepspeed") else {
+            eprintln!("notice: {} is absent; corpus test skipped", root.display());
+            return;
+        };
+        assert!(!files.is_empty());
+        for (path, text) in files {
+            let doc = syntax::parse(&text, Language::Json);
+            let root = doc.root_mapping().unwrap_or_else(|| panic!("{} has no object", path.display()));
+            let p = plan(&Reader::new(root));
+            let stated = text.contains("\"stage\"");
+            assert_eq!(p.sharding.as_ref().unwrap().is_from_file(), stated, "{}", path.display());
+        }
+    }
 }

@@ -59,6 +59,7 @@ FORMATS = {
         "Pydantic ignores unknown keys, so extra keys are allowed; known keys are described here.",
         "tables": ["axolotl"],
         "additional": True,
+        "pydantic_lax_int": True,
     },
     "llamafactory": {
         "framework": "llamafactory",

@@ -267,6 +267,21 @@ def order(prop: dict) -> dict:
     return out
 
 
+def allow_bool_for_int(schema: dict) -> None:
+    """Pydantic's lax mode accepts true/false for int fields: widen `integer` to `integer | boolean`."""
+    kind = schema.get("type")
+    kinds = kind if isinstance(kind, list) else [kind]
+    if "integer" in kinds and "boolean" not in kinds and "enum" not in schema:
+        schema["type"] = [*kinds, "boolean"]
+    for key in ("properties",):
+        for sub in schema.get(key, {}).values():
+            allow_bool_for_int(sub)
+    for sub in schema.get("anyOf", []):
+        allow_bool_for_int(sub)
+    if isinstance(schema.get("items"), dict):
+        allow_bool_for_int(schema["items"])
+
+
 def build(fmt: str, spec: dict) -> dict:
     root = load_tables(spec["tables"])
     schema = {
@@ -279,6 +294,9 @@ def build(fmt: str, spec: dict) -> dict:
         "properties": {k: finish(dict(v)) for k, v in root.props.items()},
         "additionalProperties": spec["additional"],
     }
+    if spec.get("pydantic_lax_int"):
+        for prop in schema["properties"].values():
+            allow_bool_for_int(prop)
     for key in spec.get("drop", []):
         schema["properties"].pop(key, None)
     if "extra" in spec:

@@ -108,6 +108,15 @@ def deprecated_keys(instance: object, schema: dict, prefix=()) -> list[str]:
     return found
 
 
+def findings(error) -> list[tuple[str, str]]:
+    """(json path, message) pairs of one validation error; unknown keys are reported one by one, as oomlint does."""
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        known = error.schema.get("properties", {})
+        return [(json_path(list(error.absolute_path) + [key]), f"unknown key {key!r}")
+                for key in error.instance if key not in known]
+    return [(json_path(error.absolute_path), error.message[:200])]
+
+
 def read_expected() -> set[tuple[str, str]]:
     """Rows `| file | json-path | reason |` of the expectations file."""
     expected = set()
@@ -160,13 +169,12 @@ def main() -> int:
         row["files"] += 1
         errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))
         file_unexpected = 0
-        for error in errors:
-            where = json_path(error.absolute_path)
+        for where, message in (pair for error in errors for pair in findings(error)):
             if (local_path, where) in expected:
                 seen_expected.add((local_path, where))
                 row["expected errors"] += 1
             else:
-                unexpected.append((local_path, where, error.message[:200]))
+                unexpected.append((local_path, where, message))
                 file_unexpected += 1
         row["valid" if not errors else "with expected errors" if not file_unexpected else "with unexpected errors"] += 1
         dep = deprecated_keys(doc, schema)

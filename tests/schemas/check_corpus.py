@@ -129,6 +129,28 @@ def read_expected() -> set[tuple[str, str]]:
     return expected
 
 
+def check_fixtures(validators: dict) -> list[str]:
+    """Every `fixtures/<format>/valid.*` must validate against `schema/<format>.json`."""
+    problems, checked = [], 0
+    for name, (validator, _schema) in sorted(validators.items()):
+        for path in sorted((REPO / "fixtures" / name).glob("valid.*")):
+            checked += 1
+            doc = load_fixture(path)
+            for error in validator.iter_errors(doc):
+                for where, message in findings(error):
+                    problems.append(f"{path.relative_to(REPO)} {where}: {message}")
+    print(f"fixtures: {checked} valid.* files checked, {len(problems)} errors")
+    return problems
+
+
+def load_fixture(path: Path) -> object:
+    if path.suffix == ".toml":
+        import tomllib
+
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    return load(path)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus")
@@ -183,6 +205,8 @@ def main() -> int:
             for key in dep:
                 print(f"  deprecated  {name:18} {local_path}  {key}")
 
+    fixture_errors = check_fixtures(validators)
+
     columns = ["files", "valid", "with expected errors", "with unexpected errors", "expected errors", "deprecated keys"]
     print(f"{'schema':18} " + " ".join(f"{c:>22}" for c in columns))
     totals = defaultdict(int)
@@ -198,7 +222,9 @@ def main() -> int:
         print(f"UNEXPECTED {local_path} {where}: {message}")
     for local_path, where in stale:
         print(f"STALE EXPECTATION {local_path} {where} (no longer reported)")
-    return 1 if unexpected or stale else 0
+    for message in fixture_errors:
+        print(f"FIXTURE {message}")
+    return 1 if unexpected or stale or fixture_errors else 0
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ def _trl(cmd: str, cfg: str) -> dict:
 
 
 def _litgpt(script: str, title: str) -> dict:
+    required = ["model_name"] if script == "pretrain" else ["checkpoint_dir"]
     return {
         "framework": "litgpt",
         "title": title,
@@ -31,6 +32,7 @@ def _litgpt(script: str, title: str) -> dict:
         "short name or a jsonargparse `class_path`/`init_args` mapping. jsonargparse rejects unknown keys.",
         "tables": ["litgpt-common", f"litgpt-{script.replace('finetune_', '').replace('_', '-')}"],
         "additional": False,
+        "extra": {"required": required},
     }
 
 
@@ -60,6 +62,7 @@ FORMATS = {
         "tables": ["axolotl"],
         "additional": True,
         "pydantic_lax_int": True,
+        "extra": {"required": ["base_model"]},
     },
     "llamafactory": {
         "framework": "llamafactory",

@@ -1376,9 +1376,10 @@ mod tests {
                 _ => text.push_str("roundup_power2_divisions:[256:1,>:2],"),
             }
         }
+        // Linear: a release build takes ~0.1 s; the bound leaves room for debug builds on a busy machine.
         let started = std::time::Instant::now();
         let conf = parse(&text);
-        assert!(started.elapsed() < std::time::Duration::from_secs(2), "{:?}", started.elapsed());
+        assert!(started.elapsed() < std::time::Duration::from_secs(10), "{:?}", started.elapsed());
         assert_eq!(conf.entries.len(), 20_000);
         assert_eq!(conf.problems.iter().filter(|p| p.kind == ProblemKind::InvalidBool).count(), 5_000);
         assert_eq!(conf.problems.iter().filter(|p| p.kind == ProblemKind::UnknownKey).count(), 5_000);

@@ -12,6 +12,7 @@ pub mod diagnostic;
 pub mod estimate;
 pub mod explain;
 pub mod format;
+pub mod gpu_detect;
 pub mod plan;
 pub mod render;
 pub mod rules;

@@ -2,7 +2,7 @@
 //! allocator's rounding, and advice in order of relevance.
 
 use super::advice::{static_levers, Advice};
-use super::message::{Form, Numbers};
+use super::message::{Form, Numbers, ProcessUse};
 use super::traceback::Site;
 use super::units::format_size;
 
@@ -48,7 +48,15 @@ pub fn diagnose(n: &Numbers, site: Option<&Site>, variable: &str) -> Diagnosis {
         format_size(n.total_bytes)
     )];
     let mut advice = Vec::new();
-    let others: Vec<_> = n.other_processes.iter().flatten().collect();
+    let likely_self = likely_self(n);
+    if let Some(me) = likely_self {
+        findings.push(format!(
+            "no process line says \"this process\"; pid {} ({}) holds at least what PyTorch reserved, so it is probably this process seen from outside a container",
+            me.pid,
+            format_size(me.bytes)
+        ));
+    }
+    let others: Vec<_> = n.other_processes.iter().flatten().filter(|p| Some(*p) != likely_self).collect();
     let others_total: u64 = others.iter().map(|p| p.bytes).sum();
     if others_total > 0 {
         let list: Vec<String> = others.iter().map(|p| format!("pid {}: {}", p.pid, format_size(p.bytes))).collect();
@@ -114,6 +122,20 @@ pub fn diagnose(n: &Numbers, site: Option<&Site>, variable: &str) -> Diagnosis {
     }
 }
 
+/// Inside a container the driver reports host pids, so PyTorch cannot recognise its own
+/// process and prints it as `Process PID`. With no "this process" line, the one process
+/// holding at least PyTorch's reserved memory is taken to be this process.
+fn likely_self(n: &Numbers) -> Option<&ProcessUse> {
+    if n.this_process_bytes.is_some() {
+        return None;
+    }
+    let mut big = n.other_processes.iter().flatten().filter(|p| p.bytes >= n.reserved_bytes);
+    match (big.next(), big.next()) {
+        (Some(only), None) => Some(only),
+        _ => None,
+    }
+}
+
 /// Explains the allocator's rounding where it changes the reading of "Tried to allocate".
 ///
 /// `get_allocation_size` (`CUDACachingAllocator.cpp`): requests up to 1 MiB take a 2 MiB
@@ -138,7 +160,6 @@ pub fn rounding_note(requested: u64) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::message::ProcessUse;
     use super::super::traceback::{Component, Frame};
     use super::*;
     use crate::span::Span;
@@ -197,6 +218,17 @@ mod tests {
         assert_eq!(d.situational[0].saves_bytes, Some(21 * GIB));
         assert!(d.situational[0].title.contains("pid 77: 20.00 GiB, pid 78: 1024.00 MiB"));
         assert!(d.findings[1].contains("21.00 GiB"));
+    }
+
+    #[test]
+    fn own_process_seen_from_a_container_is_not_other() {
+        let n = Numbers { other_processes: Some(vec![ProcessUse { pid: 2231, bytes: 72 * GIB }]), ..numbers() };
+        let d = diagnose(&n, None, CUDA_VARIABLE);
+        assert!(d.findings[1].contains("pid 2231 (72.00 GiB)"), "{:?}", d.findings);
+        assert!(!d.situational.iter().any(|a| a.title.contains("Stop or move")));
+        // With a "this process" line every listed process is another one.
+        let n = Numbers { this_process_bytes: Some(72 * GIB), ..n };
+        assert!(diagnose(&n, None, CUDA_VARIABLE).situational[0].title.contains("pid 2231"));
     }
 
     #[test]

@@ -60,8 +60,10 @@ impl OomError {
 
 /// The most lines of one stream a message may span.
 const MAX_MESSAGE_LINES: usize = 60;
-/// The most compact bytes a message may span.
-const MAX_MESSAGE_BYTES: usize = 16 * 1024;
+/// The most compact bytes a message may span (a message with a dozen process lines is ~1.2 KB).
+const MAX_MESSAGE_BYTES: usize = 4096;
+/// Bytes kept before an anchor so the device name before it is read.
+const DEVICE_NAME_SLACK: usize = 64;
 /// How much of the line before a candidate is read (a wrapped message may start there).
 const PREVIOUS_LINE_TAIL: usize = 4096;
 
@@ -94,7 +96,8 @@ fn allocator_variable(text: &str) -> Option<&'static str> {
 /// Every parseable message: its span, rank and numbers, in log order.
 fn find(log: &Log) -> Vec<(Span, Option<u32>, Numbers)> {
     let mut found = Vec::new();
-    let mut starts = HashSet::new();
+    // Original offsets of anchors already tried, so each is parsed once.
+    let mut tried = HashSet::new();
     // Per rank stream: the end of the last message parsed, to skip its lines.
     let mut covered: HashMap<Option<u32>, usize> = HashMap::new();
     for (i, line) in log.lines.iter().enumerate() {
@@ -108,28 +111,41 @@ fn find(log: &Log) -> Vec<(Span, Option<u32>, Numbers)> {
         if !anchor_nearby(log, i) {
             continue;
         }
-        let first =
+        // The anchor starts on this line or, wrapped, on the previous one.
+        let previous =
             log.prev_in_stream(i).filter(|&p| covered.get(&line.rank).is_none_or(|&end| log.lines[p].start >= end));
-        let compact = match first {
-            Some(p) => log.compact(p, PREVIOUS_LINE_TAIL, MAX_MESSAGE_LINES, MAX_MESSAGE_BYTES),
-            None => log.compact(i, usize::MAX, MAX_MESSAGE_LINES, MAX_MESSAGE_BYTES),
+        let nearby = match previous {
+            Some(p) => log.compact(p, PREVIOUS_LINE_TAIL, 3, usize::MAX),
+            None => log.compact(i, usize::MAX, 2, usize::MAX),
         };
-        let lower = compact.bytes.to_ascii_lowercase();
+        let lower = nearby.bytes.to_ascii_lowercase();
         let mut from = 0;
         while let Some(pos) = find_bytes(&lower[from..], ANCHOR).map(|p| p + from) {
             from = pos + 1;
-            let Some((numbers, end)) = message::parse(&compact.bytes, pos) else { continue };
-            let start = message_start(&compact.bytes, pos);
-            let span = compact.original_span(log.text, start, end);
-            covered.insert(line.rank, span.end);
-            if starts.insert(span.start) {
+            let origin = nearby.offsets[pos];
+            if !tried.insert(origin) {
+                continue;
+            }
+            if let Some((span, numbers)) = parse_at(log, origin) {
+                covered.insert(line.rank, span.end);
                 found.push((span, line.rank, numbers));
             }
-            from = end.max(from);
         }
     }
     found.sort_by_key(|(span, _, _)| span.start);
     found
+}
+
+/// Parses the message whose anchor starts at byte `origin` of the log.
+fn parse_at(log: &Log, origin: usize) -> Option<(Span, Numbers)> {
+    let line = log.line_of(origin);
+    // Keep a little before the anchor for the device name (`CUDA`), colour codes included.
+    let tail = log.lines[line].end.saturating_sub(origin) + DEVICE_NAME_SLACK;
+    let window = log.compact(line, tail, MAX_MESSAGE_LINES, MAX_MESSAGE_BYTES);
+    let pos = window.offsets.iter().position(|&o| o == origin)?;
+    let (numbers, end) = message::parse(&window.bytes, pos)?;
+    let start = message_start(&window.bytes, pos);
+    Some((window.original_span(log.text, start, end), numbers))
 }
 
 /// Whether `Tried to allocate` may be on this line or the ones around it.
@@ -159,6 +175,9 @@ fn message_start(bytes: &[u8], anchor: usize) -> usize {
 fn find_bytes(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
 }
+
+#[cfg(test)]
+mod fixture_tests;
 
 #[cfg(test)]
 mod tests {

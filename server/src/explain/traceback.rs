@@ -80,7 +80,8 @@ pub fn frames_before(log: &Log, message_line: usize) -> Vec<Frame> {
             break;
         }
         let clean = log.clean(l);
-        if clean.starts_with("Traceback (most recent call last)") {
+        // A progress bar without a newline may precede it on the same line.
+        if clean.contains("Traceback (most recent call last)") {
             found = true;
             break;
         }

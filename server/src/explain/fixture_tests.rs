@@ -1,0 +1,148 @@
+//! Every log in `fixtures/logs/`, explained.
+
+use super::message::Form;
+use super::traceback::Component;
+use super::{explain, OomError};
+
+const GIB: f64 = 1_073_741_824.0;
+const MIB: f64 = 1_048_576.0;
+
+fn fixture(name: &str) -> (String, Vec<OomError>) {
+    let path = format!("{}/fixtures/logs/{name}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let errors = explain(&text);
+    (text, errors)
+}
+
+fn bytes(value: f64, unit: f64) -> u64 {
+    (value * unit).round() as u64
+}
+
+fn component(e: &OomError) -> Option<Component> {
+    e.site.as_ref().and_then(|s| s.component)
+}
+
+#[test]
+fn current_template_in_a_trainer_log() {
+    let (text, errors) = fixture("current-hf-trainer.log");
+    assert_eq!(errors.len(), 1);
+    let e = &errors[0];
+    assert_eq!(e.line, 37);
+    assert!(text[e.span.start..].starts_with("CUDA out of memory. Tried to allocate 1.00 GiB."));
+    assert_eq!(e.numbers.form, Form::Current);
+    assert_eq!(e.numbers.total_bytes, bytes(79.19, GIB));
+    assert_eq!(e.numbers.this_process_bytes, Some(bytes(78.38, GIB)));
+    assert_eq!(e.diagnosis.shortfall_bytes, bytes(1.0, GIB) - bytes(812.56, MIB));
+    // 812.56 MiB free + 2.61 GiB cached > 1 GiB: the memory exists, fragmented.
+    assert!(e.diagnosis.fragmentation_suspected);
+    assert_eq!(component(e), Some(Component::Activations));
+    assert_eq!(e.site.as_ref().and_then(|s| s.frame.code.as_deref()), Some("outputs = model(**inputs)"));
+}
+
+#[test]
+fn capacty_spelling_and_cross_entropy() {
+    let (_, errors) = fixture("capacty-2.1-cross-entropy.log");
+    let e = &errors[0];
+    assert_eq!(e.numbers.form, Form::Capacty);
+    assert_eq!(e.numbers.requested_bytes, bytes(3.91, GIB));
+    assert_eq!(component(e), Some(Component::LogitsLoss));
+    assert!(e.diagnosis.fragmentation_suspected);
+    assert!(e.diagnosis.levers[0].title.contains("cross-entropy"));
+}
+
+#[test]
+fn legacy_form_in_the_optimizer() {
+    let (_, errors) = fixture("legacy-optimizer-step.log");
+    let e = &errors[0];
+    assert_eq!(e.numbers.form, Form::Legacy);
+    assert_eq!(e.numbers.reserved_bytes, bytes(37.63, GIB));
+    assert_eq!(e.numbers.reserved_unallocated_bytes, bytes(37.63, GIB) - bytes(37.21, GIB));
+    assert_eq!(component(e), Some(Component::Optimizer));
+    assert_eq!(e.site.as_ref().and_then(|s| s.frame.code.as_deref()), Some("optimizer.step()"));
+    // 301 MiB free + 430 MiB cached > 500 MiB; this PyTorch has no expandable segments.
+    assert!(e.diagnosis.fragmentation_suspected);
+    assert!(e.diagnosis.situational[0].title.contains("max_split_size_mb"));
+}
+
+#[test]
+fn another_process_holds_the_memory_during_generation() {
+    let (_, errors) = fixture("other-processes-generate.log");
+    let e = &errors[0];
+    let others = e.numbers.other_processes.as_deref().unwrap_or_default();
+    assert_eq!(others.len(), 1);
+    assert_eq!((others[0].pid, others[0].bytes), (18342, bytes(26.71, GIB)));
+    assert_eq!(e.diagnosis.situational[0].saves_bytes, Some(bytes(26.71, GIB)));
+    assert_eq!(component(e), Some(Component::Generation));
+    // 21.25 MiB free + 309.42 MiB cached would cover 64 MiB: fragmentation as well.
+    assert!(e.diagnosis.fragmentation_suspected);
+}
+
+#[test]
+fn memory_fraction_cap() {
+    let (_, errors) = fixture("allowed-fraction.log");
+    let e = &errors[0];
+    assert_eq!(e.numbers.allowed_bytes, Some(bytes(39.57, GIB)));
+    // Free memory covers the request: the cap is the reason, there is no shortfall.
+    assert_eq!(e.diagnosis.shortfall_bytes, 0);
+    assert!(e.diagnosis.situational.iter().any(|a| a.title.contains("memory fraction")));
+}
+
+#[test]
+fn private_pools_are_part_of_allocated() {
+    let (_, errors) = fixture("private-pools-cuda-graphs.log");
+    let e = &errors[0];
+    assert_eq!(e.numbers.private_pool_bytes, Some(bytes(1.25, GIB)));
+    assert_eq!(e.numbers.allocated_bytes, bytes(22.81, GIB));
+    assert_eq!(e.numbers.reserved_bytes, bytes(22.81, GIB) + bytes(81.06, MIB));
+    assert!(e.diagnosis.findings.iter().any(|f| f.contains("20 MiB block")));
+}
+
+#[test]
+fn every_rank_of_a_torchrun_log() {
+    let (_, errors) = fixture("multi-rank-torchrun.log");
+    assert_eq!(errors.len(), 2);
+    assert_eq!(errors.iter().map(|e| (e.rank, e.numbers.device)).collect::<Vec<_>>(), [(Some(0), 0), (Some(1), 1)]);
+    for e in &errors {
+        assert_eq!(e.frames.len(), 4);
+        assert_eq!(component(e), Some(Component::Gradients));
+        assert!(e.diagnosis.fragmentation_suspected);
+    }
+    assert_eq!(errors[1].numbers.free_bytes, bytes(286.44, MIB));
+}
+
+#[test]
+fn colours_and_a_container_pid() {
+    let (_, errors) = fixture("ansi-colored.log");
+    let e = &errors[0];
+    assert_eq!(e.numbers.free_bytes, bytes(106.12, MIB));
+    assert_eq!(component(e), Some(Component::Weights));
+    // pid 2231 is this process seen from a container, not another one.
+    assert!(!e.diagnosis.situational.iter().any(|a| a.title.contains("Stop or move")));
+}
+
+#[test]
+fn a_message_wrapped_at_80_columns() {
+    let (_, errors) = fixture("wrapped-80-columns.log");
+    assert_eq!(errors.len(), 1);
+    let e = &errors[0];
+    assert_eq!(e.line, 7);
+    assert_eq!(e.numbers.requested_bytes, bytes(7.83, GIB));
+    assert_eq!(e.numbers.reserved_unallocated_bytes, bytes(2.73, GIB));
+    assert_eq!(e.numbers.advice_variable.as_deref(), Some("PYTORCH_CUDA_ALLOC_CONF"));
+    assert_eq!(component(e), Some(Component::LogitsLoss));
+}
+
+#[test]
+fn pytorch_2_10_gets_the_new_variable() {
+    let (_, errors) = fixture("deprecated-variable-2.10.log");
+    let e = &errors[0];
+    assert!(e.diagnosis.situational[0].title.starts_with("Set PYTORCH_ALLOC_CONF=expandable_segments:True"));
+    assert_eq!(component(e), Some(Component::Gradients));
+    assert!(e.diagnosis.findings.iter().any(|f| f.contains("up to 1 MiB takes a 2 MiB block")));
+}
+
+#[test]
+fn a_healthy_log_has_no_error() {
+    let (_, errors) = fixture("no-oom.log");
+    assert!(errors.is_empty());
+}

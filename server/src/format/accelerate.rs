@@ -141,8 +141,13 @@ pub fn plan(r: &Reader) -> Plan {
     let machine_count = machines.as_ref().map_or(1, |m| m.value);
     plan.num_nodes = Some(machines.unwrap_or_else(|| default(1, "num_machines=1")));
     plan.devices = Some(devices(r, single, machine_count));
-    plan.precision =
-        Some(mixed_precision(r).unwrap_or_else(|| default(Precision::True(Dtype::F32), "mixed_precision=no")));
+    plan.precision = Some(mixed_precision(r).unwrap_or_else(|| {
+        if r.has("deepspeed_config.deepspeed_config_file") {
+            Sourced::unknown(Precision::Mixed(Dtype::Bf16), "fp16/bf16 are set in the DeepSpeed config file")
+        } else {
+            default(Precision::True(Dtype::F32), "mixed_precision=no")
+        }
+    }));
 
     plan.sharding = match (kind.as_deref(), distributed) {
         (Some("FSDP"), _) => {
@@ -229,6 +234,7 @@ mod tests {
             p.sharding.unwrap().value,
             Sharding::Zero { stage: 3, offload_optimizer: true, offload_params: true }
         );
+        assert!(matches!(p.precision.unwrap().origin, Origin::Unknown { .. }));
         let single = plan_of("distributed_type: NO\nmixed_precision: no\n");
         assert_eq!(single.devices.unwrap().value, 1);
         assert_eq!(single.sharding.unwrap().value, Sharding::None);

@@ -85,12 +85,25 @@ pub fn stage_from_name(path: &str) -> Option<u8> {
     None
 }
 
+/// Bundled configs that offload the optimizer to CPU without saying so in their names.
+const BUNDLED_OPTIMIZER_OFFLOAD: [(&str, &str); 3] = [
+    ("deepspeed_configs/zero2.json", "Axolotl's bundled"),
+    ("deepspeed_configs/zero2_torch_compile.json", "Axolotl's bundled"),
+    ("examples/deepspeed/ds_z3_fp8_config.json", "LLaMA-Factory's bundled"),
+];
+
 /// ZeRO settings read off a DeepSpeed config's file name, when the name states the stage.
 /// `offload` alone means both offloads at stage 3 and the optimizer below it;
-/// `offload_param(s)` and `offload_optimizer` name one; `offload_all` both.
+/// `offload_param(s)` and `offload_optimizer` name one; `offload_all` both. The frameworks'
+/// bundled configs whose names hide an optimizer offload are recognised by path.
 pub fn sharding_from_name(path: &Sourced<String>) -> Option<Sourced<Sharding>> {
     let stage = stage_from_name(&path.value)?;
-    let name = path.value.to_ascii_lowercase();
+    let normalized = path.value.replace('\\', "/").to_ascii_lowercase();
+    if let Some((suffix, whose)) = BUNDLED_OPTIMIZER_OFFLOAD.iter().find(|(suffix, _)| normalized.ends_with(suffix)) {
+        let value = Sharding::Zero { stage, offload_optimizer: true, offload_params: false };
+        return Some(Sourced::derived(value, format!("{whose} {suffix} (ZeRO-{stage}, optimizer offloaded to CPU)")));
+    }
+    let name = normalized.rsplit('/').next().unwrap_or(&normalized);
     let offload = name.contains("offload");
     let params_only = name.contains("offload_param");
     let optimizer_only = name.contains("offload_opt");
@@ -346,9 +359,9 @@ mod tests {
     /// Every DeepSpeed JSON in the shared corpus builds a plan with a sharding.
     #[test]
     fn corpus_files_build_plans() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-        let Some(files) = corpus_files(&root, "deepspeed") else {
-            eprintln!("notice: {} is absent; corpus test skipped", root.display());
+        let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+        let Some(files) = corpus_files(&corpus, "deepspeed") else {
+            eprintln!("notice: {} is absent; corpus test skipped", corpus.display());
             return;
         };
         assert!(!files.is_empty());
@@ -356,8 +369,20 @@ mod tests {
             let doc = syntax::parse(&text, Language::Json);
             let root = doc.root_mapping().unwrap_or_else(|| panic!("{} has no object", path.display()));
             let p = plan(&Reader::new(root));
-            let stated = text.contains("\"stage\"");
-            assert_eq!(p.sharding.as_ref().unwrap().is_from_file(), stated, "{}", path.display());
+            let sharding = p.sharding.as_ref().unwrap();
+            assert_eq!(sharding.is_from_file(), text.contains("\"stage\""), "{}", path.display());
+            // What a trainer config infers from this file's path must match its content.
+            let local = path.strip_prefix(&corpus).unwrap_or(&path).to_string_lossy().to_string();
+            let Some(named) = sharding_from_name(&Sourced::derived(local.clone(), "test")) else { continue };
+            let (Sharding::Zero { stage, .. }, Sharding::Zero { stage: named_stage, .. }) =
+                (sharding.value, named.value)
+            else {
+                panic!("{local}: not ZeRO")
+            };
+            assert_eq!(stage, named_stage, "{local}");
+            if !local.contains("/tests/") {
+                assert_eq!(sharding.value, named.value, "{local}: offloads differ from what the name says");
+            }
         }
     }
 }

@@ -314,6 +314,12 @@ fn v1_plan(r: &Reader, plan: &mut Plan) {
             .unwrap_or_else(|| default(Checkpointing::Full, "v1 enable_activation_checkpointing=True")),
     );
     plan.attention = Some(attention(r, Attention::Sdpa, "v1 flash_attn=sdpa"));
+    plan.optimizer = Some(
+        r.str("optim_config.name")
+            .map(|o| o.map(|name| optimizer_kind(&name)))
+            .unwrap_or_else(|| default(Optimizer::AdamW, "v1 optim_config=None (torch.optim.AdamW)")),
+    );
+    plan.loss = Some(default(LossImpl::Full, "v1 cross-entropy over full logits"));
     plan.sharding = Some(v1_sharding(r));
     plan.algorithm = Some(default(RlAlgorithm::Sft, "v1 supervised training"));
 }

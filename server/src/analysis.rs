@@ -1,12 +1,20 @@
 //! One file through the whole pipeline: bytes → document → format → plan → rules.
 
+use crate::catalog::Gpu;
 use crate::diagnostic::Diagnostic;
+use crate::estimate::{self, Estimate};
 use crate::format::{self, Format};
+use crate::model::{self, ModelLookup};
 use crate::plan::Plan;
 use crate::rules::{self, unreadable_input};
+use crate::schema;
+use crate::settings::{Level, Settings};
+use crate::suppression;
 use crate::span::LineIndex;
 use crate::syntax::{self, Document, Language};
+use crate::versions::{self, Versions};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Everything oomlint knows about one file.
 pub struct Analysis {
@@ -17,6 +25,10 @@ pub struct Analysis {
     pub document: Document,
     pub format: Format,
     pub plan: Option<Plan>,
+    pub model: Option<ModelLookup>,
+    /// The target GPU the estimate was judged against.
+    pub gpu: Option<Gpu>,
+    pub estimate: Option<Estimate>,
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -25,6 +37,10 @@ pub struct Analysis {
 pub struct Options {
     /// Forces the format (e.g. from `oomlint.toml`'s `format` table).
     pub format: Option<Format>,
+    /// The GPU to judge the estimate against.
+    pub gpu: Option<Gpu>,
+    /// Project settings (`oomlint.toml`); see [`Settings::for_file`].
+    pub settings: Arc<Settings>,
 }
 
 /// Analyses raw bytes read from `path`.
@@ -39,8 +55,21 @@ pub fn analyze_bytes(path: &Path, bytes: &[u8], options: &Options) -> Analysis {
                 String::from_utf8_lossy(prefix).into_owned()
             };
             let document = Document { language: Language::Yaml, root: None, comments: Vec::new(), problems: Vec::new() };
-            let ctx = rules::Context { text: &text, document: &document, format: Format::Unknown, plan: None, rejected: Some(&rejection) };
-            let diagnostics = rules::check(&ctx);
+            let ctx = rules::Context {
+                text: &text,
+                document: &document,
+                format: Format::Unknown,
+                plan: None,
+                model: None,
+                gpu: None,
+                estimate: None,
+                rejected: Some(&rejection),
+                versions: &Versions::default(),
+                settings: &options.settings,
+                schema: &schema::Findings::default(),
+                suppressions: None,
+            };
+            let diagnostics = configured(rules::check(&ctx), &options.settings, path);
             Analysis {
                 path: path.to_path_buf(),
                 line_index: LineIndex::new(&text),
@@ -48,6 +77,9 @@ pub fn analyze_bytes(path: &Path, bytes: &[u8], options: &Options) -> Analysis {
                 document,
                 format: Format::Unknown,
                 plan: None,
+                model: None,
+                gpu: None,
+                estimate: None,
                 diagnostics,
             }
         }
@@ -56,19 +88,75 @@ pub fn analyze_bytes(path: &Path, bytes: &[u8], options: &Options) -> Analysis {
 
 /// Analyses text; the language comes from the file name (a modeline's format can say otherwise).
 pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
-    let forced = options.format.or_else(|| format::detect::modeline_format(&text));
+    let settings = options.settings.with_modeline(&text);
+    let forced =
+        options.format.or_else(|| format::detect::modeline_format(&text)).or_else(|| settings.format_for(path));
     let language = format::language_of(path)
         .or_else(|| forced.map(Format::language))
         .unwrap_or(Language::Yaml);
     let document = syntax::parse(&text, language);
     let format = forced.unwrap_or_else(|| format::detect(path, &text, &document));
     let plan = if document.is_incomplete() { None } else { format::build_plan(format, &document, &text) };
+    let model = plan.as_ref().and_then(|p| model::lookup(p, path));
+    let gpu = options.gpu.clone();
+    let estimate = match (&plan, model.as_ref().and_then(ModelLookup::architecture)) {
+        (Some(plan), Some(arch)) if format.framework().is_some_and(|f| f.trains()) => {
+            Some(estimate::estimate(plan, arch, gpu.as_ref()))
+        }
+        _ => None,
+    };
+    let versions = versions::for_config(path).with_overrides(&settings.framework_versions);
+    let findings = if document.is_incomplete() { schema::Findings::default() } else { schema::check(format, &document) };
+    let line_index = LineIndex::new(&text);
     // Files of no known format get no findings: oomlint runs over whole repositories.
     let diagnostics = if format == Format::Unknown {
         Vec::new()
     } else {
-        let ctx = rules::Context { text: &text, document: &document, format, plan: plan.as_ref(), rejected: None };
-        rules::check(&ctx)
+        let ctx = rules::Context {
+            text: &text,
+            document: &document,
+            format,
+            plan: plan.as_ref(),
+            model: model.as_ref(),
+            gpu: gpu.as_ref(),
+            estimate: estimate.as_ref(),
+            rejected: None,
+            versions: &versions,
+            settings: &settings,
+            schema: &findings,
+            suppressions: None,
+        };
+        let mut diagnostics = configured(rules::check(&ctx), &settings, path);
+        let mut suppressions = suppression::parse(&text, &document.comments, &line_index);
+        suppression::apply(&mut diagnostics, &mut suppressions, &line_index);
+        let ctx = rules::Context { suppressions: Some(&suppressions), ..ctx };
+        diagnostics.extend(configured(rules::check_only(&["unused-suppression"], &ctx), &settings, path));
+        diagnostics.sort_by_key(|d| (d.span.start, d.code));
+        diagnostics
     };
-    Analysis { path: path.to_path_buf(), line_index: LineIndex::new(&text), text, document, format, plan, diagnostics }
+    Analysis {
+        path: path.to_path_buf(),
+        line_index,
+        text,
+        document,
+        format,
+        plan,
+        model,
+        gpu,
+        estimate,
+        diagnostics,
+    }
+}
+
+/// Drops findings of rules the settings switch off for `path` and applies severity overrides.
+fn configured(mut diagnostics: Vec<Diagnostic>, settings: &Settings, path: &Path) -> Vec<Diagnostic> {
+    diagnostics.retain_mut(|d| match rules::find(d.code).map(|rule| settings.level(rule, path)) {
+        Some(Level::Off) => false,
+        Some(Level::Severity(severity)) => {
+            d.severity = severity;
+            true
+        }
+        Some(Level::Default) | None => true,
+    });
+    diagnostics
 }

@@ -32,19 +32,34 @@ pub struct Sourced<T> {
 
 impl<T> Sourced<T> {
     pub fn file(value: T, key: Span, value_span: Span) -> Self {
-        Self { value, origin: Origin::File { key, value: value_span } }
+        Self {
+            value,
+            origin: Origin::File {
+                key,
+                value: value_span,
+            },
+        }
     }
 
     pub fn default_of(value: T, of: impl Into<String>) -> Self {
-        Self { value, origin: Origin::Default { of: of.into() } }
+        Self {
+            value,
+            origin: Origin::Default { of: of.into() },
+        }
     }
 
     pub fn derived(value: T, from: impl Into<String>) -> Self {
-        Self { value, origin: Origin::Derived { from: from.into() } }
+        Self {
+            value,
+            origin: Origin::Derived { from: from.into() },
+        }
     }
 
     pub fn unknown(value: T, why: impl Into<String>) -> Self {
-        Self { value, origin: Origin::Unknown { why: why.into() } }
+        Self {
+            value,
+            origin: Origin::Unknown { why: why.into() },
+        }
     }
 
     /// The value's span when the file set it.
@@ -68,7 +83,10 @@ impl<T> Sourced<T> {
     }
 
     pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Sourced<U> {
-        Sourced { value: f(self.value), origin: self.origin }
+        Sourced {
+            value: f(self.value),
+            origin: self.origin,
+        }
     }
 }
 
@@ -175,8 +193,12 @@ pub enum Precision {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Quantization {
-    Nf4 { double_quant: bool },
-    Fp4 { double_quant: bool },
+    Nf4 {
+        double_quant: bool,
+    },
+    Fp4 {
+        double_quant: bool,
+    },
     /// bitsandbytes LLM.int8 weights.
     Int8,
     /// FP8 weights (Unsloth `load_in_fp8`).
@@ -238,9 +260,16 @@ pub enum LossImpl {
 pub enum Sharding {
     None,
     /// DeepSpeed ZeRO.
-    Zero { stage: u8, offload_optimizer: bool, offload_params: bool },
+    Zero {
+        stage: u8,
+        offload_optimizer: bool,
+        offload_params: bool,
+    },
     /// PyTorch FSDP: `full_shard` shards params too, otherwise grads and optimizer state.
-    Fsdp { full_shard: bool, offload_params: bool },
+    Fsdp {
+        full_shard: bool,
+        offload_params: bool,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -338,6 +367,13 @@ pub struct Plan {
     pub allocator: Vec<AllocatorSetting>,
     /// `CUDA_VISIBLE_DEVICES` as written.
     pub visible_devices: Option<Sourced<String>>,
+}
+
+impl Framework {
+    /// Whether configs of this framework describe a training run (and get an estimate).
+    pub fn trains(self) -> bool {
+        !matches!(self, Framework::Accelerate | Framework::Deepspeed | Framework::Env | Framework::Oomlint)
+    }
 }
 
 impl Plan {

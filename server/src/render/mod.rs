@@ -1,5 +1,6 @@
 //! Renderers of diagnostics: line and column exist only here.
 
+pub mod estimate;
 pub mod full;
 pub mod github;
 pub mod json;

@@ -1,0 +1,64 @@
+//! `oomlint estimate FILE [--gpu NAME|auto] [--format table|json]`.
+//!
+//! Exit 0 with the estimate (1 when it exceeds the GPU), 2 when the file cannot be read
+//! or names no model oomlint can resolve.
+
+use super::{gpu, print, usage_error};
+use crate::analysis::{analyze_bytes, Options};
+use crate::estimate::Verdict;
+use crate::model::ModelLookup;
+use crate::render;
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EstimateFormat {
+    Table,
+    Json,
+}
+
+#[derive(Args)]
+pub struct EstimateArgs {
+    file: PathBuf,
+    /// Target GPU: a name such as A10G or `A100 80GB`, or `auto` to detect it.
+    #[arg(long)]
+    gpu: Option<String>,
+    #[arg(long, value_enum, default_value = "table")]
+    format: EstimateFormat,
+}
+
+pub fn run(args: &EstimateArgs) -> ExitCode {
+    let gpu = match gpu::resolve(args.gpu.as_deref(), None) {
+        Ok(gpu) => gpu,
+        Err(e) => return usage_error(e),
+    };
+    let bytes = match std::fs::read(&args.file) {
+        Ok(b) => b,
+        Err(e) => return usage_error(format!("cannot read {}: {e}", args.file.display())),
+    };
+    let analysis = analyze_bytes(&args.file, &bytes, &Options { gpu, ..Options::default() });
+    let Some(estimate) = &analysis.estimate else {
+        let why = match &analysis.model {
+            Some(ModelLookup::Unknown { name, suggestions, .. }) if !suggestions.is_empty() => {
+                format!("unknown model `{name}` (closest known: {})", suggestions.join(", "))
+            }
+            Some(ModelLookup::Unknown { name, .. }) => format!("unknown model `{name}`"),
+            Some(ModelLookup::Unreadable { name, reason, .. }) => format!("cannot read the model `{name}`: {reason}"),
+            _ if analysis.plan.is_none() => format!("{} is not a training config oomlint knows", args.file.display()),
+            _ => "the config names no model".to_string(),
+        };
+        return usage_error(format!("cannot estimate {}: {why}", args.file.display()));
+    };
+    let out = match args.format {
+        EstimateFormat::Table => render::estimate::table(&analysis, estimate),
+        EstimateFormat::Json => {
+            format!("{}\n", serde_json::to_string_pretty(&render::estimate::json(&analysis, estimate)).unwrap_or_default())
+        }
+    };
+    print(&out);
+    match estimate.fit {
+        Some(fit) if fit.verdict == Verdict::Exceeds => ExitCode::from(1),
+        _ => ExitCode::SUCCESS,
+    }
+}

@@ -1,0 +1,141 @@
+//! `oomlint estimate` output: a table with a bar per component, and JSON version 1.
+
+use crate::analysis::Analysis;
+use crate::estimate::{format_bytes, Estimate, Verdict};
+use crate::render::json::fixes;
+use serde_json::{json, Value};
+
+const BAR_WIDTH: usize = 24;
+
+/// A Unicode bar of `bytes` out of `total`, in eighths of a cell.
+pub fn bar(bytes: u64, total: u64) -> String {
+    if total == 0 {
+        return String::new();
+    }
+    let eighths = ((bytes as f64 / total as f64) * (BAR_WIDTH * 8) as f64).round() as usize;
+    let mut out = "█".repeat(eighths / 8);
+    const PARTS: [&str; 8] = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"];
+    out.push_str(PARTS[eighths % 8]);
+    out
+}
+
+/// The first `max` characters of `text`, with an ellipsis when cut (full text in JSON).
+fn shorten(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
+fn gib(bytes: u64) -> f64 {
+    bytes as f64 / (1u64 << 30) as f64
+}
+
+pub fn table(analysis: &Analysis, estimate: &Estimate) -> String {
+    let mut out = String::new();
+    let model = analysis.model.as_ref().and_then(|m| m.architecture()).map_or("?", |a| a.name.as_str());
+    out.push_str(&format!(
+        "{} ({}): {model}, {:.2} B parameters, {:.1} M trainable\n\n",
+        analysis.path.display(),
+        analysis.format,
+        estimate.parameters as f64 / 1e9,
+        estimate.trainable_parameters as f64 / 1e6
+    ));
+    let total = estimate.peak.device_bytes.max(1);
+    let mut components: Vec<_> = estimate.components.iter().filter(|c| c.bytes > 0).collect();
+    components.sort_by_key(|c| std::cmp::Reverse(c.bytes));
+    for c in components {
+        out.push_str(&format!(
+            "  {:<24} {:>9.2} GiB  {:<24}  {:<14} {}\n",
+            c.name,
+            gib(c.bytes),
+            bar(c.bytes, total),
+            c.phase.as_str(),
+            shorten(&c.formula, 72)
+        ));
+    }
+    let (low, high) = estimate.band;
+    out.push_str(&format!(
+        "\npeak phase: {}\n  allocated {:>8.2} GiB   (torch.cuda.max_memory_allocated)\n  reserved  {:>8.2} GiB   (+ allocator cache)\n  device    {:>8.2} GiB   (+ CUDA context; {:+.0} % / {:+.0} %)\n",
+        estimate.peak.phase.as_str(),
+        gib(estimate.peak.allocated_bytes),
+        gib(estimate.peak.reserved_bytes),
+        gib(estimate.peak.device_bytes),
+        low * 100.0,
+        high * 100.0
+    ));
+    if let (Some(fit), Some(gpu)) = (estimate.fit, analysis.gpu.as_ref()) {
+        let verdict = match fit.verdict {
+            Verdict::Fits => "fits",
+            Verdict::Tight => "tight (under 10 % headroom)",
+            Verdict::Exceeds => "exceeds",
+        };
+        let headroom = if fit.headroom_bytes >= 0 {
+            format!("{} free", format_bytes(fit.headroom_bytes as u64))
+        } else {
+            format!("{} short", format_bytes(fit.headroom_bytes.unsigned_abs()))
+        };
+        out.push_str(&format!("\n{}: {:.1} GiB — {verdict}, {headroom}\n", gpu.name, gib(gpu.memory_bytes)));
+    }
+    if !estimate.levers.is_empty() {
+        out.push_str("\nlevers (ranked by GiB saved):\n");
+        for lever in &estimate.levers {
+            out.push_str(&format!(
+                "  {:>9} GiB  {}  [{}; {}]\n",
+                format!("-{:.2}", gib(lever.saves_bytes)),
+                lever.title,
+                lever.phase.as_str(),
+                lever.side_effect
+            ));
+        }
+    }
+    if let Some(solve) = &estimate.solve {
+        out.push_str(&format!(
+            "\nlargest micro batch that fits: {}; longest sequence at this batch: {}\n",
+            solve.max_micro_batch, solve.max_seq_length
+        ));
+        if !solve.smallest_fitting_combination.is_empty() {
+            out.push_str(&format!("smallest combination that fits: {}\n", solve.smallest_fitting_combination.join(" + ")));
+        }
+    }
+    for missing in &estimate.missing_inputs {
+        out.push_str(&format!("assumed: {missing}\n"));
+    }
+    out
+}
+
+/// JSON version 1 of one estimate.
+pub fn json(analysis: &Analysis, estimate: &Estimate) -> Value {
+    let model = analysis.model.as_ref().and_then(|m| m.architecture());
+    json!({
+        "version": 1,
+        "path": analysis.path.display().to_string(),
+        "format": analysis.format.name(),
+        "model": model.map(|m| json!({"name": m.name, "parameters": estimate.parameters})),
+        "gpu": analysis.gpu.as_ref().map(|g| json!({"name": g.name, "memory_bytes": g.memory_bytes})),
+        "peak": {
+            "phase": estimate.peak.phase.as_str(),
+            "allocated_bytes": estimate.peak.allocated_bytes,
+            "reserved_bytes": estimate.peak.reserved_bytes,
+            "device_bytes": estimate.peak.device_bytes,
+        },
+        "band": {"low": estimate.band.0, "high": estimate.band.1},
+        "components": estimate.components.iter().map(|c| json!({
+            "name": c.name,
+            "bytes": c.bytes,
+            "phase": c.phase.as_str(),
+            "formula": c.formula,
+            "provenance": c.provenance,
+        })).collect::<Vec<_>>(),
+        "fit": estimate.fit.map(|f| json!({"verdict": f.verdict, "headroom_bytes": f.headroom_bytes})),
+        "levers": estimate.levers.iter().map(|l| json!({
+            "title": l.title,
+            "saves_bytes": l.saves_bytes,
+            "phase": l.phase.as_str(),
+            "side_effect": l.side_effect,
+            "fixes": fixes(analysis, &l.fixes),
+        })).collect::<Vec<_>>(),
+        "solve": estimate.solve,
+        "missing_inputs": estimate.missing_inputs,
+    })
+}

@@ -1,0 +1,69 @@
+//! ## What it does
+//! Reports a run whose estimated peak GPU memory (the device view: tensors, allocator
+//! cache and CUDA context, what `nvidia-smi` and the OOM message see) is larger than
+//! the target GPU.
+//!
+//! ## Why
+//! The run would die with `torch.OutOfMemoryError: CUDA out of memory` after the model
+//! has loaded: minutes and a GPU later. The finding names the phase of the peak and
+//! each component, and its fixes are the estimator's levers ranked by GiB saved.
+//!
+//! ## Example
+//! ```yaml
+//! # oomlint: gpu=A10G
+//! checkpoint_dir: checkpoints/meta-llama/Llama-2-7b-hf
+//! precision: bf16-true
+//! train:
+//!   micro_batch_size: 8      # 7B LoRA at 8 x 2048 tokens needs far more than 24 GB
+//!   max_seq_length: 2048
+//! ```
+//!
+//! When the estimate had to assume an input the file does not give (for example the
+//! model's full context because no sequence length is set), the finding is a warning
+//! and says what was assumed.
+//!
+//! ## Fix
+//! Unsafe: each lever (halve the micro batch and double accumulation, gradient
+//! checkpointing, an 8-bit optimizer, …) keeps the training semantics but changes
+//! speed or numerics, so none is applied by `--fix`; `--unsafe-fixes` applies the first.
+//!
+//! ## Source
+//! oomlint's estimator (`server/src/estimate/`), which mirrors what PyTorch keeps alive
+//! in each framework's code path; the verdict compares against the GPU's capacity as
+//! `torch.cuda.get_device_properties().total_memory` reports it.
+
+use super::memory::{breakdown, primary_span};
+use super::{Context, Reporter};
+use crate::diagnostic::{Applicability, Fix};
+use crate::estimate::{format_bytes, Verdict};
+
+pub fn check(ctx: &Context, out: &mut Reporter) {
+    let (Some(estimate), Some(gpu)) = (ctx.estimate, ctx.gpu) else { return };
+    let Some(fit) = estimate.fit.filter(|f| f.verdict == Verdict::Exceeds) else { return };
+    let span = primary_span(ctx, estimate);
+    let message = format!(
+        "estimated peak {} ({} phase) exceeds the {} GiB of the {} by {}; largest parts: {}",
+        format_bytes(estimate.peak.device_bytes),
+        estimate.peak.phase.as_str(),
+        format!("{:.1}", gpu.memory_bytes as f64 / (1u64 << 30) as f64),
+        gpu.name,
+        format_bytes(fit.headroom_bytes.unsigned_abs()),
+        breakdown(estimate).into_iter().take(3).collect::<Vec<_>>().join(", ")
+    );
+    let diagnostic = out.report(span, message);
+    if !estimate.missing_inputs.is_empty() {
+        // The peak rests on an assumption (e.g. the model's full context when the
+        // sequence length is not set): likely, not certain, so a warning.
+        diagnostic.severity = crate::diagnostic::Severity::Warning;
+        diagnostic.message.push_str(&format!("; assuming {}", estimate.missing_inputs.join("; ")));
+    }
+    for line in breakdown(estimate) {
+        diagnostic.with_related(span, line);
+    }
+    for lever in &estimate.levers {
+        for fix in &lever.fixes {
+            let title = format!("{} (saves {})", lever.title, format_bytes(lever.saves_bytes));
+            diagnostic.with_fix(Fix { title, applicability: Applicability::Unsafe, edits: fix.edits.clone() });
+        }
+    }
+}

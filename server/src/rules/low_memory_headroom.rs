@@ -1,0 +1,54 @@
+//! ## What it does
+//! Warns when the estimated peak GPU memory (device view) fits the target GPU with less
+//! than 10 % of its capacity to spare.
+//!
+//! ## Why
+//! The estimate has an uncertainty band of a few percent, and real runs vary: a longer
+//! batch than the one measured, allocator fragmentation, another process on the card.
+//! Under 10 % headroom a run that fits on paper often dies at its longest batch.
+//!
+//! ## Example
+//! ```yaml
+//! # oomlint: gpu=A10G
+//! checkpoint_dir: checkpoints/meta-llama/Meta-Llama-3-8B
+//! precision: bf16-true
+//! train:
+//!   micro_batch_size: 1
+//!   max_seq_length: 2048   # close to the 24 GB of an A10G
+//! ```
+//!
+//! ## Fix
+//! Unsafe: the estimator's levers, as for `exceeds-gpu-memory`.
+//!
+//! ## Source
+//! oomlint's estimator (`server/src/estimate/`); the 10 % threshold is
+//! `estimate::TIGHT_HEADROOM`.
+
+use super::memory::{breakdown, primary_span};
+use super::{Context, Reporter};
+use crate::diagnostic::{Applicability, Fix};
+use crate::estimate::{format_bytes, Verdict};
+
+pub fn check(ctx: &Context, out: &mut Reporter) {
+    let (Some(estimate), Some(gpu)) = (ctx.estimate, ctx.gpu) else { return };
+    let Some(fit) = estimate.fit.filter(|f| f.verdict == Verdict::Tight) else { return };
+    let span = primary_span(ctx, estimate);
+    let share = fit.headroom_bytes as f64 / gpu.memory_bytes as f64 * 100.0;
+    let message = format!(
+        "estimated peak {} ({} phase) leaves {} ({share:.1} %) of the {} free; under 10 % a longer batch or fragmentation can run out of memory",
+        format_bytes(estimate.peak.device_bytes),
+        estimate.peak.phase.as_str(),
+        format_bytes(fit.headroom_bytes.max(0) as u64),
+        gpu.name,
+    );
+    let diagnostic = out.report(span, message);
+    for line in breakdown(estimate) {
+        diagnostic.with_related(span, line);
+    }
+    for lever in estimate.levers.iter().take(3) {
+        for fix in &lever.fixes {
+            let title = format!("{} (saves {})", lever.title, format_bytes(lever.saves_bytes));
+            diagnostic.with_fix(Fix { title, applicability: Applicability::Unsafe, edits: fix.edits.clone() });
+        }
+    }
+}

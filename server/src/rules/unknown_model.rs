@@ -1,0 +1,41 @@
+//! ## What it does
+//! Reports a model reference that oomlint cannot resolve: a name not in its catalog of
+//! architectures, or a local checkpoint directory without a readable `config.json`
+//! (Hugging Face) or `model_config.yaml` (LitGPT). It names the closest known models.
+//!
+//! ## Why
+//! Without the architecture there is no memory estimate; oomlint never guesses one
+//! from a name. A typo in a hub id also fails the run itself when it downloads.
+//!
+//! ## Example
+//! ```yaml
+//! model_name_or_path: meta-llama/Llama-3.1-8b-instruct-typo
+//! ```
+//!
+//! ## Fix
+//! None: correct the name, or point at a local directory with a `config.json`.
+//!
+//! ## Source
+//! oomlint's model catalog (`server/data/models.json`, each entry with its public
+//! source) and `server/src/catalog/local.rs`.
+
+use super::{Context, Reporter};
+use crate::model::ModelLookup;
+
+pub fn check(ctx: &Context, out: &mut Reporter) {
+    let Some(lookup) = ctx.model else { return };
+    match lookup {
+        ModelLookup::Found(_) => {}
+        ModelLookup::Unknown { name, suggestions, span } => {
+            let hint = if suggestions.is_empty() {
+                String::new()
+            } else {
+                format!("; closest known: {}", suggestions.join(", "))
+            };
+            out.report(span.unwrap_or_default(), format!("unknown model `{name}`: no memory estimate{hint}"));
+        }
+        ModelLookup::Unreadable { name, reason, span } => {
+            out.report(span.unwrap_or_default(), format!("cannot read the local model `{name}`: {reason}"));
+        }
+    }
+}

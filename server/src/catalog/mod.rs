@@ -3,7 +3,9 @@
 //! Each entry is data with a source (see `server/data/`), not code scattered through rules.
 
 pub mod gpus;
+pub mod local;
 pub mod models;
 
 pub use gpus::{all_gpus, gpu_from_nvml_name, resolve_gpu, Gpu, UnknownGpu};
+pub use local::{from_local_dir, LocalModelError};
 pub use models::{all_models, resolve_model, Architecture, MambaDims, MlpKind, NormKind, UnknownModel};

@@ -81,20 +81,14 @@ impl MambaDims {
 
     /// Output width of `in_proj`: gate and x (`2·inner`), B and C (`2·groups·state`), dt (`heads`).
     pub fn in_proj_size(&self) -> u64 {
-        let bc = 2u64
-            .saturating_mul(self.n_groups)
-            .saturating_mul(self.d_state);
+        let bc = 2u64.saturating_mul(self.n_groups).saturating_mul(self.d_state);
         sum(&[2u64.saturating_mul(self.inner_size()), bc, self.n_heads])
     }
 
     /// Parameters of one mixer with model width `n_embd`.
     pub fn parameters(&self, n_embd: u64) -> u64 {
         let inner = self.inner_size();
-        let conv_channels = sum(&[
-            inner,
-            2u64.saturating_mul(self.n_groups)
-                .saturating_mul(self.d_state),
-        ]);
+        let conv_channels = sum(&[inner, 2u64.saturating_mul(self.n_groups).saturating_mul(self.d_state)]);
         sum(&[
             linear(n_embd, self.in_proj_size(), self.proj_bias),
             conv_channels.saturating_mul(self.d_conv),
@@ -180,6 +174,13 @@ pub struct Architecture {
     /// Mixer dimensions when `n_mamba_layers > 0`.
     #[serde(default)]
     pub mamba: Option<MambaDims>,
+    /// Dominant tensor dtype of a local checkpoint's safetensors (`BF16`, `F32`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint_dtype: Option<String>,
+    /// `quantization_config.quant_method` of a local pre-quantized checkpoint
+    /// (`bitsandbytes`, `gptq`, `awq`, `mxfp4`, `fp8`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint_quantization: Option<String>,
     /// Total parameter count as published or computed from the shapes.
     pub parameters: u64,
     /// Where these facts come from (repository file and commit, or config URL).
@@ -219,11 +220,7 @@ impl Architecture {
 
     /// Parameters with a separate `lm_head`, as LitGPT builds every model.
     pub fn parameter_count_untied(&self) -> u64 {
-        let head = if self.tie_word_embeddings {
-            self.lm_head_parameters()
-        } else {
-            0
-        };
+        let head = if self.tie_word_embeddings { self.lm_head_parameters() } else { 0 };
         self.parameter_count().saturating_add(head)
     }
 
@@ -235,15 +232,10 @@ impl Architecture {
 
     fn count(&self, experts: u64) -> u64 {
         let per_layer = sum(&[self.mlp_parameters(experts), self.block_norms()]);
-        let head = if self.tie_word_embeddings {
-            0
-        } else {
-            self.lm_head_parameters()
-        };
+        let head = if self.tie_word_embeddings { 0 } else { self.lm_head_parameters() };
         let mamba = self.mamba.map_or(0, |m| m.parameters(self.n_embd));
         sum(&[
-            self.attention_layer_count()
-                .saturating_mul(self.attention_parameters()),
+            self.attention_layer_count().saturating_mul(self.attention_parameters()),
             self.n_mamba_layers.saturating_mul(mamba),
             self.n_layer.saturating_mul(per_layer),
             self.padded_vocab_size.saturating_mul(self.n_embd),
@@ -263,15 +255,10 @@ impl Architecture {
     /// optional post-attention and post-MLP norms.
     fn block_norms(&self) -> u64 {
         let separate_mlp_norm = !(self.parallel_residual && self.shared_attention_norm);
-        let count = [
-            true,
-            separate_mlp_norm,
-            self.post_attention_norm,
-            self.post_mlp_norm,
-        ]
-        .iter()
-        .filter(|present| **present)
-        .count() as u64;
+        let count = [true, separate_mlp_norm, self.post_attention_norm, self.post_mlp_norm]
+            .iter()
+            .filter(|present| **present)
+            .count() as u64;
         count.saturating_mul(self.norm_parameters(self.n_embd))
     }
 
@@ -279,16 +266,8 @@ impl Architecture {
         let q = self.n_head.saturating_mul(self.head_size);
         let kv = self.n_query_groups.saturating_mul(self.head_size);
         let qkv = sum(&[q, kv, kv]);
-        let qk_norm = if self.norm_qk {
-            2u64.saturating_mul(self.norm_parameters(self.head_size))
-        } else {
-            0
-        };
-        sum(&[
-            linear(self.n_embd, qkv, self.bias || self.attn_bias),
-            linear(q, self.n_embd, self.bias),
-            qk_norm,
-        ])
+        let qk_norm = if self.norm_qk { 2u64.saturating_mul(self.norm_parameters(self.head_size)) } else { 0 };
+        sum(&[linear(self.n_embd, qkv, self.bias || self.attn_bias), linear(q, self.n_embd, self.bias), qk_norm])
     }
 
     fn mlp_parameters(&self, experts: u64) -> u64 {
@@ -316,9 +295,7 @@ impl Architecture {
 
 /// Parameters of a linear layer `inputs → outputs`.
 fn linear(inputs: u64, outputs: u64, bias: bool) -> u64 {
-    inputs
-        .saturating_mul(outputs)
-        .saturating_add(if bias { outputs } else { 0 })
+    inputs.saturating_mul(outputs).saturating_add(if bias { outputs } else { 0 })
 }
 
 fn sum(parts: &[u64]) -> u64 {
@@ -386,8 +363,7 @@ fn index() -> &'static ModelIndex {
     INDEX.get_or_init(|| {
         // The embedded file is checked by the tests; a parse failure is a build defect.
         let models: Vec<Architecture> =
-            serde_json::from_str(include_str!("../../data/models.json"))
-                .expect("server/data/models.json is valid");
+            serde_json::from_str(include_str!("../../data/models.json")).expect("server/data/models.json is valid");
         let mut by_key = HashMap::new();
         let mut spellings = Vec::new();
         for (i, model) in models.iter().enumerate() {
@@ -400,18 +376,12 @@ fn index() -> &'static ModelIndex {
                 by_key.entry(lower).or_insert(i);
             }
         }
-        ModelIndex {
-            models,
-            by_key,
-            spellings,
-        }
+        ModelIndex { models, by_key, spellings }
     })
 }
 
 fn model_keys(model: &Architecture) -> impl Iterator<Item = &str> {
-    std::iter::once(model.name.as_str())
-        .chain(model.hf_id.as_deref())
-        .chain(model.aliases.iter().map(String::as_str))
+    std::iter::once(model.name.as_str()).chain(model.hf_id.as_deref()).chain(model.aliases.iter().map(String::as_str))
 }
 
 /// Every catalog entry.
@@ -426,10 +396,7 @@ pub fn resolve_model(name: &str) -> Result<&'static Architecture, UnknownModel> 
         .iter()
         .find_map(|key| idx.by_key.get(key))
         .map(|&i| &idx.models[i])
-        .ok_or_else(|| UnknownModel {
-            query: name.to_string(),
-            suggestions: suggest(name),
-        })
+        .ok_or_else(|| UnknownModel { query: name.to_string(), suggestions: suggest(name) })
 }
 
 /// The lookup keys for a query, most specific first (steps 1–4 of the module docs).
@@ -450,19 +417,11 @@ fn candidates(name: &str) -> Vec<String> {
     };
     keys.push(bare.to_string());
     let mut stripped = bare.to_string();
-    while let Some(shorter) = PACKAGING_SUFFIXES
-        .iter()
-        .find_map(|s| stripped.strip_suffix(s))
-    {
+    while let Some(shorter) = PACKAGING_SUFFIXES.iter().find_map(|s| stripped.strip_suffix(s)) {
         stripped = shorter.to_string();
         keys.push(stripped.clone());
     }
-    keys.extend(
-        VARIANT_SUFFIXES
-            .iter()
-            .filter_map(|s| stripped.strip_suffix(s))
-            .map(str::to_string),
-    );
+    keys.extend(VARIANT_SUFFIXES.iter().filter_map(|s| stripped.strip_suffix(s)).map(str::to_string));
     keys
 }
 
@@ -473,13 +432,7 @@ fn suggest(name: &str) -> Vec<String> {
     let mut scored: Vec<(f64, &str, usize)> = idx
         .spellings
         .iter()
-        .map(|(spelling, i)| {
-            (
-                strsim::jaro_winkler(&query, &bare_lower(spelling)),
-                spelling.as_str(),
-                *i,
-            )
-        })
+        .map(|(spelling, i)| (strsim::jaro_winkler(&query, &bare_lower(spelling)), spelling.as_str(), *i))
         .filter(|(score, _, _)| *score >= 0.8)
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0));

@@ -11,19 +11,8 @@ fn model(name: &str) -> &'static Architecture {
 fn catalog_has_the_promised_breadth() {
     let models = all_models();
     assert!(models.len() >= 60, "{} architectures", models.len());
-    for family in [
-        "llama-3.2",
-        "qwen3-moe",
-        "gemma-3",
-        "granite-4.0-h",
-        "gpt-oss",
-        "smollm2",
-        "deepseek-r1-distill",
-    ] {
-        assert!(
-            models.iter().any(|m| m.family == family),
-            "no {family} entry"
-        );
+    for family in ["llama-3.2", "qwen3-moe", "gemma-3", "granite-4.0-h", "gpt-oss", "smollm2", "deepseek-r1-distill"] {
+        assert!(models.iter().any(|m| m.family == family), "no {family} entry");
     }
 }
 
@@ -33,11 +22,7 @@ fn shapes_reproduce_the_stated_parameter_count_within_one_percent() {
         let computed = m.parameter_count() as f64;
         let stated = m.parameters as f64;
         let error = (computed - stated).abs() / stated;
-        assert!(
-            error < 0.01,
-            "{}: shapes give {computed}, entry states {stated}",
-            m.name
-        );
+        assert!(error < 0.01, "{}: shapes give {computed}, entry states {stated}", m.name);
     }
 }
 
@@ -62,10 +47,7 @@ fn published_counts_are_met_exactly_where_the_source_is_a_checkpoint() {
 #[test]
 fn untied_count_adds_one_lm_head_for_tied_checkpoints_only() {
     let tied = model("Llama-3.2-1B");
-    assert_eq!(
-        tied.parameter_count_untied() - tied.parameter_count(),
-        128_256 * 2048
-    );
+    assert_eq!(tied.parameter_count_untied() - tied.parameter_count(), 128_256 * 2048);
     let untied = model("Llama-3.1-8B");
     assert_eq!(untied.parameter_count_untied(), untied.parameter_count());
 }
@@ -74,39 +56,20 @@ fn untied_count_adds_one_lm_head_for_tied_checkpoints_only() {
 fn active_parameters_match_the_published_moe_figures() {
     let within = |got: u64, want: f64, tol: f64| ((got as f64 - want).abs() / want) < tol;
     // Mistral: 12.9B active; Qwen3 model cards: 3.3B and 22B activated.
-    assert!(within(
-        model("Mixtral-8x7B-v0.1").active_parameter_count(),
-        12.9e9,
-        0.01
-    ));
-    assert!(within(
-        model("Qwen3-30B-A3B").active_parameter_count(),
-        3.3e9,
-        0.02
-    ));
-    assert!(within(
-        model("Qwen3-235B-A22B").active_parameter_count(),
-        22.0e9,
-        0.02
-    ));
+    assert!(within(model("Mixtral-8x7B-v0.1").active_parameter_count(), 12.9e9, 0.01));
+    assert!(within(model("Qwen3-30B-A3B").active_parameter_count(), 3.3e9, 0.02));
+    assert!(within(model("Qwen3-235B-A22B").active_parameter_count(), 22.0e9, 0.02));
     // OpenAI counts 3.61B active for gpt-oss-20b without the input embedding.
     let oss = model("openai/gpt-oss-20b");
     let embedding = oss.padded_vocab_size * oss.n_embd;
-    assert!(within(
-        oss.active_parameter_count() - embedding,
-        3.61e9,
-        0.01
-    ));
+    assert!(within(oss.active_parameter_count() - embedding, 3.61e9, 0.01));
     let dense = model("Qwen3-8B");
     assert_eq!(dense.active_parameter_count(), dense.parameter_count());
 }
 
 #[test]
 fn sliding_window_layers_follow_the_pattern() {
-    assert_eq!(
-        model("google/gemma-3-1b-it").sliding_window_layer_count(),
-        22
-    );
+    assert_eq!(model("google/gemma-3-1b-it").sliding_window_layer_count(), 22);
     assert_eq!(model("gemma-2-9b").sliding_window_layer_count(), 21);
     assert_eq!(model("Mistral-7B-v0.1").sliding_window_layer_count(), 32);
     assert_eq!(model("gpt-oss-20b").sliding_window_layer_count(), 12);
@@ -114,11 +77,7 @@ fn sliding_window_layers_follow_the_pattern() {
     for m in all_models() {
         if let Some(pattern) = &m.sliding_window_layers {
             assert_eq!(pattern.len() as u64, m.n_layer, "{}", m.name);
-            assert!(
-                pattern.bytes().all(|b| b == b'0' || b == b'1'),
-                "{}",
-                m.name
-            );
+            assert!(pattern.bytes().all(|b| b == b'0' || b == b'1'), "{}", m.name);
         }
     }
 }
@@ -126,19 +85,11 @@ fn sliding_window_layers_follow_the_pattern() {
 #[test]
 fn entries_are_internally_consistent() {
     for m in all_models() {
-        assert!(
-            m.n_head % m.n_query_groups.max(1) == 0,
-            "{}: groups",
-            m.name
-        );
+        assert!(m.n_head % m.n_query_groups.max(1) == 0, "{}: groups", m.name);
         assert!(m.padded_vocab_size >= m.vocab_size, "{}: vocab", m.name);
         assert_eq!(m.mlp == MlpKind::Moe, m.n_expert > 0, "{}: experts", m.name);
         assert_eq!(m.n_mamba_layers > 0, m.mamba.is_some(), "{}: mamba", m.name);
-        assert!(
-            !m.source.is_empty() && m.source.contains("parameters:"),
-            "{}: source",
-            m.name
-        );
+        assert!(!m.source.is_empty() && m.source.contains("parameters:"), "{}: source", m.name);
     }
 }
 
@@ -151,11 +102,7 @@ fn no_spelling_names_two_entries() {
             let bare = lower.rsplit('/').next().unwrap_or_default().to_string();
             for k in [lower, bare] {
                 let previous = owner.insert(k.clone(), &m.name);
-                assert!(
-                    previous.is_none_or(|p| p == m.name),
-                    "`{k}` names {previous:?} and {}",
-                    m.name
-                );
+                assert!(previous.is_none_or(|p| p == m.name), "`{k}` names {previous:?} and {}", m.name);
             }
         }
     }
@@ -168,21 +115,12 @@ fn resolution_table() {
         ("meta-llama/Llama-3.1-8B-Instruct", "Llama-3.1-8B"),
         ("LLAMA-3.1-8B", "Llama-3.1-8B"),
         ("checkpoints/meta-llama/Llama-3.2-1B", "Llama-3.2-1B"),
-        (
-            "https://huggingface.co/Qwen/Qwen2.5-7B-Instruct/",
-            "Qwen2.5-7B",
-        ),
+        ("https://huggingface.co/Qwen/Qwen2.5-7B-Instruct/", "Qwen2.5-7B"),
         ("unsloth/Llama-3.2-1B-Instruct-bnb-4bit", "Llama-3.2-1B"),
-        (
-            "unsloth/Meta-Llama-3.1-8B-Instruct-unsloth-bnb-4bit",
-            "Llama-3.1-8B",
-        ),
+        ("unsloth/Meta-Llama-3.1-8B-Instruct-unsloth-bnb-4bit", "Llama-3.1-8B"),
         ("unsloth/llama-3-8b-bnb-4bit", "Llama-3-8B"),
         ("unsloth/mistral-7b-v0.3-bnb-4bit", "Mistral-7B-v0.3"),
-        (
-            "unsloth/mistral-7b-instruct-v0.3-bnb-4bit",
-            "Mistral-7B-v0.3",
-        ),
+        ("unsloth/mistral-7b-instruct-v0.3-bnb-4bit", "Mistral-7B-v0.3"),
         ("unsloth/tinyllama-bnb-4bit", "tiny-llama-1.1b"),
         ("TinyLlama/TinyLlama-1.1B-Chat-v1.0", "tiny-llama-1.1b"),
         ("unsloth/gemma-3-1b-it", "Gemma-3-1b-it"),
@@ -197,14 +135,8 @@ fn resolution_table() {
         ("HuggingFaceTB/SmolLM2-360M-Instruct", "SmolLM2-360M"),
         ("ibm-granite/granite-4.0-h-micro", "granite-4.0-h-micro"),
         ("unsloth/granite-4.0-h-tiny", "granite-4.0-h-tiny"),
-        (
-            "deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B",
-            "DeepSeek-R1-Distill-Qwen-1.5B",
-        ),
-        (
-            "deepseek-ai/DeepSeek-R1-Distill-Llama-8B",
-            "R1-Distill-Llama-8B",
-        ),
+        ("deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B", "DeepSeek-R1-Distill-Qwen-1.5B"),
+        ("deepseek-ai/DeepSeek-R1-Distill-Llama-8B", "R1-Distill-Llama-8B"),
         ("openai/gpt-oss-20b", "gpt-oss-20b"),
         ("unsloth/gpt-oss-120b-BF16", "gpt-oss-120b"),
         ("tiiuae/falcon-7b-instruct", "falcon-7b"),
@@ -222,15 +154,7 @@ fn resolution_table() {
 
 #[test]
 fn never_resolves_across_sizes() {
-    for query in [
-        "Llama-3.1-9B",
-        "Qwen2.5-8B",
-        "Qwen3-30B",
-        "gemma-3-2b-it",
-        "pythia-100m",
-        "gpt-oss",
-        "a100",
-    ] {
+    for query in ["Llama-3.1-9B", "Qwen2.5-8B", "Qwen3-30B", "gemma-3-2b-it", "pythia-100m", "gpt-oss", "a100"] {
         assert!(resolve_model(query).is_err(), "{query} resolved");
     }
 }
@@ -239,54 +163,26 @@ fn never_resolves_across_sizes() {
 fn unknown_models_carry_similar_names() {
     let err = resolve_model("meta-llama/Llama-3.1-8C-Instruct").err();
     let suggestions = err.map(|e| e.suggestions).unwrap_or_default();
-    assert!(
-        !suggestions.is_empty() && suggestions.len() <= 3,
-        "{suggestions:?}"
-    );
-    assert!(
-        suggestions.iter().any(|s| model(s).name == "Llama-3.1-8B"),
-        "{suggestions:?}"
-    );
+    assert!(!suggestions.is_empty() && suggestions.len() <= 3, "{suggestions:?}");
+    assert!(suggestions.iter().any(|s| model(s).name == "Llama-3.1-8B"), "{suggestions:?}");
 
-    let err = resolve_model("qwen2.5-8b")
-        .err()
-        .map(|e| e.to_string())
-        .unwrap_or_default();
-    assert!(
-        err.starts_with("unknown model `qwen2.5-8b`; did you mean `"),
-        "{err}"
-    );
+    let err = resolve_model("qwen2.5-8b").err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(err.starts_with("unknown model `qwen2.5-8b`; did you mean `"), "{err}");
 
-    let nothing_alike = resolve_model("zzzz")
-        .err()
-        .map(|e| e.suggestions)
-        .unwrap_or_default();
+    let nothing_alike = resolve_model("zzzz").err().map(|e| e.suggestions).unwrap_or_default();
     assert!(nothing_alike.is_empty(), "{nothing_alike:?}");
 }
 
 #[test]
 fn odd_queries_do_not_panic() {
-    for query in [
-        "",
-        "/",
-        "//",
-        " ",
-        "a/b/c/d/e",
-        "-bnb-4bit",
-        "-instruct",
-        "ö/ü",
-        "\u{0}",
-    ] {
+    for query in ["", "/", "//", " ", "a/b/c/d/e", "-bnb-4bit", "-instruct", "ö/ü", "\u{0}"] {
         let _ = resolve_model(query);
     }
 }
 
 #[test]
 fn ground_truth_architectures_resolve_to_the_same_facts() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../shared/ground-truth/architectures.json"
-    );
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/ground-truth/architectures.json");
     let Ok(text) = std::fs::read_to_string(path) else {
         eprintln!("notice: {path} absent, skipping");
         return;
@@ -317,10 +213,7 @@ fn ground_truth_architectures_resolve_to_the_same_facts() {
             assert_eq!(arch.tie_word_embeddings, tied, "{hf_id}: tie");
         }
         if let Some(pattern) = entry["sliding_window_indices"].as_str() {
-            let ours = arch
-                .sliding_window_layers
-                .clone()
-                .unwrap_or_else(|| "1".repeat(arch.n_layer as usize));
+            let ours = arch.sliding_window_layers.clone().unwrap_or_else(|| "1".repeat(arch.n_layer as usize));
             assert_eq!(ours, pattern, "{hf_id}: sliding window layers");
         }
     }

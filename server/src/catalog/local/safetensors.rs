@@ -1,0 +1,137 @@
+//! Safetensors headers: the 8-byte little-endian length, then a JSON object mapping each
+//! tensor name to `{dtype, shape, data_offsets}`. Only the header is read.
+
+use super::{read_small, LocalModelError};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// Headers (and `model.safetensors.index.json`) larger than this are refused.
+pub(super) const MAX_HEADER_BYTES: u64 = 100_000_000;
+/// Shard files read at most (the largest public checkpoints have a few hundred).
+const MAX_FILES: usize = 4096;
+
+/// What the headers of a checkpoint's safetensors files say.
+#[derive(Debug, Default, PartialEq)]
+pub(super) struct Summary {
+    pub files: usize,
+    pub tensors: usize,
+    /// Sum of the element counts of every tensor.
+    pub parameters: u64,
+    /// Elements per dtype (`BF16`, `F32`, `U8`, ...).
+    pub elements_by_dtype: BTreeMap<String, u64>,
+    /// Whether every tensor is floating point (packed quantized weights are not).
+    pub float_only: bool,
+    /// Whether a separate output head (`lm_head.weight`, `embed_out.weight`) is stored.
+    pub has_output_head: bool,
+}
+
+impl Summary {
+    /// The dtype holding the most elements.
+    pub fn dominant_dtype(&self) -> Option<String> {
+        self.elements_by_dtype.iter().max_by_key(|(_, n)| **n).map(|(dtype, _)| dtype.clone())
+    }
+
+    fn add(&mut self, name: &str, dtype: &str, elements: u64) {
+        self.tensors += 1;
+        self.parameters = self.parameters.saturating_add(elements);
+        let entry = self.elements_by_dtype.entry(dtype.to_string()).or_default();
+        *entry = entry.saturating_add(elements);
+        self.float_only &= dtype.starts_with('F') || dtype == "BF16";
+        self.has_output_head |= ["lm_head.weight", "embed_out.weight"].iter().any(|head| name.ends_with(head));
+    }
+}
+
+/// Summarizes the checkpoint in `dir`; `None` when it has no safetensors files.
+pub(super) fn summarize(dir: &Path) -> Result<Option<Summary>, LocalModelError> {
+    let files = shard_files(dir)?;
+    if files.is_empty() {
+        return Ok(None);
+    }
+    let mut summary = Summary { float_only: true, ..Summary::default() };
+    for file in &files {
+        for (name, tensor) in read_header(file)? {
+            let (dtype, elements) = tensor_facts(&tensor).ok_or_else(|| LocalModelError::Malformed {
+                path: file.clone(),
+                message: format!("tensor `{name}` has no dtype or shape"),
+            })?;
+            summary.add(&name, dtype, elements);
+        }
+        summary.files += 1;
+    }
+    Ok(Some(summary))
+}
+
+/// The shards named by `model.safetensors.index.json`, else every `*.safetensors` file.
+fn shard_files(dir: &Path) -> Result<Vec<PathBuf>, LocalModelError> {
+    let index = dir.join("model.safetensors.index.json");
+    let mut names: Vec<String> = if index.is_file() {
+        let text = read_small(&index, MAX_HEADER_BYTES)?;
+        let json: Value = serde_json::from_str(&text).map_err(|e| malformed(&index, e))?;
+        let map = json.get("weight_map").and_then(Value::as_object).ok_or_else(|| LocalModelError::Malformed {
+            path: index.clone(),
+            message: "no `weight_map` object".to_string(),
+        })?;
+        map.values().filter_map(Value::as_str).map(str::to_string).collect()
+    } else {
+        let entries = std::fs::read_dir(dir)
+            .map_err(|e| LocalModelError::Io { path: dir.to_path_buf(), message: e.to_string() })?;
+        entries
+            .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+            .filter(|name| name.ends_with(".safetensors"))
+            .collect()
+    };
+    names.sort();
+    names.dedup();
+    // Shards must be plain file names inside `dir`, never paths out of it.
+    if let Some(bad) = names.iter().find(|n| n.contains(['/', '\\']) || *n == ".." || n.is_empty()) {
+        return Err(LocalModelError::Malformed {
+            path: index,
+            message: format!("shard name `{bad}` is not a file name"),
+        });
+    }
+    if names.len() > MAX_FILES {
+        return Err(LocalModelError::Malformed {
+            path: dir.to_path_buf(),
+            message: format!("{} safetensors files, more than the {MAX_FILES} read", names.len()),
+        });
+    }
+    Ok(names.into_iter().map(|n| dir.join(n)).collect())
+}
+
+/// Reads and parses the JSON header of one safetensors file, without its `__metadata__`.
+pub(super) fn read_header(path: &Path) -> Result<Vec<(String, Value)>, LocalModelError> {
+    let io = |e: std::io::Error| LocalModelError::Io { path: path.to_path_buf(), message: e.to_string() };
+    let mut file = File::open(path).map_err(io)?;
+    let file_len = file.metadata().map_err(io)?.len();
+    let mut len_bytes = [0u8; 8];
+    file.read_exact(&mut len_bytes).map_err(io)?;
+    let header_len = u64::from_le_bytes(len_bytes);
+    if header_len > MAX_HEADER_BYTES || header_len > file_len.saturating_sub(8) {
+        return Err(LocalModelError::Malformed {
+            path: path.to_path_buf(),
+            message: format!("header length {header_len} exceeds the file or the {MAX_HEADER_BYTES}-byte limit"),
+        });
+    }
+    let mut header = Vec::new();
+    file.take(header_len).read_to_end(&mut header).map_err(io)?;
+    let json: Value = serde_json::from_slice(&header).map_err(|e| malformed(path, e))?;
+    let Value::Object(map) = json else {
+        return Err(LocalModelError::Malformed { path: path.to_path_buf(), message: "header is not an object".into() });
+    };
+    Ok(map.into_iter().filter(|(name, _)| name != "__metadata__").collect())
+}
+
+/// Dtype and element count of one header entry.
+fn tensor_facts(tensor: &Value) -> Option<(&str, u64)> {
+    let dtype = tensor.get("dtype")?.as_str()?;
+    let shape = tensor.get("shape")?.as_array()?;
+    let elements = shape.iter().try_fold(1u64, |acc, dim| Some(acc.saturating_mul(dim.as_u64()?)))?;
+    Some((dtype, elements))
+}
+
+fn malformed(path: &Path, e: serde_json::Error) -> LocalModelError {
+    LocalModelError::Malformed { path: path.to_path_buf(), message: e.to_string() }
+}

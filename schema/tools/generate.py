@@ -181,8 +181,9 @@ def merge(old: dict, new: dict) -> dict:
             if key in old and key not in new:
                 new[key] = old[key]
     new.pop("x-keep-type", None)
-    for key in ("description", "x-source"):
-        if key not in new and key in old:
+    refinement = "description" not in new
+    for key in ("description", "x-source", "x-additional"):
+        if key in old and (key not in new or (refinement and key == "x-source")):
             new[key] = old[key]
     if "properties" in old and "properties" not in new:
         for key in ("properties", "additionalProperties"):

@@ -9,6 +9,17 @@
 mod duplicate_key;
 pub mod unreadable_input;
 mod yaml_syntax;
+mod litgpt_quantize_mixed_precision;
+mod litgpt_quantize_multi_device;
+mod litgpt_quantize_optimizer;
+mod litgpt_batch_arithmetic;
+mod litgpt_batch_rounding;
+mod litgpt_validate_args;
+mod litgpt_warmup_zero;
+mod litgpt_warmup_fraction_and_steps;
+mod litgpt_devices_invalid;
+mod litgpt_quantize_precision_unsupported;
+mod support;
 
 use crate::diagnostic::{Diagnostic, Fix, Related, Severity};
 use crate::format::Format;
@@ -144,6 +155,16 @@ pub static RULES: &[Rule] = &[
     rule!(yaml_syntax, "OOM001", "yaml-syntax", Syntax, Error, None),
     rule!(duplicate_key, "OOM002", "duplicate-key", Syntax, Warning, None),
     rule!(unreadable_input, "OOM006", "unreadable-input", Syntax, Error, None),
+    rule!(litgpt_quantize_mixed_precision, "OOM101", "litgpt-quantize-mixed-precision", Framework, Error, Always),
+    rule!(litgpt_quantize_multi_device, "OOM102", "litgpt-quantize-multi-device", Framework, Error, Always),
+    rule!(litgpt_quantize_optimizer, "OOM103", "litgpt-quantize-optimizer", Framework, Error, Sometimes),
+    rule!(litgpt_batch_arithmetic, "OOM104", "litgpt-batch-arithmetic", Framework, Error, None),
+    rule!(litgpt_batch_rounding, "OOM105", "litgpt-batch-rounding", Framework, Warning, Always),
+    rule!(litgpt_validate_args, "OOM106", "litgpt-validate-args", Framework, Error, Sometimes),
+    rule!(litgpt_warmup_zero, "OOM107", "litgpt-warmup-zero", Framework, Error, Always),
+    rule!(litgpt_warmup_fraction_and_steps, "OOM108", "litgpt-warmup-fraction-and-steps", Framework, Error, Sometimes),
+    rule!(litgpt_devices_invalid, "OOM109", "litgpt-devices-invalid", Framework, Error, None),
+    rule!(litgpt_quantize_precision_unsupported, "OOM110", "litgpt-quantize-precision-unsupported", Framework, Error, Sometimes),
 ];
 
 /// Finds a rule by code (`OOM101`, case-insensitive) or name (`yaml-syntax`).

@@ -1,0 +1,63 @@
+//! ## What it does
+//! Reports LitGPT batch settings whose per-rank batch or gradient-accumulation count
+//! comes out as zero: `global_batch_size // (devices * num_nodes)` is 0, or that
+//! divided by `micro_batch_size` is 0.
+//!
+//! ## Why
+//! `TrainArgs.batch_size` and `TrainArgs.gradient_accumulation_iters` both
+//! `assert … > 0`, so the run dies with a bare `AssertionError` (no message) after the
+//! model and data are loaded.
+//!
+//! ## Example
+//! ```yaml
+//! devices: 4
+//! train:
+//!   global_batch_size: 8
+//!   micro_batch_size: 4    # error: 8 // 4 devices = 2 per rank, 2 // 4 = 0
+//! ```
+//!
+//! ## Fix
+//! Raise `global_batch_size` to at least `micro_batch_size * devices * num_nodes`, or
+//! lower `micro_batch_size`. No automatic fix: which of the two to change is a
+//! training decision.
+//!
+//! ## Source
+//! LitGPT `litgpt/args.py` (`TrainArgs.batch_size`, `TrainArgs.gradient_accumulation_iters`:
+//! `assert batch_size > 0`, `assert gradient_accumulation_iters > 0`).
+
+use super::support;
+use super::{Context, Reporter};
+
+pub fn check(ctx: &Context, out: &mut Reporter) {
+    if !support::is_litgpt(ctx.format) {
+        return;
+    }
+    let Some(r) = support::reader(ctx) else { return };
+    let batch = support::litgpt_batch(ctx.format, &r);
+    let Some(world) = batch.world else { return };
+    let per_rank = batch.global / world.max(1);
+    let accumulation = per_rank.checked_div(batch.micro);
+    if per_rank > 0 && accumulation.is_some_and(|a| a > 0) {
+        return;
+    }
+    let message = if per_rank == 0 {
+        format!("global_batch_size {} // {world} ranks = 0 samples per rank: LitGPT fails `assert batch_size > 0` (litgpt/args.py)", batch.global)
+    } else {
+        format!(
+            "{per_rank} samples per rank // micro_batch_size {} = 0 accumulation steps: LitGPT fails `assert gradient_accumulation_iters > 0` (litgpt/args.py); global_batch_size must be at least micro_batch_size x devices x num_nodes = {}",
+            batch.micro,
+            batch.micro.saturating_mul(world)
+        )
+    };
+    let span = support::anchor(&r, &["train.global_batch_size", "train.micro_batch_size"]);
+    let diagnostic = out.report(span, message);
+    for (path, note) in [
+        ("train.micro_batch_size", "micro batch set here"),
+        ("devices", "devices set here"),
+        ("num_nodes", "nodes set here"),
+    ] {
+        if let Some(key) = support::key_of(&r, path).filter(|k| *k != span) {
+            diagnostic.with_related(key, note);
+        }
+    }
+}

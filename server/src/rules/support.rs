@@ -1,0 +1,151 @@
+//! Shared helpers for the framework rules: reading the document, placing findings,
+//! building minimal value edits, and the framework version each rule assumes.
+
+use super::Context;
+use crate::diagnostic::{Applicability, Edit, Fix};
+use crate::format::{Format, Reader};
+use crate::span::Span;
+use crate::syntax::{Entry, ScalarKind};
+
+/// The root mapping as a [`Reader`], when the document has one.
+pub fn reader<'a>(ctx: &Context<'a>) -> Option<Reader<'a>> {
+    ctx.document.root_mapping().map(Reader::new)
+}
+
+/// TRL CLI configs (flat YAML over TrainingArguments + the TRL config + ModelConfig).
+pub fn is_trl(format: Format) -> bool {
+    matches!(format, Format::TrlSft | Format::TrlDpo | Format::TrlGrpo)
+}
+
+/// Formats whose keys are `TrainingArguments` fields at the top level.
+pub fn has_training_arguments(format: Format) -> bool {
+    is_trl(format) || matches!(format, Format::Transformers | Format::Llamafactory)
+}
+
+pub fn is_litgpt(format: Format) -> bool {
+    matches!(
+        format,
+        Format::LitgptLora
+            | Format::LitgptAdapter
+            | Format::LitgptAdapterV2
+            | Format::LitgptFull
+            | Format::LitgptPretrain
+    )
+}
+
+/// LitGPT scripts that accept `quantize` (`finetune/lora.py`, `adapter.py`, `adapter_v2.py`).
+pub fn litgpt_quantizes(format: Format) -> bool {
+    matches!(format, Format::LitgptLora | Format::LitgptAdapter | Format::LitgptAdapterV2)
+}
+
+/// The span to report a finding on: the key of the first present path, else the key of
+/// the nearest present ancestor of the first path, else the document start.
+pub fn anchor(r: &Reader, paths: &[&str]) -> Span {
+    if let Some(entry) = paths.iter().find_map(|p| r.entry(p)) {
+        return entry.key_span;
+    }
+    let mut path = paths.first().copied().unwrap_or_default();
+    while let Some((parent, _)) = path.rsplit_once('.') {
+        if let Some(entry) = r.entry(parent) {
+            return entry.key_span;
+        }
+        path = parent;
+    }
+    Span::empty(0)
+}
+
+/// The key span of an entry that is present.
+pub fn key_of(r: &Reader, path: &str) -> Option<Span> {
+    r.entry(path).map(|e| e.key_span)
+}
+
+/// Whether the scalar at `path` is present and not null.
+pub fn is_set(r: &Reader, path: &str) -> bool {
+    r.entry(path).is_some_and(|e| e.value.as_scalar().is_none_or(|s| !s.is_null()))
+}
+
+/// The scalar text at `path` (not null).
+pub fn text<'a>(r: &Reader<'a>, path: &str) -> Option<&'a str> {
+    let scalar = r.entry(path)?.value.as_scalar()?;
+    (!scalar.is_null()).then_some(scalar.text.as_str())
+}
+
+/// A truthy value as Python sees it: a true boolean, a non-zero number, a non-empty
+/// string other than the boolean words `false`/`no`/`off`/`0` (which CLI-style parsers
+/// turn into False), or any list or mapping.
+pub fn truthy(entry: &Entry) -> bool {
+    match entry.value.as_scalar() {
+        Some(s) => match s.kind {
+            ScalarKind::Bool(b) => b,
+            ScalarKind::Int(i) => i != 0,
+            ScalarKind::Float(f) => f != 0.0,
+            ScalarKind::BigInt => true,
+            ScalarKind::Null => false,
+            ScalarKind::Str => {
+                !s.text.is_empty() && !matches!(s.text.to_ascii_lowercase().as_str(), "false" | "no" | "off" | "0")
+            }
+        },
+        None => true,
+    }
+}
+
+/// Whether the entry at `path` is present and truthy.
+pub fn flag(r: &Reader, path: &str) -> bool {
+    r.entry(path).is_some_and(truthy)
+}
+
+/// A fix that replaces the value of `entry` (only the value's bytes; a quoted value
+/// keeps its quotes' place, so comments and layout survive).
+/// An empty value (`key:`) gets a leading space so `key: value` stays a mapping entry.
+pub fn set_value(entry: &Entry, content: &str, title: impl Into<String>, applicability: Applicability) -> Fix {
+    let content = if entry.value.span.is_empty() { format!(" {content}") } else { content.to_string() };
+    Fix { title: title.into(), applicability, edits: vec![Edit::replace(entry.value.span, content)] }
+}
+
+/// A framework version as (major, minor, patch).
+pub type Version = (u32, u32, u32);
+
+/// The newest versions the rules know (formats.md §0 snapshots).
+pub const TRL_NEWEST: Version = (1, 10, 0);
+
+/// The TRL version the rules assume: the one pinned near the config when known, else
+/// the newest. (Wired to `Context` versions by the project configuration.)
+pub fn trl_version(_ctx: &Context) -> Version {
+    TRL_NEWEST
+}
+
+/// Whether the assumed TRL version is at least `min`.
+pub fn trl_at_least(ctx: &Context, min: Version) -> bool {
+    trl_version(ctx) >= min
+}
+
+/// The start of the line holding `key` when the key begins that line (a top-level
+/// block key), so a sibling `key: value` line can be inserted there.
+pub fn top_level_line_start(text: &str, key: Span) -> Option<usize> {
+    let line_start = text.get(..key.start)?.rfind('\n').map_or(0, |n| n + 1);
+    (line_start == key.start).then_some(line_start)
+}
+
+/// LitGPT batch settings with the script's defaults (`litgpt/finetune/*.py`,
+/// `litgpt/pretrain.py` `setup`), and the world size when the file fixes it.
+pub struct LitgptBatch {
+    pub global: u64,
+    pub micro: u64,
+    /// `devices * num_nodes`; None with `devices: auto`/-1 (every visible GPU).
+    pub world: Option<u64>,
+}
+
+pub fn litgpt_batch(format: Format, r: &Reader) -> LitgptBatch {
+    let pretrain = format == Format::LitgptPretrain;
+    let (global_default, micro_default) = if pretrain { (512, 4) } else { (16, 1) };
+    let global = r.u64("train.global_batch_size").map_or(global_default, |g| g.value);
+    let micro = r.u64("train.micro_batch_size").map_or(micro_default, |m| m.value);
+    let devices = match r.i64("devices") {
+        Some(d) if d.value > 0 => u64::try_from(d.value).ok(),
+        Some(_) => None,
+        None if r.has("devices") || pretrain => None,
+        None => Some(1),
+    };
+    let nodes = r.u64("num_nodes").map_or(1, |n| n.value.max(1));
+    LitgptBatch { global, micro, world: devices.map(|d| d.saturating_mul(nodes)) }
+}

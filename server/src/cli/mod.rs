@@ -3,6 +3,7 @@
 mod check;
 mod plan;
 mod rules;
+mod server;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -30,6 +31,8 @@ enum Command {
         /// Rule code (OOM101) or name (litgpt-quantize-mixed-precision).
         rule: String,
     },
+    /// Run the language server over stdio (diagnostics, hovers, fixes, completion).
+    Server(server::ServerArgs),
 }
 
 /// Writes to stdout; a closed pipe (`oomlint … | head`) is not an error.
@@ -58,5 +61,6 @@ pub fn main() -> ExitCode {
         Command::Plan(args) => plan::run(&args),
         Command::Rules => rules::list(),
         Command::Rule { rule } => rules::show(&rule),
+        Command::Server(args) => server::run(&args),
     }
 }

@@ -1,0 +1,3 @@
+//! didChange → publishDiagnostics latency of `oomlint server` (written next).
+
+fn main() {}

@@ -1,0 +1,73 @@
+//! Completion in YAML configs: the keys the schema allows at the cursor's path (minus
+//! those already present), and the values of enums and booleans, with documentation.
+
+use super::convert::Positions;
+use super::docs::{property_markdown, spell};
+use super::locate::{yaml_context, Writing};
+use super::state::OpenDocument;
+use crate::format::Format;
+use crate::schema::{properties_at, property_doc, PropertyDoc};
+use crate::syntax::Language;
+use serde_json::Value;
+use tower_lsp_server::ls_types::{
+    CompletionItem, CompletionItemKind, CompletionTextEdit, Documentation, MarkupContent, MarkupKind, TextEdit,
+};
+
+pub fn complete(document: &OpenDocument, positions: &Positions, offset: usize) -> Vec<CompletionItem> {
+    let analysis = &document.analysis;
+    if analysis.document.language != Language::Yaml || analysis.format == Format::Unknown {
+        return Vec::new();
+    }
+    let Some(context) = yaml_context(&analysis.text, offset) else { return Vec::new() };
+    let path: Vec<&str> = context.path.iter().map(String::as_str).collect();
+    match context.writing {
+        Writing::Key { prefix } => properties_at(analysis.format, &path)
+            .into_iter()
+            .filter(|p| !p.deprecated && !context.siblings.contains(&p.name))
+            .map(|p| {
+                let edit = TextEdit::new(positions.range(prefix), format!("{}: ", p.name));
+                item(&p, p.name.clone(), CompletionItemKind::PROPERTY, edit)
+            })
+            .collect(),
+        Writing::Value { key, prefix } => {
+            let mut key_path = path;
+            key_path.push(&key);
+            let Some(doc) = property_doc(analysis.format, &key_path) else { return Vec::new() };
+            values(&doc)
+                .into_iter()
+                .map(|value| {
+                    let text = spell(&value);
+                    let edit = TextEdit::new(positions.range(prefix), text.clone());
+                    item(&doc, text, CompletionItemKind::VALUE, edit)
+                })
+                .collect()
+        }
+    }
+}
+
+/// The enum's values; `true`/`false` for a boolean (known from its default).
+fn values(doc: &PropertyDoc) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    for value in &doc.enum_values {
+        if !out.contains(value) {
+            out.push(value.clone());
+        }
+    }
+    if out.is_empty() && doc.default.as_ref().is_some_and(Value::is_boolean) {
+        out = vec![Value::Bool(true), Value::Bool(false)];
+    }
+    out
+}
+
+fn item(doc: &PropertyDoc, label: String, kind: CompletionItemKind, edit: TextEdit) -> CompletionItem {
+    let markdown = property_markdown(doc);
+    CompletionItem {
+        label,
+        kind: Some(kind),
+        detail: doc.default.as_ref().map(|d| format!("default: {}", spell(d))),
+        documentation: (!markdown.is_empty())
+            .then(|| Documentation::MarkupContent(MarkupContent { kind: MarkupKind::Markdown, value: markdown })),
+        text_edit: Some(CompletionTextEdit::Edit(edit)),
+        ..CompletionItem::default()
+    }
+}

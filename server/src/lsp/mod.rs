@@ -1,0 +1,241 @@
+//! `oomlint server`: the language server, over stdio, on tower-lsp-server.
+//!
+//! A thin layer over the analysis core: every open document is analysed on open and on
+//! every change (before the handler's first `.await`, under one lock, so edits are never
+//! reordered) and its findings are published with the document's version. Hovers, code
+//! actions, completion and the summary code lens read the stored analysis; nothing is
+//! linted twice for one version.
+
+mod actions;
+mod breakdown;
+mod completion;
+mod convert;
+mod diagnostics;
+mod docs;
+mod hover;
+mod locate;
+mod options;
+mod state;
+
+use convert::Encoding;
+use options::ClientOptions;
+use serde_json::{json, Value};
+use state::State;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use tower_lsp_server::jsonrpc::Result;
+use tower_lsp_server::ls_types::*;
+use tower_lsp_server::{Client, LanguageServer, LspService, Server};
+
+/// The command a summary code lens runs; also callable as `workspace/executeCommand`
+/// with the document URI, answering the estimate as Markdown and JSON.
+pub const SHOW_ESTIMATE: &str = "oomlint.showEstimate";
+
+pub struct Backend {
+    client: Client,
+    state: Mutex<State>,
+    /// A message for the user, held until the client is initialized.
+    pending_message: Mutex<Option<String>>,
+    /// Set by `shutdown`; read after `exit` for the exit status.
+    shut_down: Arc<AtomicBool>,
+}
+
+impl Backend {
+    fn new(client: Client, shut_down: Arc<AtomicBool>) -> Self {
+        Self { client, state: Mutex::new(State::default()), pending_message: Mutex::new(None), shut_down }
+    }
+
+    /// The state; a handler that panicked while holding it does not poison the session.
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Publishes the current findings of `uri` (the latest version, whichever handler asks).
+    async fn publish(&self, uri: Uri) {
+        let current = self.state().get(&uri).map(|d| (d.diagnostics.clone(), d.version));
+        match current {
+            Some((diagnostics, version)) => self.client.publish_diagnostics(uri, diagnostics, Some(version)).await,
+            None => self.client.publish_diagnostics(uri, Vec::new(), None).await,
+        }
+    }
+
+    fn configure(&self, settings: Option<&Value>) -> Option<String> {
+        self.state().configure(ClientOptions::from_json(settings))
+    }
+}
+
+impl LanguageServer for Backend {
+    async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
+        let encoding = Encoding::negotiate(&params.capabilities);
+        self.state().encoding = Some(encoding);
+        *self.pending_message.lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
+            self.configure(params.initialization_options.as_ref());
+        Ok(InitializeResult {
+            capabilities: capabilities(encoding),
+            server_info: Some(ServerInfo { name: "oomlint".into(), version: Some(env!("CARGO_PKG_VERSION").into()) }),
+            offset_encoding: None,
+        })
+    }
+
+    async fn initialized(&self, _: InitializedParams) {
+        let message = self.pending_message.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+        if let Some(message) = message {
+            self.client.show_message(MessageType::WARNING, message).await;
+        }
+    }
+
+    async fn shutdown(&self) -> Result<()> {
+        self.shut_down.store(true, Ordering::SeqCst);
+        Ok(())
+    }
+
+    async fn did_open(&self, params: DidOpenTextDocumentParams) {
+        let document = params.text_document;
+        self.state().open(document.uri.clone(), document.version, document.text);
+        self.publish(document.uri).await;
+    }
+
+    async fn did_change(&self, params: DidChangeTextDocumentParams) {
+        let document = params.text_document;
+        let known = self.state().change(&document.uri, document.version, params.content_changes).is_some();
+        if known {
+            self.publish(document.uri).await;
+        }
+    }
+
+    async fn did_close(&self, params: DidCloseTextDocumentParams) {
+        let uri = params.text_document.uri;
+        if self.state().close(&uri) {
+            self.publish(uri).await;
+        }
+    }
+
+    async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
+        let message = self.configure(Some(&params.settings));
+        let uris = self.state().uris();
+        if let Some(message) = message {
+            self.client.show_message(MessageType::WARNING, message).await;
+        }
+        for uri in uris {
+            self.publish(uri).await;
+        }
+        let _ = self.client.code_lens_refresh().await;
+    }
+
+    async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
+        let at = params.text_document_position_params;
+        let state = self.state();
+        let Some(document) = state.get(&at.text_document.uri) else { return Ok(None) };
+        let positions = document.positions(state.encoding());
+        let offset = positions.offset(at.position);
+        let found = hover::hover(document, offset, &state.analysis_options(), state.options.headroom);
+        Ok(found.map(|(markdown, span)| Hover {
+            contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value: markdown }),
+            range: Some(positions.range(span)),
+        }))
+    }
+
+    async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
+        let state = self.state();
+        let Some(document) = state.get(&params.text_document.uri) else { return Ok(None) };
+        let positions = document.positions(state.encoding());
+        let actions = actions::code_actions(document, &positions, params.range, &params.context);
+        Ok(Some(actions))
+    }
+
+    async fn completion(&self, params: CompletionParams) -> Result<Option<CompletionResponse>> {
+        let at = params.text_document_position;
+        let state = self.state();
+        let Some(document) = state.get(&at.text_document.uri) else { return Ok(None) };
+        let positions = document.positions(state.encoding());
+        let items = completion::complete(document, &positions, positions.offset(at.position));
+        Ok(Some(CompletionResponse::Array(items)))
+    }
+
+    async fn code_lens(&self, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
+        let state = self.state();
+        let Some(document) = state.get(&params.text_document.uri) else { return Ok(None) };
+        let Some(estimate) = &document.analysis.estimate else { return Ok(Some(Vec::new())) };
+        let title = breakdown::summary(estimate, document.analysis.gpu.as_ref(), state.options.headroom);
+        Ok(Some(vec![CodeLens {
+            range: Range::default(),
+            command: Some(Command {
+                title,
+                command: SHOW_ESTIMATE.into(),
+                arguments: Some(vec![json!(document.uri.as_str())]),
+            }),
+            data: None,
+        }]))
+    }
+
+    async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LSPAny>> {
+        if params.command != SHOW_ESTIMATE {
+            return Err(tower_lsp_server::jsonrpc::Error::invalid_params(format!(
+                "unknown command {}",
+                params.command
+            )));
+        }
+        let uri = params.arguments.first().and_then(Value::as_str).and_then(|s| s.parse::<Uri>().ok());
+        let Some(uri) = uri else {
+            return Err(tower_lsp_server::jsonrpc::Error::invalid_params("expected the document URI"));
+        };
+        let state = self.state();
+        let Some(document) = state.get(&uri) else { return Ok(None) };
+        let analysis = &document.analysis;
+        Ok(analysis.estimate.as_ref().map(|estimate| {
+            json!({
+                "summary": breakdown::summary(estimate, analysis.gpu.as_ref(), state.options.headroom),
+                "markdown": breakdown::markdown(estimate, analysis.gpu.as_ref(), state.options.headroom),
+                "estimate": estimate,
+            })
+        }))
+    }
+}
+
+fn capabilities(encoding: Encoding) -> ServerCapabilities {
+    ServerCapabilities {
+        position_encoding: Some(encoding.kind()),
+        text_document_sync: Some(TextDocumentSyncCapability::Options(TextDocumentSyncOptions {
+            open_close: Some(true),
+            change: Some(TextDocumentSyncKind::INCREMENTAL),
+            ..TextDocumentSyncOptions::default()
+        })),
+        hover_provider: Some(HoverProviderCapability::Simple(true)),
+        completion_provider: Some(CompletionOptions::default()),
+        code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
+            code_action_kinds: Some(vec![
+                CodeActionKind::QUICKFIX,
+                CodeActionKind::REFACTOR_REWRITE,
+                actions::fix_all_kind(),
+            ]),
+            ..CodeActionOptions::default()
+        })),
+        code_lens_provider: Some(CodeLensOptions { resolve_provider: Some(false) }),
+        execute_command_provider: Some(ExecuteCommandOptions {
+            commands: vec![SHOW_ESTIMATE.into()],
+            ..ExecuteCommandOptions::default()
+        }),
+        ..ServerCapabilities::default()
+    }
+}
+
+/// Serves LSP over stdin/stdout until `exit` (or the input closes). Exits 0 after a
+/// `shutdown` request, 1 otherwise, as the protocol asks.
+pub fn run_stdio() -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_current_thread().build() {
+        Ok(runtime) => runtime,
+        Err(e) => return crate::cli::usage_error(format!("cannot start the server runtime: {e}")),
+    };
+    runtime.block_on(async {
+        let shut_down = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&shut_down);
+        let (service, socket) = LspService::new(move |client| Backend::new(client, flag));
+        Server::new(tokio::io::stdin(), tokio::io::stdout(), socket).serve(service).await;
+        if shut_down.load(Ordering::SeqCst) {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        }
+    })
+}

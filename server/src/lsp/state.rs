@@ -1,0 +1,122 @@
+//! The server's state: open documents with their analysis, and the settings.
+//!
+//! Handlers mutate it synchronously under one `std::sync::Mutex` before their first
+//! `.await`, so concurrent notifications cannot reorder edits; every analysis is stamped
+//! with the version it was computed for.
+
+use super::convert::{uri_to_path, Encoding, Positions};
+use super::diagnostics;
+use super::options::{resolve_gpu_setting, ClientOptions};
+use crate::analysis::{analyze_text, Analysis, Options};
+use crate::catalog::Gpu;
+use std::collections::HashMap;
+use tower_lsp_server::ls_types::{self as lsp, TextDocumentContentChangeEvent, Uri};
+
+/// One open document and what oomlint knows about it.
+pub struct OpenDocument {
+    pub uri: Uri,
+    pub version: i32,
+    pub analysis: Analysis,
+    /// The findings as published (after `select`/`ignore`).
+    pub diagnostics: Vec<lsp::Diagnostic>,
+}
+
+impl OpenDocument {
+    pub fn positions(&self, encoding: Encoding) -> Positions<'_> {
+        Positions { text: &self.analysis.text, index: &self.analysis.line_index, encoding }
+    }
+}
+
+#[derive(Default)]
+pub struct State {
+    pub encoding: Option<Encoding>,
+    pub options: ClientOptions,
+    /// The GPU `options.gpu` names, or why it names none.
+    pub gpu: Option<Result<Gpu, String>>,
+    documents: HashMap<String, OpenDocument>,
+}
+
+impl State {
+    pub fn encoding(&self) -> Encoding {
+        self.encoding.unwrap_or(Encoding::Utf16)
+    }
+
+    /// Applies new settings; returns a message when the GPU setting names no GPU.
+    pub fn configure(&mut self, options: ClientOptions) -> Option<String> {
+        self.gpu = options.gpu.as_deref().map(resolve_gpu_setting);
+        self.options = options;
+        for uri in self.documents.keys().cloned().collect::<Vec<_>>() {
+            self.reanalyze(&uri);
+        }
+        match &self.gpu {
+            Some(Err(why)) => Some(format!("oomlint: {why}; memory is estimated without a GPU")),
+            _ => None,
+        }
+    }
+
+    pub fn analysis_options(&self) -> Options {
+        Options { gpu: self.gpu.as_ref().and_then(|g| g.as_ref().ok()).cloned(), ..Options::default() }
+    }
+
+    pub fn get(&self, uri: &Uri) -> Option<&OpenDocument> {
+        self.documents.get(uri.as_str())
+    }
+
+    pub fn uris(&self) -> Vec<Uri> {
+        self.documents.values().map(|d| d.uri.clone()).collect()
+    }
+
+    pub fn open(&mut self, uri: Uri, version: i32, text: String) -> &OpenDocument {
+        let document = self.analyze(uri, version, text);
+        let key = document.uri.as_str().to_string();
+        self.documents.insert(key.clone(), document);
+        &self.documents[&key]
+    }
+
+    /// Applies changes in order (whole-text or ranged); ranges out of bounds clamp.
+    /// Returns `None` for a document that is not open.
+    pub fn change(
+        &mut self,
+        uri: &Uri,
+        version: i32,
+        changes: Vec<TextDocumentContentChangeEvent>,
+    ) -> Option<&OpenDocument> {
+        let encoding = self.encoding();
+        let document = self.documents.remove(uri.as_str())?;
+        let mut text = document.analysis.text;
+        for change in changes {
+            match change.range {
+                None => text = change.text,
+                Some(range) => {
+                    let index = crate::span::LineIndex::new(&text);
+                    let span = Positions { text: &text, index: &index, encoding }.span(range);
+                    text.replace_range(span.start..span.end, &change.text);
+                }
+            }
+        }
+        Some(self.open(document.uri, version, text))
+    }
+
+    pub fn close(&mut self, uri: &Uri) -> bool {
+        self.documents.remove(uri.as_str()).is_some()
+    }
+
+    fn reanalyze(&mut self, key: &str) {
+        if let Some(document) = self.documents.remove(key) {
+            let fresh = self.analyze(document.uri, document.version, document.analysis.text);
+            self.documents.insert(key.to_string(), fresh);
+        }
+    }
+
+    fn analyze(&self, uri: Uri, version: i32, text: String) -> OpenDocument {
+        let analysis = analyze_text(&uri_to_path(&uri), text, &self.analysis_options());
+        let positions = Positions { text: &analysis.text, index: &analysis.line_index, encoding: self.encoding() };
+        let diagnostics = analysis
+            .diagnostics
+            .iter()
+            .filter(|d| self.options.reports(d))
+            .map(|d| diagnostics::to_lsp(d, &uri, &positions))
+            .collect();
+        OpenDocument { uri, version, analysis, diagnostics }
+    }
+}

@@ -1,6 +1,11 @@
 //! The `oomlint` command line: a thin leaf over the analysis core.
 
 mod check;
+mod estimate;
+mod explain;
+mod gpu;
+mod gpus;
+mod levers;
 mod plan;
 mod rules;
 mod server;
@@ -22,6 +27,12 @@ struct Cli {
 enum Command {
     /// Check config files or directories (walked recursively, honouring .gitignore).
     Check(check::CheckArgs),
+    /// Estimate the peak GPU memory of one config, per component, with levers.
+    Estimate(estimate::EstimateArgs),
+    /// Explain a PyTorch CUDA out-of-memory message in a log (a file or `-` for stdin).
+    Explain(explain::ExplainArgs),
+    /// List the local GPUs through the NVIDIA driver (NVML).
+    Gpus(gpus::GpusArgs),
     /// Print the normalized training plan of one config.
     Plan(plan::PlanArgs),
     /// List every rule.
@@ -58,6 +69,9 @@ pub fn main() -> ExitCode {
     };
     match cli.command {
         Command::Check(args) => check::run(&args),
+        Command::Estimate(args) => estimate::run(&args),
+        Command::Explain(args) => explain::run_with(&args, &levers::EstimatorLevers),
+        Command::Gpus(args) => gpus::run(&args),
         Command::Plan(args) => plan::run(&args),
         Command::Rules => rules::list(),
         Command::Rule { rule } => rules::show(&rule),

@@ -4,6 +4,7 @@ pub mod estimate;
 pub mod full;
 pub mod github;
 pub mod json;
+pub mod sarif;
 
 use crate::analysis::Analysis;
 use crate::span::{ColumnUnit, LineCol, Span};

@@ -1,0 +1,105 @@
+//! SARIF 2.1.0 output (`--output-format sarif`), for code-scanning uploads.
+
+use super::range;
+use crate::analysis::Analysis;
+use crate::diagnostic::Severity;
+use crate::rules::RULES;
+use serde_json::{json, Value};
+
+fn level(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Info => "note",
+    }
+}
+
+fn region(analysis: &Analysis, span: crate::span::Span) -> Value {
+    let (start, end) = range(analysis, span);
+    json!({"startLine": start.line, "startColumn": start.column, "endLine": end.line, "endColumn": end.column})
+}
+
+fn location(analysis: &Analysis, span: crate::span::Span) -> Value {
+    json!({"physicalLocation": {
+        "artifactLocation": {"uri": uri(analysis)},
+        "region": region(analysis, span),
+    }})
+}
+
+/// A relative URI with forward slashes (SARIF wants URIs, not OS paths).
+fn uri(analysis: &Analysis) -> String {
+    let path = analysis.path.to_string_lossy().replace('\\', "/");
+    path.strip_prefix("./").unwrap_or(&path).replace(' ', "%20")
+}
+
+fn rules() -> Vec<Value> {
+    RULES
+        .iter()
+        .map(|r| {
+            let doc = r.doc();
+            json!({
+                "id": r.code,
+                "name": r.name,
+                "shortDescription": {"text": r.summary()},
+                "fullDescription": {"text": doc},
+                "help": {"text": doc, "markdown": doc},
+                "defaultConfiguration": {"level": level(r.severity)},
+                "properties": {"category": r.category},
+            })
+        })
+        .collect()
+}
+
+pub fn report(analyses: &[Analysis]) -> Value {
+    let results: Vec<Value> = analyses
+        .iter()
+        .flat_map(|a| a.diagnostics.iter().map(move |d| (a, d)))
+        .map(|(a, d)| {
+            let rule_index = RULES.iter().position(|r| r.code == d.code).unwrap_or(0);
+            let fixes: Vec<Value> = d
+                .fixes
+                .iter()
+                .map(|f| {
+                    json!({
+                        "description": {"text": f.title},
+                        "artifactChanges": [{
+                            "artifactLocation": {"uri": uri(a)},
+                            "replacements": f.edits.iter().map(|e| json!({
+                                "deletedRegion": region(a, e.span),
+                                "insertedContent": {"text": e.content},
+                            })).collect::<Vec<_>>(),
+                        }],
+                    })
+                })
+                .collect();
+            json!({
+                "ruleId": d.code,
+                "ruleIndex": rule_index,
+                "level": level(d.severity),
+                "message": {"text": d.message},
+                "locations": [location(a, d.span)],
+                "relatedLocations": d.related.iter().enumerate().map(|(i, r)| {
+                    let mut loc = location(a, r.span);
+                    loc["id"] = json!(i);
+                    loc["message"] = json!({"text": r.message});
+                    loc
+                }).collect::<Vec<_>>(),
+                "fixes": fixes,
+            })
+        })
+        .collect();
+    json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "oomlint",
+                "version": env!("CARGO_PKG_VERSION"),
+                "informationUri": "https://github.com/oomlint/oomlint",
+                "rules": rules(),
+            }},
+            "columnKind": "unicodeCodePoints",
+            "results": results,
+        }],
+    })
+}

@@ -1,0 +1,200 @@
+//! Applying fixes: byte edits on the original text, repeated until nothing changes,
+//! written back atomically.
+//!
+//! A fix is applied whole or not at all; one that overlaps an edit already taken in the
+//! same round is left for the next round (the text is re-analysed in between). Bytes
+//! outside the edits are never touched, so comments, quoting, indentation and key order
+//! survive.
+
+use crate::analysis::{analyze_text, Options};
+use crate::diagnostic::{Applicability, Diagnostic, Edit, Fix};
+use crate::span::Span;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Rounds of fix → re-analyse before giving up on convergence.
+pub const MAX_ROUNDS: usize = 10;
+
+/// The result of applying a set of fixes once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Applied {
+    pub text: String,
+    /// How many fixes were applied.
+    pub count: usize,
+}
+
+fn overlaps(a: Span, b: Span) -> bool {
+    (a.start < b.end && b.start < a.end) || (a.start == b.start && (a.is_empty() || b.is_empty()))
+}
+
+/// Applies `fixes` in order to `text`, skipping a fix that overlaps an earlier one or
+/// that has an edit outside the text or off a character boundary.
+pub fn apply(text: &str, fixes: &[&Fix]) -> Applied {
+    let mut taken: Vec<&Edit> = Vec::new();
+    let mut count = 0;
+    for fix in fixes {
+        let valid = fix.edits.iter().all(|e| {
+            e.span.start <= e.span.end && text.is_char_boundary(e.span.start) && text.is_char_boundary(e.span.end)
+        });
+        let free = fix.edits.iter().enumerate().all(|(i, e)| {
+            !taken.iter().any(|t| overlaps(t.span, e.span)) && !fix.edits[..i].iter().any(|o| overlaps(o.span, e.span))
+        });
+        if valid && free && !fix.edits.is_empty() {
+            taken.extend(&fix.edits);
+            count += 1;
+        }
+    }
+    taken.sort_by_key(|e| (e.span.start, e.span.end));
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for edit in taken {
+        out.push_str(&text[at..edit.span.start]);
+        out.push_str(&edit.content);
+        at = edit.span.end;
+    }
+    out.push_str(&text[at..]);
+    Applied { text: out, count }
+}
+
+/// The first fix of each finding that is at least as safe as `minimum`.
+pub fn fixes_at_least(diagnostics: &[Diagnostic], minimum: Applicability) -> Vec<&Fix> {
+    diagnostics.iter().filter_map(|d| d.fixes.iter().find(|f| f.applicability >= minimum)).collect()
+}
+
+/// The outcome of fixing one file's text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fixed {
+    pub text: String,
+    /// Fixes applied over all rounds.
+    pub count: usize,
+    pub rounds: usize,
+    /// Whether the last round found nothing more to fix.
+    pub converged: bool,
+}
+
+/// Fixes `text` (the content of `path`) until no applicable fix is left, at most
+/// [`MAX_ROUNDS`] times.
+pub fn fix_text(path: &Path, text: &str, options: &Options, minimum: Applicability) -> Fixed {
+    let mut current = text.to_string();
+    let mut count = 0;
+    for round in 0..MAX_ROUNDS {
+        let analysis = analyze_text(path, current.clone(), options);
+        let applied = apply(&current, &fixes_at_least(&analysis.diagnostics, minimum));
+        if applied.count == 0 || applied.text == current {
+            return Fixed { text: current, count, rounds: round, converged: true };
+        }
+        count += applied.count;
+        current = applied.text;
+    }
+    Fixed { text: current, count, rounds: MAX_ROUNDS, converged: false }
+}
+
+/// Replaces the key or scalar at `span` with `new`, inside its quotes when it is quoted.
+/// A plain scalar whose replacement YAML would read as something else than a string
+/// (`no`, `1e-5`, `null`) is written double-quoted.
+pub fn replace_keeping_quotes(text: &str, span: Span, new: &str) -> Edit {
+    let inner = text.get(span.start..span.end).unwrap_or_default();
+    let quoted = inner.len() >= 2
+        && (inner.starts_with('"') && inner.ends_with('"') || inner.starts_with('\'') && inner.ends_with('\''));
+    if quoted {
+        return Edit::replace(Span::new(span.start + 1, span.end - 1), new);
+    }
+    let reads_as_string = crate::syntax::yaml::resolve_plain(new) == crate::syntax::ScalarKind::Str;
+    let safe_plain = reads_as_string && !new.is_empty() && !new.starts_with(['"', '\'', '[', '{', '&', '*', '!', '|', '>', '%', '@', '`']) && !new.contains(": ") && !new.contains(" #");
+    Edit::replace(span, if safe_plain { new.to_string() } else { format!("{new:?}") })
+}
+
+/// Why a file could not be written back.
+#[derive(Debug)]
+pub enum WriteError {
+    /// The file's bytes differ from those that were analysed.
+    ChangedSinceRead(PathBuf),
+    Io(PathBuf, std::io::Error),
+}
+
+impl std::fmt::Display for WriteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WriteError::ChangedSinceRead(p) => write!(f, "{} changed since it was read; not writing fixes", p.display()),
+            WriteError::Io(p, e) => write!(f, "cannot write fixes to {}: {e}", p.display()),
+        }
+    }
+}
+
+/// Replaces `path`'s content with `text` through a temporary file in the same directory
+/// and a rename, keeping the file's permissions. Refuses when the file no longer holds
+/// `original`; on any error the file is left as it was.
+pub fn write_atomically(path: &Path, original: &[u8], text: &str) -> Result<(), WriteError> {
+    let io = |e| WriteError::Io(path.to_path_buf(), e);
+    let current = std::fs::read(path).map_err(io)?;
+    if current != original {
+        return Err(WriteError::ChangedSinceRead(path.to_path_buf()));
+    }
+    let permissions = std::fs::metadata(path).map_err(io)?.permissions();
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = path.file_name().map_or_else(|| "file".into(), |n| n.to_string_lossy().into_owned());
+    let temp = dir.join(format!(".{name}.oomlint-{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(&temp)?;
+        file.write_all(text.as_bytes())?;
+        file.sync_all()?;
+        std::fs::set_permissions(&temp, permissions)?;
+        std::fs::rename(&temp, path)
+    })();
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&temp);
+        return Err(io(e));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fix(edits: Vec<Edit>) -> Fix {
+        Fix { title: "t".into(), applicability: Applicability::Safe, edits }
+    }
+
+    #[test]
+    fn non_overlapping_edits_apply_and_overlaps_wait() {
+        let text = "precision: bf16-mixed\nquantize: bnb.nf4\n";
+        let a = fix(vec![Edit::replace(Span::new(11, 21), "bf16-true")]);
+        let b = fix(vec![Edit::replace(Span::new(16, 21), "true")]);
+        let c = fix(vec![Edit::insert(text.len(), "# end\n")]);
+        let applied = apply(text, &[&a, &b, &c]);
+        assert_eq!(applied.count, 2);
+        assert_eq!(applied.text, "precision: bf16-true\nquantize: bnb.nf4\n# end\n");
+    }
+
+    #[test]
+    fn replacements_keep_quotes_and_stay_strings() {
+        let text = "'evaluation_strategy': a\neval_strategy: no_\n";
+        assert_eq!(replace_keeping_quotes(text, Span::new(0, 21), "eval_strategy").span, Span::new(1, 20));
+        let plain = Span::new(text.len() - 4, text.len() - 1);
+        assert_eq!(replace_keeping_quotes(text, plain, "no").content, "\"no\"");
+        assert_eq!(replace_keeping_quotes(text, plain, "steps").content, "steps");
+    }
+
+    #[test]
+    fn invalid_edits_are_skipped() {
+        let text = "é: 1\n";
+        let inside_char = fix(vec![Edit::delete(Span::new(1, 2))]);
+        let past_end = fix(vec![Edit::delete(Span::new(3, 99))]);
+        let same_point = fix(vec![Edit::insert(0, "a"), Edit::insert(0, "b")]);
+        assert_eq!(apply(text, &[&inside_char, &past_end, &same_point]), Applied { text: text.into(), count: 0 });
+    }
+
+    #[test]
+    fn refuses_to_overwrite_a_changed_file() {
+        let dir = std::env::temp_dir().join(format!("oomlint-fix-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("a.yaml");
+        std::fs::write(&path, "a: 2\n").unwrap();
+        assert!(matches!(write_atomically(&path, b"a: 1\n", "b: 1\n"), Err(WriteError::ChangedSinceRead(_))));
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "a: 2\n");
+        write_atomically(&path, b"a: 2\n", "b: 1\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "b: 1\n");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,384 @@
+//! Project settings: `oomlint.toml` (or `.oomlint.toml`), or `[tool.oomlint]` in
+//! `pyproject.toml`, found by walking up from the checked file; `--config FILE` names one.
+//!
+//! ```toml
+//! gpu = "A10G"              # the card runs are sized for
+//! headroom = 0.10           # warn below 10 % free memory
+//! select = ["ALL"]          # rules to run (codes or names; default: all)
+//! ignore = ["OOM003"]       # rules to skip
+//! [per-file-ignores]        # glob (relative to the config's directory) → rules
+//! "experiments/**" = ["low-memory-headroom"]
+//! [severity]                # rule → error | warning | info | off
+//! unknown-key = "warning"
+//! [framework-versions]      # override the versions pinned in dependency files
+//! trl = "0.19.1"
+//! [format]                  # glob → format, when detection cannot tell
+//! "recipes/*.yaml" = "trl-grpo"
+//! ```
+//!
+//! A modeline in the checked file, `# oomlint: gpu=A10G headroom=0.15`, wins over the file.
+//! The CLI and the language server share [`Settings::for_file`].
+
+use crate::diagnostic::Severity;
+use crate::format::Format;
+use crate::rules::{self, Rule};
+use crate::syntax::{self, Language, Mapping, Node};
+use crate::versions::Version;
+use globset::{Glob, GlobMatcher};
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// File names that hold oomlint settings, in the order they are looked for in a directory.
+pub const CONFIG_FILES: [&str; 3] = ["oomlint.toml", ".oomlint.toml", "pyproject.toml"];
+
+/// What the settings make of a rule for one file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    /// The rule runs with the severity it gives each finding.
+    Default,
+    /// The rule runs; its findings get this severity (`[severity]` table).
+    Severity(Severity),
+    /// The rule does not run (select / ignore / per-file-ignores / `off`).
+    Off,
+}
+
+#[derive(Debug, Clone)]
+struct PerFileIgnore {
+    glob: GlobMatcher,
+    rules: Vec<&'static str>,
+}
+
+#[derive(Debug, Clone)]
+struct FormatOverride {
+    glob: GlobMatcher,
+    format: Format,
+}
+
+/// Settings for the files under one config (or the defaults when there is none).
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    /// The config file these settings come from.
+    pub path: Option<PathBuf>,
+    /// Rule codes to run; None runs every rule.
+    select: Option<Vec<&'static str>>,
+    ignore: Vec<&'static str>,
+    per_file_ignores: Vec<PerFileIgnore>,
+    severity: HashMap<&'static str, Level>,
+    /// The target GPU (`gpu = "A10G"`).
+    pub gpu: Option<String>,
+    /// The free-memory fraction below which `low-memory-headroom` warns.
+    pub headroom: Option<f64>,
+    pub framework_versions: BTreeMap<String, Version>,
+    formats: Vec<FormatOverride>,
+}
+
+/// Why a config could not be used, with the file it is in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SettingsError(pub String);
+
+impl std::fmt::Display for SettingsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Settings {
+    /// Reads settings from the text of an `oomlint.toml` (or a `pyproject.toml`, whose
+    /// `[tool.oomlint]` table is used).
+    pub fn from_toml(text: &str) -> Result<Settings, SettingsError> {
+        let doc = syntax::parse(text, Language::Toml);
+        if let Some(problem) = doc.problems.first() {
+            return Err(SettingsError(format!("invalid TOML: {}", problem.message)));
+        }
+        let empty = Mapping::default();
+        let root = doc.root_mapping().unwrap_or(&empty);
+        let table = match root.entry_path("tool.oomlint") {
+            Some(entry) => entry.value.as_mapping().ok_or_else(|| SettingsError("[tool.oomlint] must be a table".into()))?,
+            None => root,
+        };
+        Settings::from_mapping(table)
+    }
+
+    /// Reads a config file; `pyproject.toml` without `[tool.oomlint]` gives None.
+    pub fn from_file(path: &Path) -> Result<Option<Settings>, SettingsError> {
+        let text = std::fs::read_to_string(path).map_err(|e| SettingsError(format!("cannot read {}: {e}", path.display())))?;
+        if path.file_name().is_some_and(|n| n == "pyproject.toml") && !has_tool_oomlint(&text) {
+            return Ok(None);
+        }
+        let mut settings =
+            Settings::from_toml(&text).map_err(|e| SettingsError(format!("{}: {e}", path.display())))?;
+        settings.path = Some(path.to_path_buf());
+        Ok(Some(settings))
+    }
+
+    /// The settings that apply to `file`: the nearest config above it, or the defaults.
+    /// Configs are cached per directory.
+    pub fn for_file(file: &Path) -> Result<Arc<Settings>, SettingsError> {
+        static CACHE: OnceLock<Mutex<HashMap<PathBuf, Arc<Settings>>>> = OnceLock::new();
+        let absolute = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
+        let mut dirs = absolute.ancestors().skip(1);
+        let cache = CACHE.get_or_init(Default::default);
+        let mut visited = Vec::new();
+        let found = loop {
+            let Some(dir) = dirs.next() else {
+                break Arc::new(Settings::default());
+            };
+            if let Some(hit) = cache.lock().ok().and_then(|c| c.get(dir).cloned()) {
+                break hit;
+            }
+            visited.push(dir.to_path_buf());
+            if let Some(settings) = in_directory(dir)? {
+                break Arc::new(settings);
+            }
+        };
+        if let Ok(mut c) = cache.lock() {
+            for dir in visited {
+                c.insert(dir, found.clone());
+            }
+        }
+        Ok(found)
+    }
+
+    fn from_mapping(table: &Mapping) -> Result<Settings, SettingsError> {
+        let mut settings = Settings::default();
+        for entry in &table.entries {
+            let value = &entry.value;
+            let key = entry.key.as_str();
+            match key {
+                "gpu" => settings.gpu = Some(string(value, key)?),
+                "headroom" => {
+                    let fraction = value.as_scalar().and_then(|s| s.as_f64()).filter(|f| (0.0..1.0).contains(f));
+                    settings.headroom = Some(fraction.ok_or_else(|| invalid(key, "a number in [0, 1)"))?);
+                }
+                "select" => settings.select = Some(rule_list(value, key)?),
+                "ignore" => settings.ignore = rule_list(value, key)?,
+                "per-file-ignores" => {
+                    for (glob, rules) in table_entries(value, key)? {
+                        let rules = rule_list(rules, &format!("per-file-ignores.\"{glob}\""))?;
+                        settings.per_file_ignores.push(PerFileIgnore { glob: glob_matcher(glob)?, rules });
+                    }
+                }
+                "severity" => {
+                    for (rule, level) in table_entries(value, key)? {
+                        let rule = find_rule(rule)?;
+                        let level = match string(level, &format!("severity.{}", rule.name))?.as_str() {
+                            "error" => Level::Severity(Severity::Error),
+                            "warning" => Level::Severity(Severity::Warning),
+                            "info" => Level::Severity(Severity::Info),
+                            "off" => Level::Off,
+                            other => return Err(invalid(&format!("severity.{}", rule.name), &format!("error, warning, info or off, not `{other}`"))),
+                        };
+                        settings.severity.insert(rule.code, level);
+                    }
+                }
+                "framework-versions" => {
+                    for (framework, version) in table_entries(value, key)? {
+                        let text = string(version, &format!("framework-versions.{framework}"))?;
+                        let parsed = Version::parse(&text)
+                            .ok_or_else(|| invalid(&format!("framework-versions.{framework}"), "a version such as \"0.19.1\""))?;
+                        settings.framework_versions.insert(framework.to_ascii_lowercase(), parsed);
+                    }
+                }
+                "format" => {
+                    for (glob, name) in table_entries(value, key)? {
+                        let name = string(name, &format!("format.\"{glob}\""))?;
+                        let format = Format::from_name(&name)
+                            .ok_or_else(|| invalid(&format!("format.\"{glob}\""), &format!("a format name, not `{name}`")))?;
+                        settings.formats.push(FormatOverride { glob: glob_matcher(glob)?, format });
+                    }
+                }
+                // Unknown keys are reported by `unknown-key` when the config itself is checked.
+                _ => {}
+            }
+        }
+        Ok(settings)
+    }
+
+    /// Applies a `# oomlint: gpu=A10G headroom=0.15` modeline from the first 20 lines.
+    pub fn with_modeline(&self, text: &str) -> Settings {
+        let mut settings = self.clone();
+        for line in text.lines().take(20) {
+            let Some(directive) = line.trim_start().strip_prefix('#').map(str::trim).and_then(|c| c.strip_prefix("oomlint:")) else {
+                continue;
+            };
+            for setting in directive.split_whitespace() {
+                if let Some(gpu) = setting.strip_prefix("gpu=") {
+                    settings.gpu = Some(gpu.replace('_', " "));
+                } else if let Some(headroom) = setting.strip_prefix("headroom=").and_then(|h| h.parse::<f64>().ok()) {
+                    if (0.0..1.0).contains(&headroom) {
+                        settings.headroom = Some(headroom);
+                    }
+                }
+            }
+        }
+        settings
+    }
+
+    /// The directory globs are relative to.
+    fn base(&self) -> Option<&Path> {
+        self.path.as_deref().and_then(Path::parent)
+    }
+
+    /// `file` relative to the config's directory, for glob matching.
+    fn relative<'p>(&self, file: &'p Path) -> std::borrow::Cow<'p, Path> {
+        let Some(base) = self.base() else {
+            return file.into();
+        };
+        let absolute = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
+        let base = std::path::absolute(base).unwrap_or_else(|_| base.to_path_buf());
+        match absolute.strip_prefix(&base) {
+            Ok(relative) => relative.to_path_buf().into(),
+            Err(_) => file.into(),
+        }
+    }
+
+    /// The format the `format` table forces for `file`.
+    pub fn format_for(&self, file: &Path) -> Option<Format> {
+        let relative = self.relative(file);
+        self.formats.iter().find(|f| f.glob.is_match(&relative)).map(|f| f.format)
+    }
+
+    /// The level of `rule` for `file` after select / ignore / per-file-ignores / severity.
+    pub fn level(&self, rule: &Rule, file: &Path) -> Level {
+        let selected = self.select.as_ref().is_none_or(|s| s.contains(&rule.code));
+        if !selected || self.ignore.contains(&rule.code) {
+            return Level::Off;
+        }
+        if !self.per_file_ignores.is_empty() {
+            let relative = self.relative(file);
+            if self.per_file_ignores.iter().any(|p| p.rules.contains(&rule.code) && p.glob.is_match(&relative)) {
+                return Level::Off;
+            }
+        }
+        self.severity.get(rule.code).copied().unwrap_or(Level::Default)
+    }
+}
+
+fn in_directory(dir: &Path) -> Result<Option<Settings>, SettingsError> {
+    for name in CONFIG_FILES {
+        let path = dir.join(name);
+        if path.is_file() {
+            if let Some(settings) = Settings::from_file(&path)? {
+                return Ok(Some(settings));
+            }
+        }
+    }
+    Ok(None)
+}
+
+fn has_tool_oomlint(text: &str) -> bool {
+    text.lines().any(|l| {
+        let l = l.trim_start();
+        l.starts_with("[tool.oomlint") || l.starts_with("tool.oomlint")
+    })
+}
+
+fn invalid(key: &str, expected: &str) -> SettingsError {
+    SettingsError(format!("`{key}` must be {expected}"))
+}
+
+fn string(node: &Node, key: &str) -> Result<String, SettingsError> {
+    node.as_scalar().and_then(|s| s.as_str()).map(str::to_string).ok_or_else(|| invalid(key, "a string"))
+}
+
+fn table_entries<'n>(node: &'n Node, key: &str) -> Result<Vec<(&'n str, &'n Node)>, SettingsError> {
+    let table = node.as_mapping().ok_or_else(|| invalid(key, "a table"))?;
+    Ok(table.entries.iter().map(|e| (e.key.as_str(), &e.value)).collect())
+}
+
+fn find_rule(key: &str) -> Result<&'static Rule, SettingsError> {
+    rules::find(key).ok_or_else(|| SettingsError(format!("unknown rule `{key}` (see `oomlint rules`)")))
+}
+
+/// A list of rule codes or names (`ALL` selects every rule).
+fn rule_list(node: &Node, key: &str) -> Result<Vec<&'static str>, SettingsError> {
+    let items = node.as_sequence().ok_or_else(|| invalid(key, "a list of rule codes or names"))?;
+    let mut codes = Vec::new();
+    for item in items {
+        let name = string(item, key)?;
+        if name.eq_ignore_ascii_case("ALL") {
+            codes.extend(rules::RULES.iter().map(|r| r.code));
+        } else {
+            codes.push(find_rule(&name)?.code);
+        }
+    }
+    Ok(codes)
+}
+
+fn glob_matcher(pattern: &str) -> Result<GlobMatcher, SettingsError> {
+    Glob::new(pattern)
+        .map(|g| g.compile_matcher())
+        .map_err(|e| SettingsError(format!("invalid glob `{pattern}`: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(name: &str) -> &'static Rule {
+        rules::find(name).unwrap()
+    }
+
+    #[test]
+    fn reads_every_setting() {
+        let settings = Settings::from_toml(
+            "gpu = \"A10G\"\nheadroom = 0.15\nignore = [\"duplicate-key\"]\n\
+             [per-file-ignores]\n\"experiments/**\" = [\"OOM001\"]\n\
+             [severity]\nyaml-syntax = \"warning\"\n\
+             [framework-versions]\ntrl = \"0.19.1\"\n\
+             [format]\n\"recipes/*.yaml\" = \"trl-grpo\"\n",
+        )
+        .unwrap();
+        assert_eq!(settings.gpu.as_deref(), Some("A10G"));
+        assert_eq!(settings.headroom, Some(0.15));
+        assert_eq!(settings.level(rule("duplicate-key"), Path::new("a.yaml")), Level::Off);
+        assert_eq!(settings.level(rule("yaml-syntax"), Path::new("a.yaml")), Level::Severity(Severity::Warning));
+        assert_eq!(settings.level(rule("yaml-syntax"), Path::new("experiments/x/a.yaml")), Level::Off);
+        assert_eq!(settings.framework_versions["trl"], Version::parse("0.19.1").unwrap());
+        assert_eq!(settings.format_for(Path::new("recipes/a.yaml")), Some(Format::TrlGrpo));
+        assert_eq!(settings.format_for(Path::new("other/a.yaml")), None);
+    }
+
+    #[test]
+    fn select_limits_the_rules() {
+        let settings = Settings::from_toml("[tool.oomlint]\nselect = [\"OOM001\"]\n").unwrap();
+        assert_eq!(settings.level(rule("duplicate-key"), Path::new("a.yaml")), Level::Off);
+        assert_eq!(settings.level(rule("yaml-syntax"), Path::new("a.yaml")), Level::Default);
+    }
+
+    #[test]
+    fn bad_settings_are_errors() {
+        for (text, expected) in [
+            ("ignore = [\"no-such-rule\"]", "unknown rule `no-such-rule`"),
+            ("headroom = 2", "`headroom` must be a number in [0, 1)"),
+            ("[severity]\nyaml-syntax = \"loud\"", "error, warning, info or off"),
+            ("[format]\n\"*.yaml\" = \"nope\"", "a format name"),
+            ("gpu = ", "invalid TOML"),
+        ] {
+            let error = Settings::from_toml(text).unwrap_err();
+            assert!(error.0.contains(expected), "{text}: {error}");
+        }
+    }
+
+    #[test]
+    fn modeline_wins() {
+        let settings = Settings::from_toml("gpu = \"A10G\"\nheadroom = 0.1\n").unwrap();
+        let file = settings.with_modeline("# oomlint: gpu=A100_80GB headroom=0.2\nkey: 1\n");
+        assert_eq!(file.gpu.as_deref(), Some("A100 80GB"));
+        assert_eq!(file.headroom, Some(0.2));
+    }
+
+    #[test]
+    fn found_by_walking_up_with_globs_relative_to_the_config() {
+        let dir = std::env::temp_dir().join(format!("oomlint-settings-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("project/experiments/a")).unwrap();
+        std::fs::write(dir.join("project/pyproject.toml"), "[project]\nname = \"x\"\n[tool.oomlint]\ngpu = \"L4\"\n[tool.oomlint.per-file-ignores]\n\"experiments/**\" = [\"yaml-syntax\"]\n").unwrap();
+        let file = dir.join("project/experiments/a/sft.yaml");
+        let settings = Settings::for_file(&file).unwrap();
+        assert_eq!(settings.gpu.as_deref(), Some("L4"));
+        assert_eq!(settings.level(rule("yaml-syntax"), &file), Level::Off);
+        assert_eq!(settings.level(rule("yaml-syntax"), &dir.join("project/b.yaml")), Level::Default);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,500 @@
+//! Framework versions pinned near a config.
+//!
+//! Rules that depend on a framework version (a key removed in TRL 0.27, a default that
+//! changed in transformers 5.0) ask [`Versions::at_least`]. The versions come from the
+//! dependency files next to the config or in a parent directory (up to the repository
+//! root, a directory with `.git`, or five levels): `requirements*.txt`, `pyproject.toml`
+//! (PEP 621 and Poetry), `setup.cfg`, `setup.py` (string literals of `install_requires`
+//! only; nothing is executed), `uv.lock` and `poetry.lock`. `framework-versions` in
+//! `oomlint.toml` overrides them. Without a pin a rule assumes the newest version it knows.
+
+use crate::syntax::{self, Language, Mapping};
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
+/// The frameworks whose versions matter to rules.
+pub const FRAMEWORKS: [&str; 10] =
+    ["trl", "transformers", "torch", "litgpt", "axolotl", "accelerate", "deepspeed", "peft", "unsloth", "vllm"];
+
+/// How many parent directories are searched when no `.git` directory is found.
+const MAX_LEVELS: usize = 5;
+
+/// A release number such as `4.46.0` (pre-release and local suffixes are dropped).
+#[derive(Debug, Clone)]
+pub struct Version(Vec<u64>);
+
+impl Version {
+    /// Parses the leading dotted numbers: `0.27`, `2.5.1+cu121`, `1.0.0rc1`, `v4.46`.
+    pub fn parse(text: &str) -> Option<Version> {
+        let text = text.trim().trim_start_matches(['v', 'V']);
+        let mut parts = Vec::new();
+        for part in text.split('.') {
+            let digits: String = part.chars().take_while(char::is_ascii_digit).collect();
+            if digits.is_empty() {
+                break;
+            }
+            parts.push(digits.parse().ok()?);
+            if digits.len() != part.len() {
+                break;
+            }
+        }
+        (!parts.is_empty()).then_some(Version(parts))
+    }
+
+    /// The release after this one at `depth` (0: next major): `^`/`~=` upper bounds.
+    fn bump(&self, depth: usize) -> Version {
+        let mut parts: Vec<u64> = self.0.iter().take(depth + 1).copied().collect();
+        parts.resize(depth + 1, 0);
+        parts[depth] += 1;
+        Version(parts)
+    }
+}
+
+impl Ord for Version {
+    fn cmp(&self, other: &Self) -> Ordering {
+        let len = self.0.len().max(other.0.len());
+        (0..len)
+            .map(|i| self.0.get(i).unwrap_or(&0).cmp(other.0.get(i).unwrap_or(&0)))
+            .find(|o| o.is_ne())
+            .unwrap_or(Ordering::Equal)
+    }
+}
+
+impl PartialEq for Version {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+
+impl Eq for Version {}
+
+impl PartialOrd for Version {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl std::fmt::Display for Version {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let parts: Vec<String> = self.0.iter().map(u64::to_string).collect();
+        f.write_str(&parts.join("."))
+    }
+}
+
+/// The newest release a requirement allows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Newest {
+    /// Exactly this release (`==`, a lock file, or `framework-versions`).
+    Exactly(Version),
+    /// Up to and including this release (`<=`).
+    AtMost(Version),
+    /// Any release before this one (`<`, `~=`, `^`).
+    Below(Version),
+}
+
+/// One framework's pin and where it was found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pin {
+    pub newest: Newest,
+    /// The requirement as written (`trl==0.19.1`).
+    pub spec: String,
+    /// The file it came from (None for `framework-versions`).
+    pub source: Option<PathBuf>,
+}
+
+impl Pin {
+    /// "trl==0.19.1 (requirements.txt)".
+    pub fn describe(&self) -> String {
+        match &self.source {
+            Some(path) => {
+                let file = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into());
+                format!("{} ({file})", self.spec)
+            }
+            None => format!("{} (oomlint framework-versions)", self.spec),
+        }
+    }
+}
+
+/// Framework name → pin, for one config.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Versions {
+    pins: BTreeMap<String, Pin>,
+}
+
+impl Versions {
+    pub fn get(&self, framework: &str) -> Option<&Pin> {
+        self.pins.get(&framework.to_ascii_lowercase())
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Pin)> {
+        self.pins.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// Whether the config may run on `version` or later of `framework`: true without a
+    /// pin (rules assume the newest release they know).
+    pub fn at_least(&self, framework: &str, version: &Version) -> bool {
+        match self.get(framework).map(|p| &p.newest) {
+            None => true,
+            Some(Newest::Exactly(v) | Newest::AtMost(v)) => v >= version,
+            Some(Newest::Below(v)) => v > version,
+        }
+    }
+
+    /// Adds `framework-versions` overrides (they win over dependency files).
+    pub fn with_overrides(mut self, overrides: &BTreeMap<String, Version>) -> Versions {
+        for (framework, version) in overrides {
+            let pin = Pin { newest: Newest::Exactly(version.clone()), spec: format!("{framework}=={version}"), source: None };
+            self.pins.insert(framework.to_ascii_lowercase(), pin);
+        }
+        self
+    }
+
+    /// Versions pinned in `text`, a dependency file named `file_name`.
+    pub fn from_file(file_name: &str, text: &str, path: &Path) -> Versions {
+        let requirements: Vec<String> = match file_name {
+            "pyproject.toml" => pyproject_requirements(text),
+            "setup.cfg" => setup_cfg_requirements(text),
+            "setup.py" => setup_py_requirements(text),
+            "uv.lock" | "poetry.lock" => return lock_versions(text, path),
+            _ => text.lines().map(str::to_string).collect(),
+        };
+        let mut versions = Versions::default();
+        for line in requirements {
+            if let Some((name, pin)) = parse_requirement(&line, path) {
+                versions.pins.entry(name).or_insert(pin);
+            }
+        }
+        versions
+    }
+
+    /// Fills frameworks this set lacks from `other` (a file further away).
+    fn merge_missing(&mut self, other: Versions) {
+        for (name, pin) in other.pins {
+            self.pins.entry(name).or_insert(pin);
+        }
+    }
+}
+
+/// The versions pinned for a config at `config`, searched from its directory upwards.
+/// Results are cached per directory.
+pub fn for_config(config: &Path) -> Versions {
+    static CACHE: OnceLock<Mutex<HashMap<PathBuf, Versions>>> = OnceLock::new();
+    let dir = config.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(found) = cache.lock().ok().and_then(|c| c.get(&dir).cloned()) {
+        return found;
+    }
+    let found = search(&dir);
+    if let Ok(mut c) = cache.lock() {
+        c.insert(dir, found.clone());
+    }
+    found
+}
+
+fn search(start: &Path) -> Versions {
+    let mut versions = Versions::default();
+    for dir in start.ancestors().take(MAX_LEVELS + 1) {
+        versions.merge_missing(in_directory(dir));
+        if dir.join(".git").exists() {
+            break;
+        }
+    }
+    versions
+}
+
+/// Pins in one directory; lock files (exact) win over requirement ranges.
+fn in_directory(dir: &Path) -> Versions {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Versions::default();
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| is_dependency_file(n))
+        .collect();
+    names.sort_by_key(|n| (!n.ends_with(".lock"), n.clone()));
+    let mut versions = Versions::default();
+    for name in names {
+        let path = dir.join(&name);
+        // Dependency files are small; a huge one is not worth reading.
+        if std::fs::metadata(&path).map_or(true, |m| m.len() > 8 << 20) {
+            continue;
+        }
+        if let Ok(text) = std::fs::read_to_string(&path) {
+            versions.merge_missing(Versions::from_file(&name, &text, &path));
+        }
+    }
+    versions
+}
+
+fn is_dependency_file(name: &str) -> bool {
+    matches!(name, "pyproject.toml" | "setup.cfg" | "setup.py" | "uv.lock" | "poetry.lock")
+        || name.starts_with("requirements") && name.ends_with(".txt")
+}
+
+/// PEP 503 normalization, restricted to the frameworks rules know.
+fn framework_name(raw: &str) -> Option<String> {
+    let name = raw.trim().to_ascii_lowercase().replace(['_', '.'], "-");
+    FRAMEWORKS.contains(&name.as_str()).then_some(name)
+}
+
+/// `trl[vllm]>=0.20,<0.22 ; python_version>"3.9"  # comment` → (trl, newest allowed).
+fn parse_requirement(line: &str, path: &Path) -> Option<(String, Pin)> {
+    let line = line.split(" #").next()?.split(';').next()?.trim();
+    if line.is_empty() || line.starts_with(['#', '-']) {
+        return None;
+    }
+    let name_end = line.find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))).unwrap_or(line.len());
+    let name = framework_name(&line[..name_end])?;
+    let mut rest = line[name_end..].trim_start();
+    if rest.starts_with('[') {
+        rest = rest.find(']').map_or("", |i| &rest[i + 1..]).trim_start();
+    }
+    let rest = rest.trim_start_matches('(').trim_end_matches(')');
+    let newest = newest_allowed(rest)?;
+    Some((name.clone(), Pin { newest, spec: format!("{name}{}", rest.replace(' ', "")), source: Some(path.to_path_buf()) }))
+}
+
+/// The newest release allowed by a PEP 440 or Poetry specifier list (`>=1,<2`, `^0.20`).
+fn newest_allowed(spec: &str) -> Option<Newest> {
+    let mut best: Option<Newest> = None;
+    for clause in spec.split(',').map(str::trim).filter(|c| !c.is_empty()) {
+        let op_len = clause.find(|c: char| c.is_ascii_digit() || c == 'v').unwrap_or(clause.len());
+        let (op, number) = clause.split_at(op_len);
+        let version = Version::parse(number.trim_end_matches(".*"))?;
+        let depth = version.0.len().saturating_sub(1);
+        let bound = match op.trim() {
+            "==" | "===" | "" => Newest::Exactly(version),
+            "<=" => Newest::AtMost(version),
+            "<" => Newest::Below(version),
+            "~=" => Newest::Below(version.bump(depth.saturating_sub(1))),
+            "~" => Newest::Below(version.bump(depth.min(1))),
+            "^" => {
+                let first_nonzero = version.0.iter().position(|&p| p != 0).unwrap_or(depth);
+                Newest::Below(version.bump(first_nonzero.min(depth)))
+            }
+            _ => continue,
+        };
+        if let Newest::Exactly(_) = bound {
+            return Some(bound);
+        }
+        best = Some(match best {
+            Some(current) if upper(&current) <= upper(&bound) => current,
+            _ => bound,
+        });
+    }
+    best
+}
+
+/// Orders bounds by how new a release they allow (`<X` allows less than `<=X`).
+fn upper(newest: &Newest) -> (&Version, u8) {
+    match newest {
+        Newest::Below(v) => (v, 0),
+        Newest::Exactly(v) | Newest::AtMost(v) => (v, 1),
+    }
+}
+
+/// `[project] dependencies` and `optional-dependencies`, and Poetry's dependency tables.
+fn pyproject_requirements(text: &str) -> Vec<String> {
+    let doc = syntax::parse(text, Language::Toml);
+    let Some(root) = doc.root_mapping() else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = Vec::new();
+    let strings = |m: Option<&Mapping>, key: &str| -> Vec<String> {
+        m.and_then(|m| m.get(key))
+            .and_then(|n| n.as_sequence())
+            .map(|items| items.iter().filter_map(|i| i.as_scalar()?.as_str().map(str::to_string)).collect())
+            .unwrap_or_default()
+    };
+    let project = root.get("project").and_then(|n| n.as_mapping());
+    out.extend(strings(project, "dependencies"));
+    if let Some(optional) = project.and_then(|p| p.get("optional-dependencies")).and_then(|n| n.as_mapping()) {
+        for entry in &optional.entries {
+            out.extend(strings(Some(optional), &entry.key));
+        }
+    }
+    if let Some(groups) = root.get("dependency-groups").and_then(|n| n.as_mapping()) {
+        for entry in &groups.entries {
+            out.extend(strings(Some(groups), &entry.key));
+        }
+    }
+    let poetry = root.entry_path("tool.poetry").and_then(|e| e.value.as_mapping());
+    let mut tables: Vec<&Mapping> = poetry.and_then(|p| p.get("dependencies")).and_then(|n| n.as_mapping()).into_iter().collect();
+    if let Some(groups) = poetry.and_then(|p| p.get("group")).and_then(|n| n.as_mapping()) {
+        tables.extend(groups.entries.iter().filter_map(|g| g.value.as_mapping()?.get("dependencies")?.as_mapping()));
+    }
+    for table in tables {
+        for entry in &table.entries {
+            let spec = match &entry.value.value {
+                syntax::Value::Scalar(s) => Some(s.text.clone()),
+                syntax::Value::Mapping(m) => m.get("version").and_then(|v| v.as_scalar()).map(|s| s.text.clone()),
+                syntax::Value::Sequence(_) => None,
+            };
+            if let Some(spec) = spec.filter(|s| s.trim() != "*") {
+                out.push(format!("{}{}", entry.key, spec.trim()));
+            }
+        }
+    }
+    out
+}
+
+/// The indented lines of `install_requires =` in a `setup.cfg`.
+fn setup_cfg_requirements(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut inside = false;
+    for line in text.lines() {
+        if let Some(rest) = line.trim_start().strip_prefix("install_requires") {
+            if let Some(value) = rest.trim_start().strip_prefix('=') {
+                inside = true;
+                out.push(value.trim().to_string());
+                continue;
+            }
+        }
+        if inside {
+            if line.starts_with([' ', '\t']) || line.trim().is_empty() {
+                out.push(line.trim().to_string());
+            } else {
+                inside = false;
+            }
+        }
+    }
+    out
+}
+
+/// String literals inside `install_requires=[...]` in a `setup.py` (read, never run).
+fn setup_py_requirements(text: &str) -> Vec<String> {
+    let Some(start) = text.find("install_requires") else {
+        return Vec::new();
+    };
+    let rest = &text[start..];
+    let Some(open) = rest.find('[') else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut literal: Option<(char, String)> = None;
+    for c in rest[open + 1..].chars() {
+        match &mut literal {
+            Some((quote, value)) if c == *quote => {
+                out.push(std::mem::take(value));
+                literal = None;
+            }
+            Some((_, value)) => value.push(c),
+            None if c == '"' || c == '\'' => literal = Some((c, String::new())),
+            None if c == ']' => break,
+            None => {}
+        }
+    }
+    out
+}
+
+/// `[[package]]` entries (`name = "trl"` then `version = "0.20.0"`) of uv.lock / poetry.lock.
+fn lock_versions(text: &str, path: &Path) -> Versions {
+    let mut versions = Versions::default();
+    let mut name: Option<String> = None;
+    let value = |line: &str, key: &str| -> Option<String> {
+        let rest = line.strip_prefix(key)?.trim_start().strip_prefix('=')?.trim();
+        Some(rest.trim_matches('"').to_string())
+    };
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('[') {
+            name = None;
+        } else if let Some(n) = value(line, "name") {
+            name = framework_name(&n);
+        } else if let (Some(n), Some(v)) = (&name, value(line, "version")) {
+            if let Some(version) = Version::parse(&v) {
+                let pin = Pin { newest: Newest::Exactly(version), spec: format!("{n}=={v}"), source: Some(path.to_path_buf()) };
+                versions.pins.entry(n.clone()).or_insert(pin);
+            }
+            name = None;
+        }
+    }
+    versions
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(text: &str) -> Version {
+        Version::parse(text).unwrap()
+    }
+
+    fn from(name: &str, text: &str) -> Versions {
+        Versions::from_file(name, text, Path::new(name))
+    }
+
+    #[test]
+    fn versions_parse_and_order() {
+        assert_eq!(v("2.5.1+cu121"), Version(vec![2, 5, 1]));
+        assert_eq!(v("1.0.0rc1"), Version(vec![1, 0, 0]));
+        assert!(v("4.46") == v("4.46.0"));
+        assert!(v("0.27") > v("0.9.6"));
+        assert_eq!(Version::parse("dev"), None);
+    }
+
+    #[test]
+    fn requirement_files() {
+        let reqs = from(
+            "requirements.txt",
+            "# pinned\ntrl==0.19.1  # GRPO\ntransformers[torch]>=4.40,<4.46 ; python_version > \"3.8\"\n\
+             torch>=2.3\n-r other.txt\npeft~=0.13.0\nnumpy==2.0\n",
+        );
+        assert!(!reqs.at_least("trl", &v("0.27")));
+        assert!(reqs.at_least("trl", &v("0.19")));
+        assert!(!reqs.at_least("transformers", &v("4.46")));
+        assert!(reqs.at_least("transformers", &v("4.45")));
+        assert!(reqs.at_least("torch", &v("9.0")), "no upper bound: newest");
+        assert!(!reqs.at_least("peft", &v("0.14")));
+        assert!(reqs.get("numpy").is_none());
+        assert_eq!(reqs.get("trl").unwrap().describe(), "trl==0.19.1 (requirements.txt)");
+    }
+
+    #[test]
+    fn pyproject_poetry_setup_and_locks() {
+        let pyproject = from(
+            "pyproject.toml",
+            "[project]\ndependencies = [\"trl>=0.20,<0.22\"]\n[project.optional-dependencies]\ngpu = [\"vllm==0.10.1\"]\n\
+             [tool.poetry.dependencies]\ntransformers = \"^4.44\"\ntorch = { version = \"~2.4\" }\n",
+        );
+        assert!(!pyproject.at_least("trl", &v("0.22")));
+        assert!(!pyproject.at_least("vllm", &v("0.10.2")));
+        assert!(!pyproject.at_least("transformers", &v("5.0")));
+        assert!(pyproject.at_least("transformers", &v("4.99")));
+        assert!(!pyproject.at_least("torch", &v("2.5")));
+
+        let cfg = from("setup.cfg", "[options]\ninstall_requires =\n    accelerate==0.34.2\n    deepspeed<0.15\n[other]\nx = 1\n");
+        assert!(!cfg.at_least("accelerate", &v("1.0")));
+        assert!(!cfg.at_least("deepspeed", &v("0.15")));
+
+        let py = from("setup.py", "setup(name='x', install_requires=[\"litgpt[all]==0.5.3\", 'unsloth'], extras={})");
+        assert!(!py.at_least("litgpt", &v("0.5.4")));
+        assert!(py.at_least("unsloth", &v("2025.1")));
+
+        let lock = from("uv.lock", "[[package]]\nname = \"trl\"\nversion = \"0.21.0\"\nsource = {}\n\n[[package]]\nname = \"torch\"\nversion = \"2.6.0+cu124\"\n");
+        assert!(lock.at_least("trl", &v("0.21")) && !lock.at_least("trl", &v("0.22")));
+        assert!(!lock.at_least("torch", &v("2.7")));
+    }
+
+    #[test]
+    fn search_stops_at_the_repository_root_and_overrides_win() {
+        let dir = std::env::temp_dir().join(format!("oomlint-versions-{}", std::process::id()));
+        let configs = dir.join("repo/configs/grpo");
+        std::fs::create_dir_all(&configs).unwrap();
+        std::fs::create_dir_all(dir.join("repo/.git")).unwrap();
+        std::fs::write(dir.join("requirements.txt"), "trl==0.10\ntorch==2.0\n").unwrap();
+        std::fs::write(dir.join("repo/requirements.txt"), "trl==0.19.1\n").unwrap();
+        std::fs::write(dir.join("repo/configs/uv.lock"), "[[package]]\nname = \"transformers\"\nversion = \"4.45.2\"\n").unwrap();
+        let found = for_config(&configs.join("config.yaml"));
+        assert!(!found.at_least("trl", &v("0.20")));
+        assert!(!found.at_least("transformers", &v("4.46")));
+        assert!(found.get("torch").is_none(), "files above the repository root are not read");
+        let overridden = found.with_overrides(&BTreeMap::from([("trl".to_string(), v("0.27"))]));
+        assert!(overridden.at_least("trl", &v("0.27")));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

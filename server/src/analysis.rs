@@ -98,7 +98,10 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
     let format = forced.unwrap_or_else(|| format::detect(path, &text, &document));
     let plan = if document.is_incomplete() { None } else { format::build_plan(format, &document, &text) };
     let model = plan.as_ref().and_then(|p| model::lookup(p, path));
-    let gpu = options.gpu.clone();
+    // `--gpu` wins; then the file's modeline, then the config's `gpu`.
+    let gpu = options.gpu.clone().or_else(|| {
+        settings.gpu.as_deref().and_then(|name| crate::catalog::gpus::resolve_gpu(name).ok().cloned())
+    });
     let estimate = match (&plan, model.as_ref().and_then(ModelLookup::architecture)) {
         (Some(plan), Some(arch)) if format.framework().is_some_and(|f| f.trains()) => {
             Some(estimate::estimate(plan, arch, gpu.as_ref()))

@@ -7,6 +7,10 @@
 //! cannot drift apart.
 
 mod duplicate_key;
+mod invalid_value;
+mod removed_key;
+mod unknown_key;
+mod unused_suppression;
 pub mod unreadable_input;
 mod yaml_syntax;
 mod litgpt_quantize_mixed_precision;
@@ -24,8 +28,12 @@ mod support;
 use crate::diagnostic::{Diagnostic, Fix, Related, Severity};
 use crate::format::Format;
 use crate::plan::Plan;
+use crate::schema;
+use crate::settings::Settings;
 use crate::span::Span;
+use crate::suppression::Suppression;
 use crate::syntax::Document;
+use crate::versions::Versions;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -62,6 +70,15 @@ pub struct Context<'a> {
     pub plan: Option<&'a Plan>,
     /// Why the raw bytes were not parsed (see `unreadable_input::reject`).
     pub rejected: Option<&'a (usize, String)>,
+    /// Framework versions pinned near the file (see `crate::versions`).
+    pub versions: &'a Versions,
+    /// The project settings for this file, its modeline applied.
+    pub settings: &'a Settings,
+    /// What schema validation found (see `crate::schema`).
+    pub schema: &'a schema::Findings,
+    /// The file's suppression comments, once every other rule has run
+    /// (for `unused-suppression`; None in the first pass).
+    pub suppressions: Option<&'a [Suppression]>,
 }
 
 pub struct Rule {
@@ -154,7 +171,11 @@ macro_rules! rule {
 pub static RULES: &[Rule] = &[
     rule!(yaml_syntax, "OOM001", "yaml-syntax", Syntax, Error, None),
     rule!(duplicate_key, "OOM002", "duplicate-key", Syntax, Warning, None),
+    rule!(unknown_key, "OOM003", "unknown-key", Schema, Error, Sometimes),
+    rule!(invalid_value, "OOM004", "invalid-value", Schema, Error, Sometimes),
+    rule!(removed_key, "OOM005", "removed-key", Schema, Error, Sometimes),
     rule!(unreadable_input, "OOM006", "unreadable-input", Syntax, Error, None),
+    rule!(unused_suppression, "OOM007", "unused-suppression", Meta, Warning, Always),
     rule!(litgpt_quantize_mixed_precision, "OOM101", "litgpt-quantize-mixed-precision", Framework, Error, Always),
     rule!(litgpt_quantize_multi_device, "OOM102", "litgpt-quantize-multi-device", Framework, Error, Always),
     rule!(litgpt_quantize_optimizer, "OOM103", "litgpt-quantize-optimizer", Framework, Error, Sometimes),
@@ -170,6 +191,16 @@ pub static RULES: &[Rule] = &[
 /// Finds a rule by code (`OOM101`, case-insensitive) or name (`yaml-syntax`).
 pub fn find(key: &str) -> Option<&'static Rule> {
     RULES.iter().find(|r| r.code.eq_ignore_ascii_case(key) || r.name == key)
+}
+
+/// Runs the rules called `names` (codes or names) on one file.
+pub fn check_only(names: &[&str], ctx: &Context) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for rule in names.iter().filter_map(|n| find(n)) {
+        let mut reporter = Reporter { rule, out: &mut out };
+        (rule.check)(ctx, &mut reporter);
+    }
+    out
 }
 
 /// Runs every rule on one file.

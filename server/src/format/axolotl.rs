@@ -572,6 +572,32 @@ fsdp_config:
     }
 
     #[test]
+    fn quantization_and_checkpointing_variants() {
+        let q = |text: &str| plan_of(text).quantization.unwrap().value;
+        assert_eq!(
+            q("base_model: m\nadapter: qlora\nload_in_4bit: true\nbnb_config_kwargs:\n  bnb_4bit_quant_type: fp4\n  bnb_4bit_use_double_quant: false\n"),
+            Some(Quantization::Fp4 { double_quant: false })
+        );
+        assert_eq!(q("base_model: m\nadapter: lora\ngptq: true\n"), Some(Quantization::Nf4 { double_quant: false }));
+        let offloaded = plan_of("base_model: m\ngradient_checkpointing: true\nactivation_offloading: true\n");
+        let gc = offloaded.gradient_checkpointing.unwrap();
+        assert_eq!(gc.value, Checkpointing::CpuOffload);
+        assert!(matches!(gc.origin, Origin::Derived { .. }));
+        let fsdp_ac = plan_of("base_model: m\nfsdp_config:\n  activation_checkpointing: true\n");
+        assert_eq!(fsdp_ac.gradient_checkpointing.unwrap().value, Checkpointing::Full);
+        assert_eq!(
+            fsdp_ac.sharding.unwrap().value,
+            Sharding::Fsdp { full_shard: true, offload_params: false },
+            "fsdp_config without a version is FSDP1 with FULL_SHARD"
+        );
+        let cce =
+            plan_of("base_model: m\nplugins:\n  - axolotl.integrations.cut_cross_entropy.CutCrossEntropyPlugin\n");
+        assert_eq!(cce.loss.unwrap().value, LossImpl::Liger);
+        let no_plugin = plan_of("base_model: m\nliger_fused_linear_cross_entropy: true\n");
+        assert_eq!(no_plugin.loss.unwrap().value, LossImpl::Full, "plugin keys do nothing without the plugin");
+    }
+
+    #[test]
     fn grpo_with_vllm_colocate() {
         let text = "\
 base_model: Qwen/Qwen2.5-1.5B-Instruct

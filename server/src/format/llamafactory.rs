@@ -454,6 +454,10 @@ optim: adamw_bnb_8bit
         assert_eq!(dpo_liger.loss.unwrap().value, LossImpl::Full);
         let zero3 = plan_of("model_name_or_path: m\nfinetuning_type: full\ndeepspeed: ds_z3_config.json\n");
         assert_eq!(zero3.load_dtype.unwrap().value, Dtype::Auto);
+        let unsloth_gc = plan_of("model_name_or_path: m\nuse_unsloth_gc: true\n");
+        assert_eq!(unsloth_gc.gradient_checkpointing.unwrap().value, Checkpointing::CpuOffload);
+        let hqq = plan_of("model_name_or_path: m\nquantization_bit: 2\nquantization_method: hqq\n");
+        assert!(matches!(hqq.quantization.unwrap().origin, Origin::Derived { .. }));
         let eight = plan_of("model_name_or_path: m\nquantization_bit: 8\n");
         assert_eq!(eight.quantization.unwrap().value, Some(Quantization::Int8));
         assert_eq!(eight.method.unwrap().value, Method::Qlora);

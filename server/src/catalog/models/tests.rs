@@ -38,6 +38,11 @@ fn published_counts_are_met_exactly_where_the_source_is_a_checkpoint() {
         ("microsoft/phi-2", 2_779_683_840),
         ("mistralai/Mixtral-8x7B-v0.1", 46_702_792_704),
         ("EleutherAI/pythia-70m", 70_426_624),
+        // keras-hub preset parameter counts.
+        ("google/gemma-3-4b-it", 3_880_099_328),
+        ("Qwen/Qwen3-30B-A3B", 30_532_122_624),
+        ("mistralai/Magistral-Small-2506", 23_572_403_200),
+        ("microsoft/Phi-3-mini-128k-instruct", 3_821_079_552),
     ];
     for (name, expected) in anchors {
         assert_eq!(model(name).parameter_count(), expected, "{name}");
@@ -146,6 +151,12 @@ fn resolution_table() {
         ("someone/Llama-2-13b-chat-hf", "Llama-2-13b-hf"),
         ("  stabilityai/stablelm-zephyr-3b  ", "stablelm-3b-4e1t"),
         ("Qwen/Qwen2.5-72B-Instruct-AWQ", "Qwen2.5-72B"),
+        ("unsloth/Magistral-Small-2506-unsloth-bnb-4bit", "Magistral-Small-2506"),
+        ("unsloth/functiongemma-270m-it", "Gemma-3-270m"),
+        ("unsloth/Phi-3-medium-4k-instruct", "Phi-3-medium-4k-instruct"),
+        ("unsloth/Mistral-Nemo-Base-2407", "Mistral-Nemo-Base-2407"),
+        ("unsloth/Qwen2-7B", "Qwen2-7B"),
+        ("bigscience/bloomz-7b1", "bloom-7b1"),
     ];
     for (query, expected) in table {
         assert_eq!(model(query).name, expected, "{query}");

@@ -13,3 +13,6 @@ cargo clippy --locked --all-targets -- -D warnings
 
 echo "== cargo test"
 cargo test --locked
+
+echo "== pre-commit hooks (real pre-commit, try-repo)"
+bash tests/precommit/test.sh

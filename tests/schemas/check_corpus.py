@@ -10,7 +10,8 @@ Run from the repository root:
 
     /work/schema-venv/bin/python tests/schemas/check_corpus.py [--corpus ../shared/corpus] [-v]
 
-For each corpus file it picks the schema (`format` column of MANIFEST.tsv, refined by file name for LitGPT
+It first checks that schema/*.json match their generator tables (schema/tools/generate.py --check). For each
+corpus file it picks the schema (`format` column of MANIFEST.tsv, refined by file name for LitGPT
 scripts and TRL commands), validates it, and prints a table per schema. Validation errors must be listed in
 tests/schemas/EXPECTED_CORPUS_FINDINGS.md (file + JSON path); any other error makes the script exit 1, and so
 does a listed finding that no longer occurs. Keys marked `deprecated` in a schema are counted separately
@@ -161,6 +162,11 @@ def main() -> int:
         print(f"notice: corpus not found at {args.corpus}; nothing checked")
         return 0
 
+    sys.path.insert(0, str(SCHEMAS / "tools"))
+    import generate  # noqa: E402  (the schema generator, standard library only)
+
+    if generate.main(["--check"]):
+        return 1
     validators = {}
     for path in sorted(SCHEMAS.glob("*.json")):
         schema = json.loads(path.read_text(encoding="utf-8"))

@@ -158,9 +158,10 @@ fn anchor_nearby(log: &Log, line: usize) -> bool {
         candidates.push(n);
         next = log.next_in_stream(n);
     }
+    // A wrap splits at most one of the two words, so one of these survives whole.
     candidates.into_iter().any(|l| {
         let body = log.body(l);
-        body.contains("ried") || body.contains("ocat") || body.contains("RIED")
+        body.contains("ried") || body.contains("to allocate")
     })
 }
 
@@ -210,6 +211,15 @@ mod tests {
         assert_eq!(errors[0].rank, Some(3));
         assert_eq!(errors[0].numbers.free_bytes, (5.19f64 * 1048576.0).round() as u64);
         assert_eq!(errors[0].numbers.this_process_bytes, Some((23.55f64 * 1073741824.0).round() as u64));
+    }
+
+    #[test]
+    fn a_line_break_anywhere_in_the_anchor_is_read_through() {
+        let anchor_end = CURRENT.find("allocate").unwrap() + "allocate".len();
+        for cut in CURRENT.find("CUDA").unwrap()..anchor_end {
+            let text = format!("noise\n{}\n{}\nmore noise\n", &CURRENT[..cut], &CURRENT[cut..]);
+            assert_eq!(explain(&text).len(), 1, "cut at {cut}: {:?}", &CURRENT[cut.saturating_sub(5)..cut + 5]);
+        }
     }
 
     #[test]

@@ -3,14 +3,52 @@
 
 use super::units::format_size;
 use super::OomError;
-use miette::{Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, Severity, SourceCode};
+use crate::span::LineIndex;
+use miette::{
+    Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteError, MietteSpanContents, Severity,
+    SourceCode, SourceSpan, SpanContents,
+};
 use std::fmt;
-use std::sync::Arc;
+
+/// The part of a log around one error, numbered as in the whole log.
+///
+/// miette finds line numbers by reading the source from its start; handing it only the
+/// lines around the labels keeps rendering independent of the log's size.
+struct Excerpt<'a> {
+    name: &'a str,
+    /// The excerpt: whole lines of the log.
+    text: &'a str,
+    /// Byte offset and 0-based line of the excerpt's start in the log.
+    base: usize,
+    base_line: usize,
+}
+
+impl SourceCode for Excerpt<'_> {
+    fn read_span<'b>(
+        &'b self,
+        span: &SourceSpan,
+        before: usize,
+        after: usize,
+    ) -> Result<Box<dyn SpanContents<'b> + 'b>, MietteError> {
+        let start = span.offset().saturating_sub(self.base).min(self.text.len());
+        let len = span.len().min(self.text.len() - start);
+        let local = self.text.read_span(&SourceSpan::new(start.into(), len), before, after)?;
+        let shifted = SourceSpan::new((local.span().offset() + self.base).into(), local.span().len());
+        Ok(Box::new(MietteSpanContents::new_named(
+            self.name.to_owned(),
+            local.data(),
+            shifted,
+            local.line() + self.base_line,
+            local.column(),
+            local.line_count(),
+        )))
+    }
+}
 
 /// One OOM message as a miette diagnostic.
 struct Report<'a> {
     error: &'a OomError,
-    source: NamedSource<Arc<str>>,
+    source: Excerpt<'a>,
 }
 
 impl fmt::Debug for Report<'_> {
@@ -43,14 +81,15 @@ const HEADLINE_BYTES: usize = 60;
 impl Report<'_> {
     /// The start of the message on its first line, as `(offset, length)`.
     fn headline(&self) -> (usize, usize) {
-        let text = self.source.inner();
+        let (text, base) = (self.source.text, self.source.base);
         let span = self.error.span;
-        let line_end = text.get(span.start..span.end).and_then(|m| m.find('\n')).map_or(span.end, |p| span.start + p);
-        let mut end = line_end.min(span.start + HEADLINE_BYTES);
-        while end > span.start && !text.is_char_boundary(end) {
+        let local = span.start.saturating_sub(base);
+        let line_end = text.get(local..).and_then(|m| m.find('\n')).map_or(text.len(), |p| local + p);
+        let mut end = line_end.min(local + HEADLINE_BYTES).min(text.len());
+        while end > local && !text.is_char_boundary(end) {
             end -= 1;
         }
-        (span.start, end - span.start)
+        (span.start, end.saturating_sub(local))
     }
 }
 
@@ -98,12 +137,12 @@ pub fn render(errors: &[OomError], name: &str, text: &str, color: bool) -> Strin
     if errors.is_empty() {
         return format!("No CUDA out-of-memory message found in {name}.\n");
     }
-    let source = NamedSource::new(name, Arc::<str>::from(text));
+    let lines = LineIndex::new(text);
     let theme = if color { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
-    let handler = GraphicalReportHandler::new_themed(theme).with_width(110).with_context_lines(1);
+    let handler = GraphicalReportHandler::new_themed(theme).with_width(110).with_context_lines(0);
     let mut out = String::new();
     for error in errors {
-        let report = Report { error, source: source.clone() };
+        let report = Report { error, source: excerpt(name, text, &lines, error) };
         if handler.render_report(&mut out, &report).is_err() {
             out.push_str(&format!("{report}\n"));
         }
@@ -112,6 +151,15 @@ pub fn render(errors: &[OomError], name: &str, text: &str, color: bool) -> Strin
     let plural = if errors.len() == 1 { "" } else { "s" };
     out.push_str(&format!("{} CUDA out-of-memory message{plural} in {name}.\n", errors.len()));
     out
+}
+
+/// Whole lines from the allocation site's frame (or the message) to the message's end.
+fn excerpt<'a>(name: &'a str, text: &'a str, lines: &LineIndex, error: &OomError) -> Excerpt<'a> {
+    let first = error.site.as_ref().map_or(error.span.start, |s| s.frame.span.start.min(error.span.start));
+    let base_line = lines.line_of(first);
+    let base = lines.line_start(base_line);
+    let end = lines.line_span(text, lines.line_of(error.span.end.saturating_sub(1))).end.max(error.span.end);
+    Excerpt { name, text: text.get(base..end).unwrap_or(""), base, base_line }
 }
 
 #[cfg(test)]
@@ -124,8 +172,11 @@ mod tests {
         let text = "Traceback (most recent call last):\n  File \"/w/train.py\", line 3, in main\n    loss.backward()\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 MiB. GPU 0 has a total capacity of 23.57 GiB of which 1.19 MiB is free. Process 901 has 6.00 GiB memory in use. Of the allocated memory 16.90 GiB is allocated by PyTorch, and 212.41 MiB is reserved by PyTorch but unallocated.\n";
         let errors = explain(text);
         let out = render(&errors, "train.log", text, false);
+        let deep = format!("{}{text}", "step\n".repeat(1000));
+        assert!(render(&explain(&deep), "deep.log", &deep, false).contains("deep.log:1004:25"));
         assert!(out.contains("CUDA out of memory on GPU 0: short by 829.44 KiB"), "{out}");
-        assert!(out.contains("train.log:4"), "{out}");
+        assert!(out.contains("train.log:4:25"), "{out}");
+        assert!(out.contains("train.log:2:1"), "{out}");
         assert!(out.contains("allocation site: gradients grew"), "{out}");
         assert!(out.contains("pid 901: 6.00 GiB"), "{out}");
         assert!(out.contains("1. Stop or move the other processes"), "{out}");

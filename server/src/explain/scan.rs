@@ -6,6 +6,10 @@
 //! the original log. That makes a message wrapped mid-word (`capa` / `city`) or at a
 //! space read the same as an unwrapped one.
 
+/// How many lines of other ranks may separate two lines of one stream (64 ranks interleaving
+/// line by line, with room to spare); further apart they are not one message or traceback.
+pub const MAX_STREAM_GAP: usize = 256;
+
 /// One line of the log.
 #[derive(Debug, Clone)]
 pub struct Line {
@@ -54,16 +58,17 @@ impl<'a> Log<'a> {
         String::from_utf8_lossy(&out).trim().replace('\r', "")
     }
 
-    /// The next line after `line` with the same rank prefix.
+    /// The next line after `line` with the same rank prefix (within [`MAX_STREAM_GAP`] lines).
     pub fn next_in_stream(&self, line: usize) -> Option<usize> {
         let rank = self.lines.get(line)?.rank;
-        (line + 1..self.lines.len()).find(|&j| self.lines[j].rank == rank)
+        let end = self.lines.len().min(line + 1 + MAX_STREAM_GAP);
+        (line + 1..end).find(|&j| self.lines[j].rank == rank)
     }
 
-    /// The previous line before `line` with the same rank prefix.
+    /// The previous line before `line` with the same rank prefix (within [`MAX_STREAM_GAP`] lines).
     pub fn prev_in_stream(&self, line: usize) -> Option<usize> {
         let rank = self.lines.get(line)?.rank;
-        (0..line).rev().find(|&j| self.lines[j].rank == rank)
+        (line.saturating_sub(MAX_STREAM_GAP)..line).rev().find(|&j| self.lines[j].rank == rank)
     }
 
     /// Compact text of up to `max_lines` lines of `first`'s stream, starting with the last

@@ -24,6 +24,24 @@ mod litgpt_warmup_fraction_and_steps;
 mod litgpt_devices_invalid;
 mod litgpt_quantize_precision_unsupported;
 mod support;
+mod fp16_and_bf16;
+mod conflicting_quantization;
+mod quantized_without_adapter;
+mod trl_padding_free_without_packing;
+mod trl_packing_without_max_length;
+mod trl_dtype_unset_fp32;
+mod grpo_generation_batch_divisibility;
+mod grpo_min_generations;
+mod grpo_generation_batch_and_steps;
+mod grpo_auto_find_batch_size;
+mod grpo_eval_batch_divisibility;
+mod grpo_sync_ref_without_beta;
+mod vllm_tp_divides_world;
+mod trl_vllm_8bit;
+mod dpo_loss_weights_length;
+mod transformers_prefetch_without_workers;
+mod load_best_model_strategy_mismatch;
+mod reduce_lr_on_plateau_without_eval;
 
 use crate::diagnostic::{Diagnostic, Fix, Related, Severity};
 use crate::format::Format;
@@ -186,6 +204,24 @@ pub static RULES: &[Rule] = &[
     rule!(litgpt_warmup_fraction_and_steps, "OOM108", "litgpt-warmup-fraction-and-steps", Framework, Error, Sometimes),
     rule!(litgpt_devices_invalid, "OOM109", "litgpt-devices-invalid", Framework, Error, None),
     rule!(litgpt_quantize_precision_unsupported, "OOM110", "litgpt-quantize-precision-unsupported", Framework, Error, Sometimes),
+    rule!(fp16_and_bf16, "OOM201", "fp16-and-bf16", Framework, Error, Always),
+    rule!(conflicting_quantization, "OOM202", "conflicting-quantization", Framework, Error, None),
+    rule!(quantized_without_adapter, "OOM203", "quantized-without-adapter", Framework, Error, Sometimes),
+    rule!(trl_padding_free_without_packing, "OOM204", "trl-padding-free-without-packing", Framework, Error, Sometimes),
+    rule!(trl_packing_without_max_length, "OOM205", "trl-packing-without-max-length", Framework, Error, Always),
+    rule!(trl_dtype_unset_fp32, "OOM206", "trl-dtype-unset-fp32", Framework, Warning, Sometimes),
+    rule!(grpo_generation_batch_divisibility, "OOM207", "grpo-generation-batch-divisibility", Framework, Error, Sometimes),
+    rule!(grpo_min_generations, "OOM208", "grpo-min-generations", Framework, Error, Always),
+    rule!(grpo_generation_batch_and_steps, "OOM209", "grpo-generation-batch-and-steps", Framework, Error, None),
+    rule!(grpo_auto_find_batch_size, "OOM210", "grpo-auto-find-batch-size", Framework, Error, Always),
+    rule!(grpo_eval_batch_divisibility, "OOM211", "grpo-eval-batch-divisibility", Framework, Error, Sometimes),
+    rule!(grpo_sync_ref_without_beta, "OOM212", "grpo-sync-ref-without-beta", Framework, Error, Always),
+    rule!(vllm_tp_divides_world, "OOM213", "vllm-tp-divides-world", Framework, Error, None),
+    rule!(trl_vllm_8bit, "OOM214", "trl-vllm-8bit", Framework, Error, None),
+    rule!(dpo_loss_weights_length, "OOM215", "dpo-loss-weights-length", Framework, Error, None),
+    rule!(transformers_prefetch_without_workers, "OOM216", "transformers-prefetch-without-workers", Framework, Error, None),
+    rule!(load_best_model_strategy_mismatch, "OOM217", "load-best-model-strategy-mismatch", Framework, Error, None),
+    rule!(reduce_lr_on_plateau_without_eval, "OOM218", "reduce-lr-on-plateau-without-eval", Framework, Error, None),
 ];
 
 /// Finds a rule by code (`OOM101`, case-insensitive) or name (`yaml-syntax`).

@@ -149,3 +149,57 @@ pub fn litgpt_batch(format: Format, r: &Reader) -> LitgptBatch {
     let nodes = r.u64("num_nodes").map_or(1, |n| n.value.max(1));
     LitgptBatch { global, micro, world: devices.map(|d| d.saturating_mul(nodes)) }
 }
+
+/// The GRPO batch settings of a TRL `grpo` config or an Axolotl `rl: grpo` config.
+pub struct GrpoBatch {
+    pub axolotl: bool,
+    pub per_device: u64,
+    pub accumulation: u64,
+    /// `num_processes` (TRL forwards it to `accelerate launch`); 1 when absent.
+    pub processes: u64,
+    pub num_generations: u64,
+    pub generation_batch_size: Option<u64>,
+    pub steps_per_generation: Option<u64>,
+    /// Path of `num_generations` in the file (`num_generations` or `trl.num_generations`).
+    pub num_generations_path: &'static str,
+    pub generation_batch_path: &'static str,
+}
+
+/// Reads the GRPO batch settings with the frameworks' defaults; None for other configs
+/// (and for Axolotl configs that leave `trl.num_generations` unset, which Axolotl does
+/// not validate).
+pub fn grpo_batch(ctx: &Context, r: &Reader) -> Option<GrpoBatch> {
+    let axolotl = ctx.format == Format::Axolotl;
+    if axolotl {
+        if text(r, "rl") != Some("grpo") {
+            return None;
+        }
+        let num_generations = r.i64("trl.num_generations")?;
+        return Some(GrpoBatch {
+            axolotl,
+            per_device: r.u64("micro_batch_size").map_or(1, |v| v.value.max(1)),
+            accumulation: r.u64("gradient_accumulation_steps").map_or(1, |v| v.value.max(1)),
+            processes: 1,
+            num_generations: u64::try_from(num_generations.value).unwrap_or(0),
+            generation_batch_size: r.u64("trl.generation_batch_size").map(|v| v.value),
+            steps_per_generation: None,
+            num_generations_path: "trl.num_generations",
+            generation_batch_path: "trl.generation_batch_size",
+        });
+    }
+    if ctx.format != Format::TrlGrpo {
+        return None;
+    }
+    let set = |path: &str| r.u64(path).filter(|_| is_set(r, path)).map(|v| v.value);
+    Some(GrpoBatch {
+        axolotl,
+        per_device: set("per_device_train_batch_size").unwrap_or(8),
+        accumulation: set("gradient_accumulation_steps").unwrap_or(1),
+        processes: set("num_processes").unwrap_or(1).max(1),
+        num_generations: r.i64("num_generations").map_or(8, |v| u64::try_from(v.value).unwrap_or(0)),
+        generation_batch_size: set("generation_batch_size"),
+        steps_per_generation: set("steps_per_generation"),
+        num_generations_path: "num_generations",
+        generation_batch_path: "generation_batch_size",
+    })
+}

@@ -1,0 +1,53 @@
+//! ## What it does
+//! Reports `load_in_4bit` and `load_in_8bit` both true in a TRL or Axolotl config,
+//! and an Axolotl `adapter: qlora` with `load_in_8bit: true`.
+//!
+//! ## Why
+//! Weights are quantized one way. TRL's `ModelConfig.__post_init__` raises `ValueError:
+//! You can't use 8 bit and 4 bit precision at the same time`; Axolotl's validators raise
+//! "Can't load qlora in 8bit" (and transformers' `BitsAndBytesConfig` refuses both
+//! flags: "load_in_4bit and load_in_8bit are both True, but only one can be used at the
+//! same time"). Unsloth has the same conflict ("Can only load in 4bit or 8bit or 16bit,
+//! not a combination!") but takes Python keyword arguments, which oomlint does not read.
+//!
+//! ## Example
+//! ```yaml
+//! use_peft: true
+//! load_in_4bit: true
+//! load_in_8bit: true    # error
+//! ```
+//!
+//! ## Fix
+//! Keep one of the two flags. No automatic fix: 4-bit and 8-bit give different
+//! memory and quality.
+//!
+//! ## Source
+//! TRL `trl/trainer/model_config.py` (`ModelConfig.__post_init__`): "You can't use 8 bit
+//! and 4 bit precision at the same time"; Axolotl
+//! `src/axolotl/utils/schemas/validation.py` (QLoRA checks): "Can't load qlora in 8bit";
+//! transformers `src/transformers/utils/quantization_config.py` (`BitsAndBytesConfig`).
+
+use super::support;
+use super::{Context, Reporter};
+use crate::format::Format;
+
+pub fn check(ctx: &Context, out: &mut Reporter) {
+    if !support::is_trl(ctx.format) && ctx.format != Format::Axolotl {
+        return;
+    }
+    let Some(r) = support::reader(ctx) else { return };
+    let (Some(four), Some(eight)) = (r.entry("load_in_4bit"), r.entry("load_in_8bit")) else { return };
+    if !support::flag(&r, "load_in_8bit") {
+        return;
+    }
+    let qlora = ctx.format == Format::Axolotl && support::text(&r, "adapter") == Some("qlora");
+    if support::flag(&r, "load_in_4bit") || qlora {
+        let message = if ctx.format == Format::Axolotl {
+            "`load_in_8bit` with a 4-bit QLoRA setup: Axolotl raises \"Can't load qlora in 8bit\" (and bitsandbytes cannot load both ways)"
+        } else {
+            "`load_in_4bit` and `load_in_8bit` are both true: TRL raises \"You can't use 8 bit and 4 bit precision at the same time\""
+        };
+        out.report(eight.key_span.cover(eight.value.span), message)
+            .with_related(four.key_span, "4-bit loading set here");
+    }
+}

@@ -1,0 +1,50 @@
+//! ## What it does
+//! Reports GRPO `num_generations` below 2 (TRL `num_generations`, Axolotl
+//! `trl.num_generations`).
+//!
+//! ## Why
+//! Advantages are rewards relative to the other completions of the same prompt; with
+//! one completion every advantage is zero and the policy never updates. TRL raises
+//! `ValueError: GRPO requires at least 2 generations per prompt to calculate the
+//! advantages. You provided 1, which is less than the minimum required.`; Axolotl raises
+//! "GRPO requires `trl.num_generations >= 2` …".
+//!
+//! ## Example
+//! ```yaml
+//! num_generations: 1    # error
+//! ```
+//!
+//! ## Fix
+//! Use at least 2 (TRL's default is 8). The fix writes 2.
+//!
+//! Fix safety: **unsafe**: more generations per prompt change the generation batch
+//! (and may need a matching `per_device_train_batch_size`).
+//!
+//! ## Source
+//! TRL `trl/trainer/grpo_config.py` (`GRPOConfig.__post_init__`): "GRPO requires at least
+//! 2 generations per prompt to calculate the advantages. …"; Axolotl
+//! `src/axolotl/utils/schemas/validation.py` (`check_grpo_batch_size_divisibility`).
+
+use super::support::{self, set_value};
+use super::{Context, Reporter};
+use crate::diagnostic::Applicability;
+
+pub fn check(ctx: &Context, out: &mut Reporter) {
+    let Some(r) = support::reader(ctx) else { return };
+    let Some(b) = support::grpo_batch(ctx, &r) else { return };
+    if b.num_generations >= 2 {
+        return;
+    }
+    let Some(entry) = r.entry(b.num_generations_path) else { return };
+    let framework = if b.axolotl {
+        "Axolotl raises \"GRPO requires `trl.num_generations >= 2`\""
+    } else {
+        "TRL raises \"GRPO requires at least 2 generations per prompt to calculate the advantages.\""
+    };
+    out.report(entry.value.span, format!("num_generations {}: {framework}", b.num_generations)).with_fix(set_value(
+        entry,
+        "2",
+        "Use 2 generations per prompt",
+        Applicability::Unsafe,
+    ));
+}

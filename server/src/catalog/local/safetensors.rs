@@ -44,10 +44,11 @@ impl Summary {
     }
 }
 
-/// Summarizes the checkpoint in `dir`; `None` when it has no safetensors files.
+/// Summarizes the checkpoint in `dir`; `None` when it has no safetensors files or lacks
+/// some shard its index names (a partial download would undercount).
 pub(super) fn summarize(dir: &Path) -> Result<Option<Summary>, LocalModelError> {
     let files = shard_files(dir)?;
-    if files.is_empty() {
+    if files.is_empty() || !files.iter().all(|f| f.is_file()) {
         return Ok(None);
     }
     let mut summary = Summary { float_only: true, ..Summary::default() };

@@ -247,6 +247,22 @@ fn sharded_checkpoints_sum_every_shard_once() {
 }
 
 #[test]
+fn a_partial_download_is_not_counted() {
+    let dir = model_dir(&[
+        ("config.json", tiny_llama_config(Some(true))),
+        (
+            "model.safetensors.index.json",
+            json!({"weight_map": {"a": "model-00001-of-00002.safetensors", "b": "model-00002-of-00002.safetensors"}}),
+        ),
+    ]);
+    let header = json!({"t": {"dtype": "BF16", "shape": [5, 3], "data_offsets": [0, 30]}});
+    write_safetensors(&dir.path().join("model-00001-of-00002.safetensors"), &header, 30);
+    let arch = read(&dir);
+    assert_eq!(arch.parameters, arch.parameter_count());
+    assert_eq!(arch.checkpoint_dtype, None);
+}
+
+#[test]
 fn packed_quantized_tensors_keep_the_shape_count() {
     let dir = model_dir(&[("config.json", tiny_llama_config(Some(true)))]);
     let header = json!({

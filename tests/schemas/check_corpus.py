@@ -38,23 +38,15 @@ SCHEMAS = REPO / "schema"
 EXPECTED = Path(__file__).resolve().parent / "EXPECTED_CORPUS_FINDINGS.md"
 
 
-class Yaml12Loader(yaml.SafeLoader):
-    """PyYAML with YAML 1.2 core-schema scalars, as in the parser oomlint uses: `1e-5` is a number and only
-    true/false are booleans (`NO`, `yes`, `on` stay strings)."""
+class ConfigLoader(yaml.SafeLoader):
+    """PyYAML's YAML 1.1 resolver (what the frameworks load configs with: `NO`/`yes`/`on` are booleans), plus
+    dot-less exponents such as `1e-5` read as numbers, matching oomlint's YAML layer (server/src/syntax/yaml.rs)."""
 
 
-Yaml12Loader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-Yaml12Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
-)
-
-Yaml12Loader.add_implicit_resolver(
+ConfigLoader.add_implicit_resolver(
     "tag:yaml.org,2002:float",
-    re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$|^[-+]?\.(inf|Inf|INF)$|^\.(nan|NaN|NAN)$"),
-    list("-+0123456789."),
+    re.compile(r"^[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+$"),
+    list("-+0123456789"),
 )
 
 
@@ -89,7 +81,7 @@ def load(path: Path) -> object:
     text = path.read_text(encoding="utf-8")
     if path.suffix == ".json":
         return json.loads(text)
-    return yaml.load(text, Loader=Yaml12Loader)
+    return yaml.load(text, Loader=ConfigLoader)
 
 
 def json_path(parts) -> str:

@@ -100,7 +100,11 @@ pub fn replace_keeping_quotes(text: &str, span: Span, new: &str) -> Edit {
         return Edit::replace(Span::new(span.start + 1, span.end - 1), new);
     }
     let reads_as_string = crate::syntax::yaml::resolve_plain(new) == crate::syntax::ScalarKind::Str;
-    let safe_plain = reads_as_string && !new.is_empty() && !new.starts_with(['"', '\'', '[', '{', '&', '*', '!', '|', '>', '%', '@', '`']) && !new.contains(": ") && !new.contains(" #");
+    let safe_plain = reads_as_string
+        && !new.is_empty()
+        && !new.starts_with(['"', '\'', '[', '{', '&', '*', '!', '|', '>', '%', '@', '`'])
+        && !new.contains(": ")
+        && !new.contains(" #");
     Edit::replace(span, if safe_plain { new.to_string() } else { format!("{new:?}") })
 }
 
@@ -115,25 +119,31 @@ pub enum WriteError {
 impl std::fmt::Display for WriteError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            WriteError::ChangedSinceRead(p) => write!(f, "{} changed since it was read; not writing fixes", p.display()),
+            WriteError::ChangedSinceRead(p) => {
+                write!(f, "{} changed since it was read; not writing fixes", p.display())
+            }
             WriteError::Io(p, e) => write!(f, "cannot write fixes to {}: {e}", p.display()),
         }
     }
 }
 
 /// Replaces `path`'s content with `text` through a temporary file in the same directory
-/// and a rename, keeping the file's permissions. Refuses when the file no longer holds
-/// `original`; on any error the file is left as it was.
+/// (`.NAME.oomlint-fix.tmp`, which must not exist) and a rename, keeping the file's
+/// permissions. Refuses when the file no longer holds `original`; on any error the file
+/// is left as it was.
 pub fn write_atomically(path: &Path, original: &[u8], text: &str) -> Result<(), WriteError> {
     let io = |e| WriteError::Io(path.to_path_buf(), e);
     let current = std::fs::read(path).map_err(io)?;
     if current != original {
         return Err(WriteError::ChangedSinceRead(path.to_path_buf()));
     }
+    // A symlinked config is written through the link, not replaced by a file.
+    let path = &std::fs::canonicalize(path).map_err(io)?;
     let permissions = std::fs::metadata(path).map_err(io)?.permissions();
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = path.parent().unwrap_or(Path::new("."));
     let name = path.file_name().map_or_else(|| "file".into(), |n| n.to_string_lossy().into_owned());
-    let temp = dir.join(format!(".{name}.oomlint-{}.tmp", std::process::id()));
+    // One fixed name: a second `--fix` on the same file at once fails instead of racing.
+    let temp = dir.join(format!(".{name}.oomlint-fix.tmp"));
     let result = (|| {
         let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(&temp)?;
         file.write_all(text.as_bytes())?;

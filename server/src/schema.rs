@@ -133,10 +133,7 @@ fn property<'s>(schema: &'s Value, key: &str) -> Option<&'s Value> {
 }
 
 fn alternatives(schema: &Value) -> impl Iterator<Item = &Value> {
-    ["anyOf", "oneOf", "allOf"]
-        .into_iter()
-        .filter_map(|k| schema.get(k).and_then(Value::as_array))
-        .flatten()
+    ["anyOf", "oneOf", "allOf"].into_iter().filter_map(|k| schema.get(k).and_then(Value::as_array)).flatten()
 }
 
 /// The sub-schema at a path of keys (array items are entered with any key, e.g. `0`).
@@ -171,7 +168,13 @@ pub fn properties_at(format: Format, path: &[&str]) -> Vec<PropertyDoc> {
 
 fn collect_properties(schema: &Value, out: &mut Vec<PropertyDoc>) {
     if let Some(props) = schema.get("properties").and_then(Value::as_object) {
-        out.extend(props.iter().filter(|(k, _)| !out.iter().any(|d| &d.name == *k)).map(|(k, v)| PropertyDoc::new(k, v)).collect::<Vec<_>>());
+        out.extend(
+            props
+                .iter()
+                .filter(|(k, _)| !out.iter().any(|d| &d.name == *k))
+                .map(|(k, v)| PropertyDoc::new(k, v))
+                .collect::<Vec<_>>(),
+        );
     }
     for alt in alternatives(schema) {
         collect_properties(alt, out);
@@ -213,7 +216,8 @@ impl Instance {
 }
 
 fn to_json(node: &Node, key: Option<Span>, pointer: &mut String, spans: &mut HashMap<String, Located>) -> Value {
-    let quoted = node.as_scalar().is_some_and(|s| matches!(s.style, ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted));
+    let quoted =
+        node.as_scalar().is_some_and(|s| matches!(s.style, ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted));
     spans.insert(pointer.clone(), Located { key, value: node.span, quoted });
     match &node.value {
         Tree::Mapping(mapping) => {
@@ -345,7 +349,8 @@ pub fn check(format: Format, doc: &Document) -> Findings {
             ValidationErrorKind::Required { property } => {
                 let name = property.as_str().unwrap_or_default();
                 let span = at.key.unwrap_or(Span::empty(at.value.start));
-                let place = if pointer.is_empty() { String::new() } else { format!(" in `{}`", display_path(&pointer)) };
+                let place =
+                    if pointer.is_empty() { String::new() } else { format!(" in `{}`", display_path(&pointer)) };
                 findings.invalid_values.push(InvalidValue {
                     span,
                     message: format!("missing required key `{name}`{place}"),
@@ -401,12 +406,7 @@ fn parent_schema<'s>(root: &'s Value, schema_path: &str) -> Option<&'s Value> {
 
 /// `/train/micro_batch_size` → `train.micro_batch_size`.
 fn display_path(pointer: &str) -> String {
-    pointer
-        .split('/')
-        .skip(1)
-        .map(|s| s.replace("~1", "/").replace("~0", "~"))
-        .collect::<Vec<_>>()
-        .join(".")
+    pointer.split('/').skip(1).map(|s| s.replace("~1", "/").replace("~0", "~")).collect::<Vec<_>>().join(".")
 }
 
 fn allowed_keys(schema: &Value) -> Vec<String> {
@@ -420,8 +420,11 @@ fn closest(word: &str, candidates: impl IntoIterator<Item = String>) -> Option<S
     let lower = word.to_lowercase();
     let mut best: Option<(f64, String)> = None;
     for candidate in candidates {
-        let score =
-            if candidate.to_lowercase() == lower { 2.0 } else { strsim::jaro_winkler(&lower, &candidate.to_lowercase()) };
+        let score = if candidate.to_lowercase() == lower {
+            2.0
+        } else {
+            strsim::jaro_winkler(&lower, &candidate.to_lowercase())
+        };
         if score >= 0.85 && best.as_ref().is_none_or(|(b, _)| score > *b) {
             best = Some((score, candidate));
         }
@@ -627,7 +630,8 @@ mod tests {
         let removed = &found.removed_keys[0];
         assert_eq!(removed.key, "evaluation_strategy");
         assert_eq!(removed.replacement.as_deref(), Some("eval_strategy"));
-        let declared = get("trl-sft").unwrap().root["properties"]["evaluation_strategy"]["x-removed"]["in"].as_str().unwrap();
+        let declared =
+            get("trl-sft").unwrap().root["properties"]["evaluation_strategy"]["x-removed"]["in"].as_str().unwrap();
         assert_eq!(removed.since, parse_since(declared));
         assert_eq!(removed.since.as_ref().unwrap().0, "transformers");
         assert!(removed.value_fits_replacement && !removed.replacement_present);

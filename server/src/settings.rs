@@ -94,7 +94,9 @@ impl Settings {
         let empty = Mapping::default();
         let root = doc.root_mapping().unwrap_or(&empty);
         let table = match root.entry_path("tool.oomlint") {
-            Some(entry) => entry.value.as_mapping().ok_or_else(|| SettingsError("[tool.oomlint] must be a table".into()))?,
+            Some(entry) => {
+                entry.value.as_mapping().ok_or_else(|| SettingsError("[tool.oomlint] must be a table".into()))?
+            }
             None => root,
         };
         Settings::from_mapping(table)
@@ -102,12 +104,12 @@ impl Settings {
 
     /// Reads a config file; `pyproject.toml` without `[tool.oomlint]` gives None.
     pub fn from_file(path: &Path) -> Result<Option<Settings>, SettingsError> {
-        let text = std::fs::read_to_string(path).map_err(|e| SettingsError(format!("cannot read {}: {e}", path.display())))?;
+        let text =
+            std::fs::read_to_string(path).map_err(|e| SettingsError(format!("cannot read {}: {e}", path.display())))?;
         if path.file_name().is_some_and(|n| n == "pyproject.toml") && !has_tool_oomlint(&text) {
             return Ok(None);
         }
-        let mut settings =
-            Settings::from_toml(&text).map_err(|e| SettingsError(format!("{}: {e}", path.display())))?;
+        let mut settings = Settings::from_toml(&text).map_err(|e| SettingsError(format!("{}: {e}", path.display())))?;
         settings.path = Some(path.to_path_buf());
         Ok(Some(settings))
     }
@@ -161,30 +163,38 @@ impl Settings {
                 }
                 "severity" => {
                     for (rule, level) in table_entries(value, key)? {
-                        let rule = find_rule(rule)?;
-                        let level = match string(level, &format!("severity.{}", rule.name))?.as_str() {
+                        let level = match string(level, &format!("severity.{rule}"))?.as_str() {
                             "error" => Level::Severity(Severity::Error),
                             "warning" => Level::Severity(Severity::Warning),
                             "info" => Level::Severity(Severity::Info),
                             "off" => Level::Off,
-                            other => return Err(invalid(&format!("severity.{}", rule.name), &format!("error, warning, info or off, not `{other}`"))),
+                            other => {
+                                return Err(invalid(
+                                    &format!("severity.{rule}"),
+                                    &format!("error, warning, info or off, not `{other}`"),
+                                ))
+                            }
                         };
-                        settings.severity.insert(rule.code, level);
+                        for code in resolve_rules(rule)? {
+                            settings.severity.insert(code, level);
+                        }
                     }
                 }
                 "framework-versions" => {
                     for (framework, version) in table_entries(value, key)? {
                         let text = string(version, &format!("framework-versions.{framework}"))?;
-                        let parsed = Version::parse(&text)
-                            .ok_or_else(|| invalid(&format!("framework-versions.{framework}"), "a version such as \"0.19.1\""))?;
+                        let parsed = Version::parse(&text).ok_or_else(|| {
+                            invalid(&format!("framework-versions.{framework}"), "a version such as \"0.19.1\"")
+                        })?;
                         settings.framework_versions.insert(framework.to_ascii_lowercase(), parsed);
                     }
                 }
                 "format" => {
                     for (glob, name) in table_entries(value, key)? {
                         let name = string(name, &format!("format.\"{glob}\""))?;
-                        let format = Format::from_name(&name)
-                            .ok_or_else(|| invalid(&format!("format.\"{glob}\""), &format!("a format name, not `{name}`")))?;
+                        let format = Format::from_name(&name).ok_or_else(|| {
+                            invalid(&format!("format.\"{glob}\""), &format!("a format name, not `{name}`"))
+                        })?;
                         settings.formats.push(FormatOverride { glob: glob_matcher(glob)?, format });
                     }
                 }
@@ -199,7 +209,9 @@ impl Settings {
     pub fn with_modeline(&self, text: &str) -> Settings {
         let mut settings = self.clone();
         for line in text.lines().take(20) {
-            let Some(directive) = line.trim_start().strip_prefix('#').map(str::trim).and_then(|c| c.strip_prefix("oomlint:")) else {
+            let Some(directive) =
+                line.trim_start().strip_prefix('#').map(str::trim).and_then(|c| c.strip_prefix("oomlint:"))
+            else {
                 continue;
             };
             for setting in directive.split_whitespace() {
@@ -291,25 +303,36 @@ fn find_rule(key: &str) -> Result<&'static Rule, SettingsError> {
     rules::find(key).ok_or_else(|| SettingsError(format!("unknown rule `{key}` (see `oomlint rules`)")))
 }
 
-/// A list of rule codes or names (`ALL` selects every rule).
+/// A list of rule codes, code prefixes (`OOM1`) or names; `ALL` selects every rule.
 fn rule_list(node: &Node, key: &str) -> Result<Vec<&'static str>, SettingsError> {
     let items = node.as_sequence().ok_or_else(|| invalid(key, "a list of rule codes or names"))?;
     let mut codes = Vec::new();
     for item in items {
-        let name = string(item, key)?;
-        if name.eq_ignore_ascii_case("ALL") {
-            codes.extend(rules::RULES.iter().map(|r| r.code));
-        } else {
-            codes.push(find_rule(&name)?.code);
-        }
+        codes.extend(resolve_rules(&string(item, key)?)?);
+    }
+    Ok(codes)
+}
+
+/// The codes one entry names: a code, a name, a code prefix (`OOM1`) or `ALL`.
+fn resolve_rules(name: &str) -> Result<Vec<&'static str>, SettingsError> {
+    let upper = name.to_ascii_uppercase();
+    let prefix = if upper == "ALL" {
+        Some("OOM")
+    } else {
+        upper.strip_prefix("OOM").filter(|d| d.len() < 3).map(|_| upper.as_str())
+    };
+    let Some(prefix) = prefix else {
+        return Ok(vec![find_rule(name)?.code]);
+    };
+    let codes: Vec<&'static str> = rules::RULES.iter().filter(|r| r.code.starts_with(prefix)).map(|r| r.code).collect();
+    if codes.is_empty() {
+        return Err(SettingsError(format!("no rule code starts with `{prefix}`")));
     }
     Ok(codes)
 }
 
 fn glob_matcher(pattern: &str) -> Result<GlobMatcher, SettingsError> {
-    Glob::new(pattern)
-        .map(|g| g.compile_matcher())
-        .map_err(|e| SettingsError(format!("invalid glob `{pattern}`: {e}")))
+    Glob::new(pattern).map(|g| g.compile_matcher()).map_err(|e| SettingsError(format!("invalid glob `{pattern}`: {e}")))
 }
 
 #[cfg(test)]
@@ -345,6 +368,10 @@ mod tests {
         let settings = Settings::from_toml("[tool.oomlint]\nselect = [\"OOM001\"]\n").unwrap();
         assert_eq!(settings.level(rule("duplicate-key"), Path::new("a.yaml")), Level::Off);
         assert_eq!(settings.level(rule("yaml-syntax"), Path::new("a.yaml")), Level::Default);
+        let by_prefix = Settings::from_toml("select = [\"OOM0\"]\nignore = [\"oom002\"]\n").unwrap();
+        assert_eq!(by_prefix.level(rule("yaml-syntax"), Path::new("a.yaml")), Level::Default);
+        assert_eq!(by_prefix.level(rule("duplicate-key"), Path::new("a.yaml")), Level::Off);
+        assert!(Settings::from_toml("select = [\"OOM99\"]").is_err());
     }
 
     #[test]

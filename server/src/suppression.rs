@@ -179,13 +179,17 @@ mod tests {
     #[test]
     fn line_and_line_above() {
         let text = "a: 1  # oomlint: ignore[OOM001]\n# oomlint: ignore[duplicate-key, OOM006]\nb: 2\nc: 3\n";
-        let mut diagnostics =
-            vec![diagnostic("OOM001", text, "a: 1"), diagnostic("OOM002", text, "b: 2"), diagnostic("OOM002", text, "c: 3")];
+        let mut diagnostics = vec![
+            diagnostic("OOM001", text, "a: 1"),
+            diagnostic("OOM002", text, "b: 2"),
+            diagnostic("OOM002", text, "c: 3"),
+        ];
         let found = run(text, &mut diagnostics);
         assert_eq!(diagnostics.len(), 1);
         assert_eq!(&text[diagnostics[0].span.start..diagnostics[0].span.end], "c: 3");
         assert!(!found[0].is_unused());
-        let codes: Vec<(&str, bool)> = found[1].codes.iter().map(|c| (&text[c.span.start..c.span.end], c.used)).collect();
+        let codes: Vec<(&str, bool)> =
+            found[1].codes.iter().map(|c| (&text[c.span.start..c.span.end], c.used)).collect();
         assert_eq!(codes, [("duplicate-key", true), ("OOM006", false)]);
     }
 

@@ -145,7 +145,8 @@ impl Versions {
     /// Adds `framework-versions` overrides (they win over dependency files).
     pub fn with_overrides(mut self, overrides: &BTreeMap<String, Version>) -> Versions {
         for (framework, version) in overrides {
-            let pin = Pin { newest: Newest::Exactly(version.clone()), spec: format!("{framework}=={version}"), source: None };
+            let pin =
+                Pin { newest: Newest::Exactly(version.clone()), spec: format!("{framework}=={version}"), source: None };
             self.pins.insert(framework.to_ascii_lowercase(), pin);
         }
         self
@@ -248,7 +249,8 @@ fn parse_requirement(line: &str, path: &Path) -> Option<(String, Pin)> {
     if line.is_empty() || line.starts_with(['#', '-']) {
         return None;
     }
-    let name_end = line.find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))).unwrap_or(line.len());
+    let name_end =
+        line.find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))).unwrap_or(line.len());
     let name = framework_name(&line[..name_end])?;
     let mut rest = line[name_end..].trim_start();
     if rest.starts_with('[') {
@@ -256,7 +258,10 @@ fn parse_requirement(line: &str, path: &Path) -> Option<(String, Pin)> {
     }
     let rest = rest.trim_start_matches('(').trim_end_matches(')');
     let newest = newest_allowed(rest)?;
-    Some((name.clone(), Pin { newest, spec: format!("{name}{}", rest.replace(' ', "")), source: Some(path.to_path_buf()) }))
+    Some((
+        name.clone(),
+        Pin { newest, spec: format!("{name}{}", rest.replace(' ', "")), source: Some(path.to_path_buf()) },
+    ))
 }
 
 /// The newest release allowed by a PEP 440 or Poetry specifier list (`>=1,<2`, `^0.20`).
@@ -324,7 +329,8 @@ fn pyproject_requirements(text: &str) -> Vec<String> {
         }
     }
     let poetry = root.entry_path("tool.poetry").and_then(|e| e.value.as_mapping());
-    let mut tables: Vec<&Mapping> = poetry.and_then(|p| p.get("dependencies")).and_then(|n| n.as_mapping()).into_iter().collect();
+    let mut tables: Vec<&Mapping> =
+        poetry.and_then(|p| p.get("dependencies")).and_then(|n| n.as_mapping()).into_iter().collect();
     if let Some(groups) = poetry.and_then(|p| p.get("group")).and_then(|n| n.as_mapping()) {
         tables.extend(groups.entries.iter().filter_map(|g| g.value.as_mapping()?.get("dependencies")?.as_mapping()));
     }
@@ -407,7 +413,11 @@ fn lock_versions(text: &str, path: &Path) -> Versions {
             name = framework_name(&n);
         } else if let (Some(n), Some(v)) = (&name, value(line, "version")) {
             if let Some(version) = Version::parse(&v) {
-                let pin = Pin { newest: Newest::Exactly(version), spec: format!("{n}=={v}"), source: Some(path.to_path_buf()) };
+                let pin = Pin {
+                    newest: Newest::Exactly(version),
+                    spec: format!("{n}=={v}"),
+                    source: Some(path.to_path_buf()),
+                };
                 versions.pins.entry(n.clone()).or_insert(pin);
             }
             name = None;
@@ -467,7 +477,10 @@ mod tests {
         assert!(pyproject.at_least("transformers", &v("4.99")));
         assert!(!pyproject.at_least("torch", &v("2.5")));
 
-        let cfg = from("setup.cfg", "[options]\ninstall_requires =\n    accelerate==0.34.2\n    deepspeed<0.15\n[other]\nx = 1\n");
+        let cfg = from(
+            "setup.cfg",
+            "[options]\ninstall_requires =\n    accelerate==0.34.2\n    deepspeed<0.15\n[other]\nx = 1\n",
+        );
         assert!(!cfg.at_least("accelerate", &v("1.0")));
         assert!(!cfg.at_least("deepspeed", &v("0.15")));
 
@@ -488,7 +501,11 @@ mod tests {
         std::fs::create_dir_all(dir.join("repo/.git")).unwrap();
         std::fs::write(dir.join("requirements.txt"), "trl==0.10\ntorch==2.0\n").unwrap();
         std::fs::write(dir.join("repo/requirements.txt"), "trl==0.19.1\n").unwrap();
-        std::fs::write(dir.join("repo/configs/uv.lock"), "[[package]]\nname = \"transformers\"\nversion = \"4.45.2\"\n").unwrap();
+        std::fs::write(
+            dir.join("repo/configs/uv.lock"),
+            "[[package]]\nname = \"transformers\"\nversion = \"4.45.2\"\n",
+        )
+        .unwrap();
         let found = for_config(&configs.join("config.yaml"));
         assert!(!found.at_least("trl", &v("0.20")));
         assert!(!found.at_least("transformers", &v("4.46")));

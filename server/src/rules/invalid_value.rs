@@ -24,9 +24,9 @@
 //! The format's JSON Schema in `schema/` (types, `enum`, `minimum`/`maximum`, `required`),
 //! each property citing the framework file it mirrors in `x-source`.
 
-use crate::fix::replace_keeping_quotes;
 use super::{Context, Reporter};
 use crate::diagnostic::{Applicability, Fix};
+use crate::fix::replace_keeping_quotes;
 
 pub fn check(ctx: &Context, out: &mut Reporter) {
     for invalid in &ctx.schema.invalid_values {

@@ -29,19 +29,21 @@
 //! `training_args.py`, TRL `trl/trainer/*_config.py` and `model_config.py`, Axolotl
 //! `utils/schemas/deprecated.py` (each entry names the release).
 
-use crate::fix::replace_keeping_quotes;
 use super::{Context, Reporter};
 use crate::diagnostic::{Applicability, Fix, Severity};
+use crate::fix::replace_keeping_quotes;
 
 pub fn check(ctx: &Context, out: &mut Reporter) {
     for removed in &ctx.schema.removed_keys {
-        let applies = removed.since.as_ref().is_none_or(|(framework, version)| ctx.versions.at_least(framework, version));
+        let applies =
+            removed.since.as_ref().is_none_or(|(framework, version)| ctx.versions.at_least(framework, version));
         if !applies {
             continue;
         }
         let when = match &removed.since {
             Some((framework, version)) => {
-                let pinned = ctx.versions.get(framework).map_or_else(String::new, |p| format!(", pinned {}", p.describe()));
+                let pinned =
+                    ctx.versions.get(framework).map_or_else(String::new, |p| format!(", pinned {}", p.describe()));
                 let verb = if removed.deprecated_only { "deprecated" } else { "removed" };
                 format!("{verb} in {framework} {version}{pinned}")
             }

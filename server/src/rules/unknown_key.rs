@@ -27,9 +27,9 @@
 //! jsonargparse CLI (`litgpt/__main__.py`), accelerate `commands/config/config_args.py`
 //! and DeepSpeed `runtime/zero/config.py`.
 
-use crate::fix::replace_keeping_quotes;
 use super::{Context, Reporter};
 use crate::diagnostic::{Applicability, Fix};
+use crate::fix::replace_keeping_quotes;
 
 pub fn check(ctx: &Context, out: &mut Reporter) {
     for unknown in &ctx.schema.unknown_keys {

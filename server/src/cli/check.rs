@@ -1,14 +1,17 @@
 //! `oomlint check [PATHS...]`.
 
 use super::usage_error;
-use crate::analysis::{analyze_bytes, Analysis, Options};
-use crate::diagnostic::Severity;
+use crate::analysis::{analyze_bytes, analyze_text, Analysis, Options};
+use crate::diagnostic::{Applicability, Severity};
+use crate::fix;
 use crate::format::language_of;
 use crate::render;
+use crate::settings::Settings;
 use clap::{Args, ValueEnum};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum OutputFormat {
@@ -16,6 +19,7 @@ pub enum OutputFormat {
     Concise,
     Json,
     Github,
+    Sarif,
 }
 
 #[derive(Args)]
@@ -27,9 +31,15 @@ pub struct CheckArgs {
     gpu: Option<String>,
     #[arg(long, value_enum, default_value = "full")]
     output_format: OutputFormat,
-    /// oomlint.toml (or pyproject.toml with [tool.oomlint]) to use.
+    /// oomlint.toml (or pyproject.toml with [tool.oomlint]) to use instead of the nearest one.
     #[arg(long)]
     config: Option<PathBuf>,
+    /// Apply safe fixes in place (repeated until nothing changes).
+    #[arg(long)]
+    fix: bool,
+    /// With --fix, also apply unsafe fixes (they change behaviour: review the diff).
+    #[arg(long, requires = "fix")]
+    unsafe_fixes: bool,
 }
 
 /// Config files under `root` (recursively, honouring .gitignore); a file is itself.
@@ -53,11 +63,14 @@ fn collect(root: &Path, files: &mut Vec<PathBuf>) -> Result<(), String> {
 }
 
 pub fn run(args: &CheckArgs) -> ExitCode {
-    if let Some(config) = &args.config {
-        if let Err(e) = std::fs::read(config) {
-            return usage_error(format!("cannot read config {}: {e}", config.display()));
-        }
-    }
+    let config = match &args.config {
+        Some(path) => match Settings::from_file(path) {
+            Ok(Some(settings)) => Some(Arc::new(settings)),
+            Ok(None) => return usage_error(format!("{} has no [tool.oomlint] table", path.display())),
+            Err(e) => return usage_error(format!("config {e}")),
+        },
+        None => None,
+    };
     let roots = if args.paths.is_empty() { vec![PathBuf::from(".")] } else { args.paths.clone() };
     let mut files = Vec::new();
     for root in &roots {
@@ -65,18 +78,54 @@ pub fn run(args: &CheckArgs) -> ExitCode {
             return usage_error(e);
         }
     }
-    let options = Options::default();
+    let gpu = match super::gpu::resolve(args.gpu.as_deref(), None) {
+        Ok(gpu) => gpu,
+        Err(e) => return usage_error(e),
+    };
+    let fixing = args.fix.then_some(if args.unsafe_fixes { Applicability::Unsafe } else { Applicability::Safe });
+    let (mut fixes, mut fixed_files) = (0, 0);
     let mut analyses = Vec::with_capacity(files.len());
     for file in &files {
-        match std::fs::read(file) {
-            Ok(bytes) => analyses.push(analyze_bytes(file, &bytes, &options)),
+        let settings = match &config {
+            Some(settings) => settings.clone(),
+            None => match Settings::for_file(file) {
+                Ok(settings) => settings,
+                Err(e) => return usage_error(format!("config {e}")),
+            },
+        };
+        let options = Options { gpu: gpu.clone(), settings, ..Options::default() };
+        let bytes = match std::fs::read(file) {
+            Ok(bytes) => bytes,
             Err(e) => return usage_error(format!("cannot read {}: {e}", file.display())),
+        };
+        let analysis = analyze_bytes(file, &bytes, &options);
+        let Some(minimum) = fixing.filter(|_| !analysis.text.is_empty() && analysis.text.len() == bytes.len()) else {
+            analyses.push(analysis);
+            continue;
+        };
+        let fixed = fix::fix_text(file, &analysis.text, &options, minimum);
+        if fixed.count == 0 {
+            analyses.push(analysis);
+            continue;
         }
+        if let Err(e) = fix::write_atomically(file, &bytes, &fixed.text) {
+            return usage_error(e);
+        }
+        fixes += fixed.count;
+        fixed_files += 1;
+        analyses.push(analyze_text(file, fixed.text, &options));
+    }
+    if args.fix {
+        eprintln!("oomlint: applied {fixes} fix(es) to {fixed_files} file(s)");
     }
     let mut out = String::new();
     match args.output_format {
         OutputFormat::Json => {
             out = serde_json::to_string_pretty(&render::json::report(&analyses)).unwrap_or_default();
+            out.push('\n');
+        }
+        OutputFormat::Sarif => {
+            out = serde_json::to_string_pretty(&render::sarif::report(&analyses)).unwrap_or_default();
             out.push('\n');
         }
         OutputFormat::Concise => analyses.iter().for_each(|a| render::concise(a, &mut out)),

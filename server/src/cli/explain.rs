@@ -44,20 +44,8 @@ pub trait LeverSource {
     fn levers(&self, path: &Path, text: &str, gpu: Option<&Gpu>) -> Result<Option<Vec<Lever>>, String>;
 }
 
-/// No estimator: the static table of levers per component.
-pub struct StaticLevers;
-
-impl LeverSource for StaticLevers {
-    fn levers(&self, _: &Path, _: &str, _: Option<&Gpu>) -> Result<Option<Vec<Lever>>, String> {
-        Ok(None)
-    }
-}
-
-pub fn run(args: &ExplainArgs) -> ExitCode {
-    run_with(args, &StaticLevers)
-}
-
-/// `run` with the levers for `--config` coming from `source`.
+/// Runs the command; the levers for `--config` come from `source` (without a config, or
+/// when `source` has none, the advice is the static table per component).
 pub fn run_with(args: &ExplainArgs, source: &dyn LeverSource) -> ExitCode {
     match execute(args, source) {
         Ok(outcome) => {
@@ -229,6 +217,15 @@ mod tests {
 
     fn args(file: &Path, config: Option<&Path>, format: ExplainFormat, fix: bool) -> ExplainArgs {
         ExplainArgs { file: Some(file.to_owned()), config: config.map(Path::to_owned), gpu: None, format, fix }
+    }
+
+    /// No estimator: the static table of levers per component.
+    struct StaticLevers;
+
+    impl LeverSource for StaticLevers {
+        fn levers(&self, _: &Path, _: &str, _: Option<&Gpu>) -> Result<Option<Vec<Lever>>, String> {
+            Ok(None)
+        }
     }
 
     /// Levers for a config whose `micro_batch_size: 8` sits at a known place.

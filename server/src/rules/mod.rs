@@ -42,6 +42,15 @@ mod dpo_loss_weights_length;
 mod transformers_prefetch_without_workers;
 mod load_best_model_strategy_mismatch;
 mod reduce_lr_on_plateau_without_eval;
+mod axolotl_batch_keys;
+mod axolotl_qlora_requires_4bit;
+mod axolotl_deepspeed_and_fsdp;
+mod axolotl_sample_packing_with_rl;
+mod axolotl_activation_offloading_requires_checkpointing;
+mod axolotl_attention_legacy_flags;
+mod axolotl_fsdp2_8bit_optimizer;
+mod axolotl_beta_mismatch;
+mod axolotl_max_memory_exclusive;
 
 use crate::diagnostic::{Diagnostic, Fix, Related, Severity};
 use crate::format::Format;
@@ -222,6 +231,15 @@ pub static RULES: &[Rule] = &[
     rule!(transformers_prefetch_without_workers, "OOM216", "transformers-prefetch-without-workers", Framework, Error, None),
     rule!(load_best_model_strategy_mismatch, "OOM217", "load-best-model-strategy-mismatch", Framework, Error, None),
     rule!(reduce_lr_on_plateau_without_eval, "OOM218", "reduce-lr-on-plateau-without-eval", Framework, Error, None),
+    rule!(axolotl_batch_keys, "OOM301", "axolotl-batch-keys", Framework, Error, None),
+    rule!(axolotl_qlora_requires_4bit, "OOM302", "axolotl-qlora-requires-4bit", Framework, Error, Sometimes),
+    rule!(axolotl_deepspeed_and_fsdp, "OOM303", "axolotl-deepspeed-and-fsdp", Framework, Error, None),
+    rule!(axolotl_sample_packing_with_rl, "OOM304", "axolotl-sample-packing-with-rl", Framework, Error, Always),
+    rule!(axolotl_activation_offloading_requires_checkpointing, "OOM305", "axolotl-activation-offloading-requires-checkpointing", Framework, Error, Sometimes),
+    rule!(axolotl_attention_legacy_flags, "OOM306", "axolotl-attention-legacy-flags", Framework, Error, Sometimes),
+    rule!(axolotl_fsdp2_8bit_optimizer, "OOM307", "axolotl-fsdp2-8bit-optimizer", Framework, Error, Always),
+    rule!(axolotl_beta_mismatch, "OOM308", "axolotl-beta-mismatch", Framework, Error, None),
+    rule!(axolotl_max_memory_exclusive, "OOM309", "axolotl-max-memory-exclusive", Framework, Error, None),
 ];
 
 /// Finds a rule by code (`OOM101`, case-insensitive) or name (`yaml-syntax`).

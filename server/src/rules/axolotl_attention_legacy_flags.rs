@@ -1,0 +1,63 @@
+//! ## What it does
+//! Reports Axolotl attention settings its validators refuse: `attn_implementation`
+//! together with a legacy boolean flag (`flash_attention`, `sdp_attention`,
+//! `xformers_attention`, `sage_attention`, `flex_attention`, `eager_attention`), and
+//! the short aliases `flash`, `flex`, `sdp` as `attn_implementation`.
+//!
+//! ## Why
+//! Axolotl 0.16 replaced the flags by `attn_implementation`. Mixing them raises
+//! `ValueError: attn_implementation='sdpa' cannot be combined with legacy attention flags
+//! (flash_attention). …`; an alias raises "attn_implementation='flash' is not accepted.
+//! Use the canonical name …".
+//!
+//! ## Example
+//! ```yaml
+//! attn_implementation: flash_attention_2
+//! flash_attention: true     # error
+//! ```
+//!
+//! ## Fix
+//! Keep only `attn_implementation` with a canonical name. For an alias the fix writes
+//! the canonical name (`flash` → `flash_attention_2`, `flex` → `flex_attention`,
+//! `sdp` → `sdpa`).
+//!
+//! Fix safety: **safe**: the canonical name is what the alias stands for.
+//!
+//! ## Source
+//! Axolotl `src/axolotl/utils/schemas/config.py` (`normalize_attn_implementation`,
+//! `validate_attn_implementation`); `src/axolotl/utils/schemas/enums.py`
+//! (`LEGACY_ATTN_FLAG_TO_IMPL`, `SHORT_FORM_ALIAS_TO_CANONICAL`).
+
+use super::support::{self, set_value};
+use super::{Context, Reporter};
+use crate::diagnostic::Applicability;
+use crate::format::Format;
+
+const LEGACY_FLAGS: [&str; 6] =
+    ["xformers_attention", "sage_attention", "flex_attention", "flash_attention", "sdp_attention", "eager_attention"];
+
+pub fn check(ctx: &Context, out: &mut Reporter) {
+    if ctx.format != Format::Axolotl {
+        return;
+    }
+    let Some(r) = support::reader(ctx) else { return };
+    let Some(entry) = r.entry("attn_implementation") else { return };
+    let Some(value) = support::text(&r, "attn_implementation") else { return };
+    let canonical = match value {
+        "flash" => Some("flash_attention_2"),
+        "flex" => Some("flex_attention"),
+        "sdp" => Some("sdpa"),
+        _ => None,
+    };
+    if let Some(canonical) = canonical {
+        out.report(entry.value.span, format!("attn_implementation `{value}`: Axolotl raises \"attn_implementation='{value}' is not accepted. Use the canonical name\" ({canonical})"))
+            .with_fix(set_value(entry, canonical, format!("Use `{canonical}`"), Applicability::Safe));
+    }
+    let flags: Vec<&str> = LEGACY_FLAGS.into_iter().filter(|f| support::flag(&r, f)).collect();
+    if let Some(first) = flags.first().and_then(|f| r.entry(f)) {
+        let mut sorted = flags.clone();
+        sorted.sort_unstable();
+        out.report(first.key_span, format!("`attn_implementation` with legacy attention flags ({}): Axolotl raises \"attn_implementation='{value}' cannot be combined with legacy attention flags …\"", sorted.join(", ")))
+            .with_related(entry.key_span, "attn_implementation set here");
+    }
+}

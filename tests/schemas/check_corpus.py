@@ -155,6 +155,7 @@ def main() -> int:
         return 0
 
     sys.path.insert(0, str(SCHEMAS / "tools"))
+    sys.dont_write_bytecode = True  # keep schema/tools free of __pycache__
     import generate  # noqa: E402  (the schema generator, standard library only)
 
     if generate.main(["--check"]):

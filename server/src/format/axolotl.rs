@@ -47,30 +47,53 @@ pub fn optimizer_kind(name: &str) -> Optimizer {
     }
 }
 
-/// PEFT target module names (or patterns) as framework-neutral targets.
+/// The module names a PEFT target matches: the last path segment of a name, or every
+/// `x_proj` a regex pattern spells out (`self_attn.(q|k|v|o)_proj` gives four).
+fn module_leaves(pattern: &str) -> Vec<String> {
+    let lower = pattern.to_ascii_lowercase();
+    let mut leaves = Vec::new();
+    for (at, _) in lower.match_indices("_proj") {
+        let before = &lower[..at];
+        if let Some(group) = before.strip_suffix(')') {
+            if let Some(open) = group.rfind('(') {
+                leaves.extend(group[open + 1..].split('|').map(|alt| format!("{alt}_proj")));
+            }
+        } else {
+            let start = before.rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).map_or(0, |i| i + 1);
+            leaves.push(format!("{}_proj", &before[start..]));
+        }
+    }
+    if leaves.is_empty() {
+        let leaf = lower.rsplit(['.', '*', '|', '(', ')', '$', '^', '\\']).find(|s| !s.is_empty());
+        leaves.push(leaf.unwrap_or(&lower).to_string());
+    }
+    leaves
+}
+
+/// PEFT target module names (or regex patterns) as framework-neutral targets.
 pub fn lora_targets(names: &[String]) -> LoraTargets {
     let mut t = LoraTargets { names: names.to_vec(), ..LoraTargets::default() };
     for name in names {
-        let lower = name.to_ascii_lowercase();
-        if matches!(lower.as_str(), "all-linear" | "all_linear" | "all") {
+        if matches!(name.to_ascii_lowercase().as_str(), "all-linear" | "all_linear" | "all") {
             t = LoraTargets { names: names.to_vec(), ..LoraTargets::all_linear() };
             continue;
         }
-        let leaf = lower.rsplit(['.', '*', '|', '(', ')', '$', '^']).find(|s| !s.is_empty()).unwrap_or(&lower);
-        match leaf {
-            "q_proj" | "query" | "q" | "wq" => t.query = true,
-            "k_proj" | "key" | "k" | "wk" => t.key = true,
-            "v_proj" | "value" | "v" | "wv" => t.value = true,
-            "qkv_proj" | "c_attn" | "query_key_value" | "wqkv" | "w_pack" => {
-                (t.query, t.key, t.value) = (true, true, true);
+        for leaf in module_leaves(name) {
+            match leaf.as_str() {
+                "q_proj" | "query" | "q" | "wq" => t.query = true,
+                "k_proj" | "key" | "k" | "wk" => t.key = true,
+                "v_proj" | "value" | "v" | "wv" => t.value = true,
+                "qkv_proj" | "c_attn" | "query_key_value" | "wqkv" | "w_pack" => {
+                    (t.query, t.key, t.value) = (true, true, true);
+                }
+                "o_proj" | "out_proj" | "wo" | "dense" => t.output = true,
+                "gate_proj" | "w1" => t.mlp_gate = true,
+                "up_proj" | "w3" | "c_fc" | "fc1" | "dense_h_to_4h" => t.mlp_up = true,
+                "gate_up_proj" => (t.mlp_gate, t.mlp_up) = (true, true),
+                "down_proj" | "w2" | "fc2" | "dense_4h_to_h" => t.mlp_down = true,
+                "lm_head" => t.lm_head = true,
+                _ => {}
             }
-            "o_proj" | "out_proj" | "wo" | "dense" => t.output = true,
-            "gate_proj" | "w1" => t.mlp_gate = true,
-            "up_proj" | "w3" | "c_fc" | "fc1" | "dense_h_to_4h" => t.mlp_up = true,
-            "gate_up_proj" => (t.mlp_gate, t.mlp_up) = (true, true),
-            "down_proj" | "w2" | "fc2" | "dense_4h_to_h" => t.mlp_down = true,
-            "lm_head" => t.lm_head = true,
-            _ => {}
         }
     }
     t
@@ -652,6 +675,12 @@ lora_target_linear: true
         let names = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         let t = lora_targets(&names(&["gate_proj", "up_proj", "down_proj", "model.layers.*.self_attn.q_proj"]));
         assert!(t.mlp_gate && t.mlp_up && t.mlp_down && t.query && !t.key);
+        let regex =
+            lora_targets(&names(&[r"model.language_model.layers.[\d]+.(mlp|self_attn).(up|down|gate|q|k|v|o)_proj"]));
+        assert!(regex.query && regex.key && regex.value && regex.output && regex.mlp_gate && regex.mlp_down);
+        let layers = lora_targets(&names(&[r".*\.layers\.(3|7)\.self_attn\.(q|k)_proj|.*\.mlp\.(gate|up)_proj"]));
+        assert!(layers.query && layers.key && !layers.value && layers.mlp_gate && layers.mlp_up && !layers.mlp_down);
+        assert!(lora_targets(&names(&["shared_expert.gate_up_proj"])).mlp_up);
         assert_eq!(lora_targets(&names(&["all-linear"])).names, vec!["all-linear".to_string()]);
         assert!(lora_targets(&names(&["all"])).mlp_down);
         assert_eq!(optimizer_kind("adamw_bnb_8bit"), Optimizer::AdamW8bit);

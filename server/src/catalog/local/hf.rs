@@ -54,7 +54,7 @@ impl Kind {
 
     /// The transformers default of `tie_word_embeddings`.
     fn ties_by_default(self) -> bool {
-        matches!(self, Self::Gemma | Self::Gemma2 | Self::Gemma3 | Self::Falcon | Self::GraniteHybrid)
+        matches!(self, Self::Gemma | Self::Gemma2 | Self::Gemma3 | Self::Falcon)
     }
 }
 
@@ -190,17 +190,20 @@ fn set_moe(arch: &mut Architecture, config: &Fields, count_keys: &[&str], expert
     arch.moe_intermediate_size = expert_size;
 }
 
-/// Granite 4.0-H: Mamba2 and attention layers, a shared SwiGLU MLP everywhere, optional experts.
+/// Granite 4.0-H: Mamba2 and attention layers, a shared SwiGLU MLP everywhere, optional
+/// experts. Defaults are `GraniteMoeHybridConfig`'s (no `layer_types` means all Mamba).
 fn apply_granite_hybrid(arch: &mut Architecture, config: &Fields) {
-    let layer_types = config.strings("layer_types").unwrap_or_default();
-    arch.n_mamba_layers = layer_types.iter().filter(|t| **t == "mamba").count() as u64;
+    arch.n_mamba_layers = match config.strings("layer_types") {
+        Some(types) => types.iter().filter(|t| **t == "mamba").count() as u64,
+        None => arch.n_layer,
+    };
     arch.mamba = (arch.n_mamba_layers > 0).then(|| {
         let expand = config.u64("mamba_expand").unwrap_or(2);
-        let head_dim = config.u64("mamba_d_head").unwrap_or(64);
+        let n_heads = config.u64("mamba_n_heads").unwrap_or(128).max(1);
         MambaDims {
-            d_state: config.u64("mamba_d_state").unwrap_or(128),
-            n_heads: config.u64("mamba_n_heads").unwrap_or(expand.saturating_mul(arch.n_embd) / head_dim.max(1)),
-            head_dim,
+            d_state: config.u64("mamba_d_state").unwrap_or(256),
+            n_heads,
+            head_dim: config.u64("mamba_d_head").unwrap_or(expand.saturating_mul(arch.n_embd) / n_heads),
             n_groups: config.u64("mamba_n_groups").unwrap_or(1),
             d_conv: config.u64("mamba_d_conv").unwrap_or(4),
             expand,
@@ -209,12 +212,12 @@ fn apply_granite_hybrid(arch: &mut Architecture, config: &Fields) {
             proj_bias: config.bool("mamba_proj_bias").unwrap_or(false),
         }
     });
-    let shared = config.u64("shared_intermediate_size").unwrap_or(arch.intermediate_size);
-    let experts = config.u64("num_local_experts").unwrap_or(0);
+    let shared = config.u64("shared_intermediate_size").unwrap_or(1024);
+    let experts = config.u64("num_local_experts").unwrap_or(8);
     if experts > 0 {
         arch.mlp = MlpKind::Moe;
         arch.n_expert = experts;
-        arch.n_expert_per_token = config.u64("num_experts_per_tok").unwrap_or(0);
+        arch.n_expert_per_token = config.u64("num_experts_per_tok").unwrap_or(2);
         arch.moe_intermediate_size = Some(arch.intermediate_size);
         arch.shared_expert_intermediate_size = Some(shared);
     }

@@ -132,6 +132,7 @@ fn families_read_like_the_catalog() {
                    "num_attention_heads": 12, "num_key_value_heads": 4, "intermediate_size": 512,
                    "shared_intermediate_size": 1024, "num_local_experts": 64, "num_experts_per_tok": 6,
                    "vocab_size": 100352, "tie_word_embeddings": true, "mamba_n_heads": 48, "mamba_d_head": 64,
+                   "mamba_d_state": 128, "mamba_n_groups": 1, "mamba_d_conv": 4, "mamba_expand": 2,
                    "layer_types": granite_layers()}),
         ),
         (
@@ -153,6 +154,24 @@ fn families_read_like_the_catalog() {
 
 fn granite_layers() -> Vec<&'static str> {
     (0..40).map(|i| if i % 10 == 5 { "attention" } else { "mamba" }).collect()
+}
+
+#[test]
+fn granite_hybrid_defaults_follow_transformers() {
+    // GraniteMoeHybridConfig: no layer_types = all Mamba, 8 experts (top-2), shared MLP 1024,
+    // 128 Mamba heads of width expand·hidden/heads, state 256, untied.
+    let dir = model_dir(&[(
+        "config.json",
+        json!({"model_type": "granitemoehybrid", "hidden_size": 512, "num_hidden_layers": 4,
+               "num_attention_heads": 8, "intermediate_size": 256, "vocab_size": 1000}),
+    )]);
+    let arch = read(&dir);
+    assert_eq!(arch.n_mamba_layers, 4);
+    assert_eq!((arch.n_expert, arch.n_expert_per_token, arch.expert_intermediate_size()), (8, 2, 256));
+    assert_eq!(arch.shared_expert_intermediate_size, Some(1024));
+    let mamba = arch.mamba.unwrap_or_default();
+    assert_eq!((mamba.n_heads, mamba.head_dim, mamba.d_state), (128, 8, 256));
+    assert!(!arch.tie_word_embeddings);
 }
 
 #[test]

@@ -29,6 +29,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
+/// The keys [`Settings`] reads (`schema/oomlint.json` describes the same set).
+pub const KEYS: [&str; 8] =
+    ["gpu", "headroom", "select", "ignore", "per-file-ignores", "severity", "framework-versions", "format"];
+
 /// File names that hold oomlint settings, in the order they are looked for in a directory.
 pub const CONFIG_FILES: [&str; 3] = ["oomlint.toml", ".oomlint.toml", "pyproject.toml"];
 

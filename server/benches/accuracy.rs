@@ -1,0 +1,426 @@
+//! Accuracy of the estimator against measured peaks (`../shared/ground-truth/ground_truth.csv`).
+//!
+//! Run with `cargo bench --bench accuracy` (prints Markdown; `tests/estimator/ACCURACY.md` is
+//! its committed output). Rows it cannot express (unknown model, other frameworks, vision or
+//! audio towers, inference) are counted and skipped. LitGPT rows are compared with the
+//! allocated view (`max_memory_allocated() / 1e9`), Unsloth notebook rows with the reserved
+//! view (`max_memory_reserved()` in GiB). Every OOM row must be judged `exceeds`.
+
+use oomlint::catalog::{resolve_model, Architecture, Gpu};
+use oomlint::estimate::{estimate, Estimate, Verdict};
+use oomlint::plan::{
+    Checkpointing, Dtype, Framework, LoraPlan, LoraTargets, Method, Optimizer, Plan, Precision, Quantization, Sourced,
+};
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+
+const GIB: f64 = (1u64 << 30) as f64;
+
+fn main() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/ground-truth/ground_truth.csv");
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        println!("notice: {} not found; nothing to score", path.display());
+        return;
+    };
+    let rows = parse_csv(&text);
+    let mut scored = Vec::new();
+    let mut ooms = Vec::new();
+    let mut skipped: BTreeMap<String, usize> = BTreeMap::new();
+    for row in &rows {
+        if row.get("measurement_type").is_none_or(|m| m != "measured") {
+            continue;
+        }
+        match express(row) {
+            Ok(case) => {
+                let est = estimate(&case.plan, case.arch, Some(&case.gpu));
+                if case.oom {
+                    ooms.push((case, est));
+                } else {
+                    scored.push((case, est));
+                }
+            }
+            Err(why) => *skipped.entry(why).or_default() += 1,
+        }
+    }
+    report(&scored, &ooms, &skipped);
+}
+
+/// One ground-truth row expressed as a plan.
+struct Case {
+    id: String,
+    source: &'static str,
+    model: String,
+    method: String,
+    micro_batch: u64,
+    seq: u64,
+    plan: Plan,
+    arch: &'static Architecture,
+    gpu: Gpu,
+    /// Measured bytes in the row's own view.
+    measured: f64,
+    view: View,
+    oom: bool,
+    flagged: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum View {
+    Allocated,
+    Reserved,
+}
+
+type Row = HashMap<String, String>;
+
+fn field<'a>(row: &'a Row, key: &str) -> &'a str {
+    row.get(key).map_or("", |s| s.trim())
+}
+
+fn leading_number(text: &str) -> Option<u64> {
+    let digits: String = text
+        .trim_start_matches(|c: char| !c.is_ascii_digit())
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == ',')
+        .collect();
+    digits.replace(',', "").parse().ok()
+}
+
+fn express(row: &Row) -> Result<Case, String> {
+    let source_text = field(row, "source");
+    let (source, framework) = if source_text.starts_with("Lightning-AI/litgpt") {
+        ("litgpt", Framework::Litgpt)
+    } else if source_text.starts_with("unslothai/notebooks") {
+        ("unsloth", Framework::Unsloth)
+    } else {
+        return Err(format!("source not expressible: {}", source_text.split_whitespace().next().unwrap_or("?")));
+    };
+    let task = field(row, "task");
+    let text_sft = task.contains("SFT") && !["vision", "audio", "TTS"].iter().any(|w| task.contains(w));
+    if !text_sft {
+        return Err(format!("task not expressible ({source}: {})", task.split(' ').next().unwrap_or("?")));
+    }
+    let method_text = field(row, "method");
+    let method = match method_text {
+        "lora" => Method::Lora,
+        "qlora" => Method::Qlora,
+        "full" => Method::Full,
+        "adapter" => Method::Adapter,
+        "adapter_v2" => Method::AdapterV2,
+        _ => return Err(format!("method not expressible ({method_text})")),
+    };
+    let key = field(row, "architecture_key");
+    let arch = resolve_model(key).map_err(|_| format!("model not in the catalog ({source})"))?;
+    let gpu = gpu(field(row, "gpu")).ok_or_else(|| format!("GPU not stated ({source})"))?;
+    let oom = field(row, "oom") == "yes";
+    let (measured, view) = match source {
+        "litgpt" => (field(row, "peak_memory_GB_decimal").parse::<f64>().unwrap_or(0.0) * 1e9, View::Allocated),
+        _ => (field(row, "peak_memory_GiB").parse::<f64>().unwrap_or(0.0) * GIB, View::Reserved),
+    };
+    if !oom && measured <= 0.0 {
+        return Err("no normalized peak".into());
+    }
+    let micro_batch = leading_number(field(row, "micro_batch_size")).unwrap_or(1);
+    let seq = leading_number(field(row, "effective_seq_len"))
+        .or_else(|| leading_number(field(row, "max_seq_length")))
+        .ok_or("no sequence length")?;
+    let derived = |what: &str| format!("ground truth row {}: {what}", field(row, "row_id"));
+    let mut plan = Plan::new(framework);
+    plan.method = Some(Sourced::derived(method, derived("method")));
+    plan.micro_batch_size = Some(Sourced::derived(micro_batch, derived("micro_batch_size")));
+    plan.max_seq_length = Some(Sourced::derived(seq, derived("effective_seq_len")));
+    let accumulation = leading_number(field(row, "gradient_accumulation_steps")).unwrap_or(1);
+    plan.gradient_accumulation = Some(Sourced::derived(accumulation, derived("gradient_accumulation_steps")));
+    let devices = leading_number(field(row, "devices")).unwrap_or(1);
+    plan.devices = Some(Sourced::derived(devices, derived("devices")));
+    plan.quantization = Some(Sourced::derived(quantization(field(row, "quantization")), derived("quantization")));
+    let precision = precision(field(row, "precision"));
+    plan.precision = Some(Sourced::derived(precision, derived("precision")));
+    if framework == Framework::Unsloth {
+        let dtype = match precision {
+            Precision::True(d) | Precision::Mixed(d) => d,
+        };
+        plan.load_dtype = Some(Sourced::derived(dtype, derived("dtype")));
+    }
+    plan.optimizer = Some(Sourced::derived(optimizer(field(row, "optimizer")), derived("optimizer")));
+    let checkpointing = match field(row, "gradient_checkpointing") {
+        t if t.starts_with("unsloth") || t.starts_with("not set in get_peft_model") => Checkpointing::CpuOffload,
+        t if t.starts_with("yes") => Checkpointing::Full,
+        _ => Checkpointing::None,
+    };
+    plan.gradient_checkpointing = Some(Sourced::derived(checkpointing, derived("gradient_checkpointing")));
+    if matches!(method, Method::Lora | Method::Qlora) {
+        let rank = leading_number(field(row, "lora_r")).unwrap_or(8);
+        let dropout = if framework == Framework::Litgpt { 0.05 } else { 0.0 };
+        plan.lora = Some(LoraPlan {
+            rank: Sourced::derived(rank, derived("lora_r")),
+            alpha: Sourced::derived(2.0 * rank as f64, derived("lora_alpha")),
+            dropout: Sourced::derived(dropout, derived("lora_dropout")),
+            targets: Sourced::derived(targets(field(row, "lora_targets")), derived("lora_targets")),
+        });
+    }
+    Ok(Case {
+        id: field(row, "row_id").to_string(),
+        source,
+        model: key.to_string(),
+        method: method_text.to_string(),
+        micro_batch,
+        seq,
+        plan,
+        arch,
+        gpu,
+        measured,
+        view,
+        oom,
+        flagged: field(row, "row_status").starts_with("flagged"),
+    })
+}
+
+fn quantization(text: &str) -> Option<Quantization> {
+    let t = text.to_ascii_lowercase();
+    let double_quant = t.contains("-dq") || t.contains("unsloth") || t.contains("pre-quantized");
+    if t.contains("nf4") {
+        Some(Quantization::Nf4 { double_quant })
+    } else if t.contains("fp4") {
+        Some(Quantization::Fp4 { double_quant })
+    } else if t.contains("int8") {
+        Some(Quantization::Int8)
+    } else {
+        None
+    }
+}
+
+fn precision(text: &str) -> Precision {
+    let t = text.to_ascii_lowercase();
+    let dtype = if t.starts_with("fp16") || t.starts_with("16") { Dtype::F16 } else { Dtype::Bf16 };
+    if t.contains("mixed") {
+        Precision::Mixed(dtype)
+    } else if t.starts_with("32") {
+        Precision::True(Dtype::F32)
+    } else {
+        Precision::True(dtype)
+    }
+}
+
+fn optimizer(text: &str) -> Optimizer {
+    let t = text.to_ascii_lowercase();
+    if t.starts_with("paged_adamw_8bit") {
+        Optimizer::PagedAdamW8bit
+    } else if t.starts_with("adamw_8bit") {
+        Optimizer::AdamW8bit
+    } else if t.contains("pagedadamw") {
+        Optimizer::PagedAdamW
+    } else if t.contains("fused") {
+        Optimizer::AdamWFused
+    } else {
+        Optimizer::AdamW
+    }
+}
+
+fn targets(text: &str) -> LoraTargets {
+    if text.starts_with("all-linear") || text.starts_with("FastModel") {
+        return LoraTargets::all_linear();
+    }
+    let mut t = LoraTargets::default();
+    for name in text.split(';').map(str::trim) {
+        match name {
+            "query" | "q_proj" => t.query = true,
+            "key" | "k_proj" => t.key = true,
+            "value" | "v_proj" => t.value = true,
+            "projection" | "o_proj" | "out_proj" => t.output = true,
+            "mlp" => {
+                t.mlp_gate = true;
+                t.mlp_up = true;
+                t.mlp_down = true;
+            }
+            "gate_proj" | "w1" => t.mlp_gate = true,
+            "up_proj" | "w3" => t.mlp_up = true,
+            "down_proj" | "w2" => t.mlp_down = true,
+            "head" | "lm_head" => t.lm_head = true,
+            _ => {}
+        }
+        t.names.push(name.to_string());
+    }
+    t
+}
+
+/// Capacity as `torch.cuda.get_device_properties().total_memory` reports it.
+fn gpu(text: &str) -> Option<Gpu> {
+    let t = text.to_ascii_lowercase();
+    let (name, gib) = if t.contains("a100") && t.contains("80") && !t.contains("40 or 80") {
+        ("A100-80GB", 79.15)
+    } else if t.contains("a100") && t.contains("40") && !t.contains("40 or 80") {
+        ("A100-40GB", 39.39)
+    } else if t.contains("a10g") {
+        ("A10G", 22.07)
+    } else if t.contains("t4") {
+        ("T4", 14.58)
+    } else if t.contains("l4") {
+        ("L4", 22.04)
+    } else {
+        return None;
+    };
+    Some(Gpu {
+        name: name.into(),
+        memory_bytes: (gib * GIB) as u64,
+        bf16: !t.contains("t4"),
+        compute_capability: String::new(),
+        aliases: Vec::new(),
+        source: "accuracy tool: driver-reported capacity".into(),
+    })
+}
+
+/// The anchors' naive formulas: 16-bit (or 4-bit) weights + 16 B per trainable parameter,
+/// plus activations `b·s·h·L·2` (checkpoint inputs) or Korthikanti's `s·b·h·L·(34 + 5·a·s/h)`.
+fn naive(case: &Case, est: &Estimate, korthikanti: bool) -> f64 {
+    let a = case.arch;
+    let p = est.parameters as f64;
+    let weights = if case.plan.quantization.as_ref().and_then(|q| q.value).is_some() { p * 0.5 } else { p * 2.0 };
+    let states = if matches!(case.method.as_str(), "full") {
+        16.0 * p - 2.0 * p
+    } else {
+        16.0 * est.trainable_parameters as f64
+    };
+    let (b, s, h, l) = (case.micro_batch as f64, case.seq as f64, a.n_embd as f64, a.n_layer as f64);
+    let acts = if korthikanti { s * b * h * l * (34.0 + 5.0 * a.n_head as f64 * s / h) } else { b * s * h * l * 2.0 };
+    weights + states + acts
+}
+
+fn view_bytes(est: &Estimate, view: View) -> f64 {
+    match view {
+        View::Allocated => est.peak.allocated_bytes as f64,
+        View::Reserved => est.peak.reserved_bytes as f64,
+    }
+}
+
+fn percentile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = (q * (sorted.len() - 1) as f64).round() as usize;
+    sorted[rank.min(sorted.len() - 1)]
+}
+
+fn stats(errors: &[f64]) -> (f64, f64) {
+    let mut abs: Vec<f64> = errors.iter().map(|e| e.abs()).collect();
+    abs.sort_by(f64::total_cmp);
+    (percentile(&abs, 0.5), percentile(&abs, 0.9))
+}
+
+fn report(scored: &[(Case, Estimate)], ooms: &[(Case, Estimate)], skipped: &BTreeMap<String, usize>) {
+    println!("# Estimator accuracy against measured peaks\n");
+    println!("Generated by `cargo bench --bench accuracy` from `../shared/ground-truth/ground_truth.csv`.");
+    println!("Error = (estimate − measured) / measured. LitGPT rows: allocated view vs `max_memory_allocated()/1e9`;");
+    println!("Unsloth notebook rows: reserved view vs `max_memory_reserved()` (GiB, includes model loading).");
+    println!(
+        "Naive: weights (2 B, or 0.5 B quantized) + 16 B per trainable parameter (14 B extra for full) + activations"
+    );
+    println!("`b·s·h·L·2`; Korthikanti: the same with `s·b·h·L·(34 + 5·a·s/h)`.\n");
+    println!("## Summary (|error|, non-flagged rows)\n");
+    println!(
+        "| source | view | rows | median | p90 | naive median | naive p90 | Korthikanti median | Korthikanti p90 |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
+    let mut groups: BTreeMap<(&str, View), Vec<&(Case, Estimate)>> = BTreeMap::new();
+    for item in scored.iter().filter(|(c, _)| !c.flagged) {
+        groups.entry((item.0.source, item.0.view)).or_default().push(item);
+    }
+    for ((source, view), items) in &groups {
+        let err: Vec<f64> = items.iter().map(|(c, e)| view_bytes(e, c.view) / c.measured - 1.0).collect();
+        let nv: Vec<f64> = items.iter().map(|(c, e)| naive(c, e, false) / c.measured - 1.0).collect();
+        let kt: Vec<f64> = items.iter().map(|(c, e)| naive(c, e, true) / c.measured - 1.0).collect();
+        let (m, p) = stats(&err);
+        let (nm, np) = stats(&nv);
+        let (km, kp) = stats(&kt);
+        let view = if *view == View::Allocated { "allocated" } else { "reserved" };
+        println!(
+            "| {source} | {view} | {} | {:.1} % | {:.1} % | {:.1} % | {:.1} % | {:.1} % | {:.1} % |",
+            items.len(),
+            m * 100.0,
+            p * 100.0,
+            nm * 100.0,
+            np * 100.0,
+            km * 100.0,
+            kp * 100.0
+        );
+    }
+    let judged = ooms.iter().filter(|(_, e)| e.fit.is_some_and(|f| f.verdict == Verdict::Exceeds)).count();
+    println!("\nOOM rows judged `exceeds`: {judged} of {}.\n", ooms.len());
+    println!("## Rows\n");
+    println!("| row | source | model | method | b | s | measured GiB | estimate GiB | error | naive | peak phase | flagged |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
+    for (c, e) in scored {
+        let est = view_bytes(e, c.view);
+        println!(
+            "| {} | {} | {} | {} | {} | {} | {:.2} | {:.2} | {:+.1} % | {:+.1} % | {} | {} |",
+            c.id,
+            c.source,
+            c.model,
+            c.method,
+            c.micro_batch,
+            c.seq,
+            c.measured / GIB,
+            est / GIB,
+            (est / c.measured - 1.0) * 100.0,
+            (naive(c, e, false) / c.measured - 1.0) * 100.0,
+            e.peak.phase.as_str(),
+            if c.flagged { "yes" } else { "" }
+        );
+    }
+    println!("\n## OOM rows\n");
+    println!("| row | model | method | b | s | GPU | device estimate GiB | verdict |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for (c, e) in ooms {
+        let verdict = e.fit.map_or("?", |f| match f.verdict {
+            Verdict::Fits => "fits",
+            Verdict::Tight => "tight",
+            Verdict::Exceeds => "exceeds",
+        });
+        println!(
+            "| {} | {} | {} | {} | {} | {} | {:.2} | {verdict} |",
+            c.id,
+            c.model,
+            c.method,
+            c.micro_batch,
+            c.seq,
+            c.gpu.name,
+            e.peak.device_bytes as f64 / GIB
+        );
+    }
+    println!("\n## Measured rows not expressed\n");
+    for (why, n) in skipped {
+        println!("- {why}: {n}");
+    }
+}
+
+/// Minimal RFC 4180 reader: quoted fields, doubled quotes, newlines inside quotes.
+fn parse_csv(text: &str) -> Vec<Row> {
+    let mut records: Vec<Vec<String>> = Vec::new();
+    let mut record = Vec::new();
+    let mut field = String::new();
+    let mut quoted = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (quoted, c) {
+            (true, '"') if chars.peek() == Some(&'"') => {
+                field.push('"');
+                chars.next();
+            }
+            (true, '"') => quoted = false,
+            (true, c) => field.push(c),
+            (false, '"') => quoted = true,
+            (false, ',') => record.push(std::mem::take(&mut field)),
+            (false, '\n') => {
+                record.push(std::mem::take(&mut field));
+                records.push(std::mem::take(&mut record));
+            }
+            (false, '\r') => {}
+            (false, c) => field.push(c),
+        }
+    }
+    if !field.is_empty() || !record.is_empty() {
+        record.push(field);
+        records.push(record);
+    }
+    let mut iter = records.into_iter();
+    let Some(header) = iter.next() else { return Vec::new() };
+    iter.map(|r| header.iter().cloned().zip(r).collect()).collect()
+}

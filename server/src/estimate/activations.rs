@@ -1,0 +1,412 @@
+//! Saved activations per layer, logits and loss: what autograd keeps alive between the
+//! forward and the backward pass, in bytes per token, following each framework's code.
+//!
+//! Notation in the formula strings: `h` hidden size, `q` = heads × head size, `kv` = KV
+//! heads × head size, `I` MLP width, `V` vocabulary rows, `β` compute bytes, `T` tokens
+//! per micro-batch (micro batch × sequence length).
+
+use super::setup::{Implementation, Setup};
+use super::weights::{self, mamba_dims};
+use super::{Component, Phase, Provenance};
+use crate::catalog::{MlpKind, NormKind};
+use crate::plan::{Attention, Checkpointing, LossImpl, Method};
+
+/// One named term of a per-token table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Term {
+    pub label: String,
+    pub bytes: u64,
+}
+
+fn term(label: impl Into<String>, bytes: u64) -> Term {
+    Term { label: label.into(), bytes }
+}
+
+pub fn sum(terms: &[Term]) -> u64 {
+    terms.iter().map(|t| t.bytes).sum()
+}
+
+fn describe(terms: &[Term]) -> String {
+    terms.iter().filter(|t| t.bytes > 0).map(|t| format!("{} {}", t.label, t.bytes)).collect::<Vec<_>>().join(" + ")
+}
+
+/// Whether the block shares one norm between attention and MLP (Falcon, Phi parallel residual).
+fn shared_norm(s: &Setup) -> bool {
+    s.arch.parallel_residual && s.arch.shared_attention_norm
+}
+
+/// Norm input kept by autograd: RMSNorm upcasts to fp32, LayerNorm keeps its input.
+fn norm_bytes(s: &Setup, trainable: bool) -> u64 {
+    norm_bytes_of_width(s, s.arch.n_embd, trainable)
+}
+
+fn norm_bytes_of_width(s: &Setup, h: u64, trainable: bool) -> u64 {
+    let beta = s.compute_bytes;
+    if s.arch.norm == NormKind::LayerNorm {
+        return beta * h;
+    }
+    match s.implementation {
+        // Unsloth's fused RMSNorm keeps the input and one fp32 rstd per row.
+        Implementation::Unsloth => beta * h + 4,
+        // fp32 input; a trainable weight also keeps the normalized tensor (fp32 in LitGPT, β in HF).
+        Implementation::Litgpt => 4 * h + 4 + if trainable { 4 * h } else { 0 },
+        Implementation::Hf => 4 * h + 4 + if trainable { beta * h } else { 0 },
+    }
+}
+
+fn mlp_width(s: &Setup) -> u64 {
+    match s.arch.mlp {
+        MlpKind::Moe => s.arch.expert_intermediate_size(),
+        _ => s.arch.intermediate_size,
+    }
+}
+
+/// Whether frozen linear layers still keep their input: bitsandbytes' 4-bit matmul saves it
+/// for the input gradient, where a plain frozen `F.linear` needs only the weight.
+fn linear_inputs_saved(s: &Setup) -> bool {
+    matches!(s.method, Method::Full | Method::Pretrain) || s.quantization.is_some()
+}
+
+/// Saved bytes per token of the MLP (all routed experts for MoE).
+fn mlp_terms(s: &Setup) -> Vec<Term> {
+    let beta = s.compute_bytes;
+    let h = s.arch.n_embd;
+    let i = mlp_width(s);
+    let inputs = linear_inputs_saved(s);
+    let fused = s.implementation == Implementation::Unsloth;
+    // Gated: activation input, activation output and up output (the product feeds the down
+    // projection, kept only when that input is saved). GeLU: the activation input.
+    let (dense, label) = match s.arch.mlp {
+        MlpKind::Gelu if inputs => (2 * beta * i, "GeLU input + projection input 2β·I"),
+        MlpKind::Gelu => (beta * i, "GeLU input β·I"),
+        _ if fused => (2 * beta * i, "fused gate/up outputs 2β·I"),
+        _ if inputs => (4 * beta * i, "gate, activation, up, down input 4β·I"),
+        _ => (3 * beta * i, "gate, activation, up outputs 3β·I"),
+    };
+    let input = if inputs { beta * h } else { 0 };
+    match s.arch.mlp {
+        MlpKind::Moe => {
+            let k = s.arch.n_expert_per_token.max(1);
+            let shared = s.arch.shared_expert_intermediate_size.map_or(0, |w| 3 * beta * w + input);
+            vec![
+                term("router fp32 logits 4·E", 4 * s.arch.n_expert),
+                term("k × (gathered input β·h + expert + weighted output β·h)", k * (2 * beta * h + dense)),
+                term("shared expert", shared),
+            ]
+        }
+        _ => vec![term("MLP input β·h", input), term(label, dense)],
+    }
+}
+
+/// Widths K and V reach the attention kernel with, and the storage V keeps alive.
+fn kernel_kv_bytes(s: &Setup) -> (u64, &'static str) {
+    let a = &s.arch;
+    let beta = s.compute_bytes;
+    let q = weights::q_width(a);
+    let kv = weights::kv_width(a);
+    match s.implementation {
+        // LitGPT repeats K and V to every head for grouped queries; with full multi-head
+        // attention V stays a view of the fused QKV output, which keeps all of it alive.
+        Implementation::Litgpt if a.n_query_groups.max(1) < a.n_head => {
+            (2 * beta * q, "K, V repeated to all heads 2β·q")
+        }
+        Implementation::Litgpt => {
+            (beta * q + beta * (q + 2 * kv), "roped K β·q + V as a view of the fused QKV β·(q + 2·kv)")
+        }
+        Implementation::Hf if s.attention == Attention::Eager => (2 * beta * q, "K, V repeated to all heads 2β·q"),
+        _ => (2 * beta * kv, "K, V 2β·kv"),
+    }
+}
+
+/// Saved bytes per token of one attention layer (norms, attention, MLP, adapters).
+pub fn attention_layer_terms(s: &Setup) -> Vec<Term> {
+    let a = &s.arch;
+    let beta = s.compute_bytes;
+    let h = a.n_embd;
+    let q = weights::q_width(a);
+    let norms_trainable = matches!(s.method, Method::Full | Method::Pretrain | Method::AdapterV2);
+    let inputs = linear_inputs_saved(s);
+    let mut t = vec![term("norm input", norm_bytes(s, norms_trainable))];
+    if inputs {
+        t.push(term("QKV input β·h", beta * h));
+    }
+    let (kv_bytes, kv_label) = kernel_kv_bytes(s);
+    t.push(term("roped Q β·q", beta * q));
+    t.push(term(kv_label, kv_bytes));
+    if a.norm_qk {
+        t.push(term("per-head Q/K norm inputs", norm_bytes_of_width(s, q + weights::kv_width(a), false)));
+    }
+    t.push(term("attention output β·q + log-sum-exp 4·heads", beta * q + 4 * a.n_head));
+    if inputs {
+        t.push(term("output-projection input β·q", beta * q));
+    }
+    if s.attention == Attention::Eager && s.implementation == Implementation::Hf {
+        // fp32 softmax output and its 16-bit cast, per key position.
+        t.push(term("eager scores heads·s·(4 + β)", a.n_head * s.seq_len * (4 + beta)));
+    }
+    if a.post_attention_norm {
+        t.push(term("post-attention norm input", norm_bytes(s, norms_trainable)));
+    }
+    // A LayerNorm keeps its input: with a parallel residual both norms read the same tensor.
+    let second_norm_shared = shared_norm(s) || (a.parallel_residual && a.norm == NormKind::LayerNorm);
+    if !second_norm_shared {
+        t.push(term("second norm input", norm_bytes(s, norms_trainable)));
+    }
+    t.extend(mlp_terms(s));
+    if a.post_mlp_norm {
+        t.push(term("post-MLP norm input", norm_bytes(s, norms_trainable)));
+    }
+    t.extend(adapter_terms(s));
+    t.retain(|t| t.bytes > 0);
+    t
+}
+
+/// Saved bytes per token of one Mamba-2 mixer (fused-kernel path) with its norm and MLP.
+pub fn mamba_layer_terms(s: &Setup) -> Vec<Term> {
+    let beta = s.compute_bytes;
+    let h = s.arch.n_embd;
+    let (d_in, _, in_proj_out) = mamba_dims(&s.arch);
+    let mut t = vec![
+        term("norm input", norm_bytes(s, false)),
+        term("in_proj input β·h", beta * h),
+        term("packed in_proj output β·(2·d_in + 2·N + H)", beta * in_proj_out),
+        term("scan output β·d_in + rstd", beta * d_in + 4),
+        term("second norm input", norm_bytes(s, false)),
+    ];
+    t.extend(mlp_terms(s));
+    t
+}
+
+/// Inputs of the adapted linears of one layer, grouped as the framework feeds them.
+fn lora_inputs(s: &Setup) -> Vec<(&'static str, u64, u64)> {
+    let a = &s.arch;
+    let t = &s.lora_targets;
+    let h = a.n_embd;
+    let q = weights::q_width(a);
+    let kv = weights::kv_width(a);
+    let i = mlp_width(s);
+    let gated = a.mlp != MlpKind::Gelu;
+    let mut out = Vec::new();
+    // (module, d_in, d_out)
+    if t.query {
+        out.push(("q", h, q));
+    }
+    if t.key {
+        out.push(("k", h, kv));
+    }
+    if t.value {
+        out.push(("v", h, kv));
+    }
+    if t.output {
+        out.push(("o", q, h));
+    }
+    if t.mlp_gate && gated {
+        out.push(("gate", h, i));
+    }
+    if t.mlp_up || (t.mlp_gate && !gated) {
+        out.push(("up", h, i));
+    }
+    if t.mlp_down {
+        out.push(("down", i, h));
+    }
+    out
+}
+
+/// LoRA branches and LitGPT adapters, per token of one layer.
+fn adapter_terms(s: &Setup) -> Vec<Term> {
+    let a = &s.arch;
+    let beta = s.compute_bytes;
+    let h = a.n_embd;
+    let q = weights::q_width(a);
+    let r = s.lora_rank;
+    let mask = u64::from(s.lora_dropout);
+    match s.method {
+        Method::Lora | Method::Qlora => {
+            let modules = lora_inputs(s);
+            let n = modules.len() as u64;
+            match s.implementation {
+                Implementation::Litgpt => {
+                    // One dropout on the fused QKV input; the other adapted linears drop their own input.
+                    let qkv: Vec<_> = modules.iter().filter(|m| matches!(m.0, "q" | "k" | "v")).collect();
+                    let qkv_in = if qkv.is_empty() { 0 } else { h };
+                    let qkv_out: u64 = qkv.iter().map(|m| m.2).sum();
+                    let others: u64 = modules.iter().filter(|m| !matches!(m.0, "q" | "k" | "v")).map(|m| m.1).sum();
+                    vec![
+                        term("LoRA dropout output (and mask) (β + 1)·d_in", (qkv_in + others) * (beta + mask)),
+                        term("LoRA B outputs of the fused QKV β·Σd_out", beta * qkv_out),
+                        term("LoRA A outputs β·r", n * beta * r),
+                    ]
+                }
+                // PEFT casts each adapter's input to the adapter dtype (fp32) before lora_A.
+                Implementation::Hf => {
+                    let cast = s.trainable_bytes;
+                    let inputs: u64 = modules.iter().map(|m| m.1).sum();
+                    vec![
+                        term("LoRA input casts (and dropout masks) per adapter", inputs * (cast + mask)),
+                        term("LoRA A outputs", n * cast * r),
+                    ]
+                }
+                // Unsloth's fused LoRA kernels keep each group's input once.
+                Implementation::Unsloth => {
+                    let groups: u64 = [
+                        modules.iter().any(|m| matches!(m.0, "q" | "k" | "v")).then_some(h),
+                        modules.iter().any(|m| m.0 == "o").then_some(q),
+                        modules.iter().any(|m| matches!(m.0, "gate" | "up")).then_some(h),
+                        modules.iter().any(|m| m.0 == "down").then_some(mlp_width(s)),
+                    ]
+                    .into_iter()
+                    .flatten()
+                    .sum();
+                    vec![term("fused LoRA group inputs β·d_in", beta * groups), term("LoRA A outputs", n * beta * r)]
+                }
+            }
+        }
+        Method::Adapter => vec![term(
+            "adapter prefix attention + gate 2β·q + 4·heads",
+            adapter_layer_share(s, 2 * beta * q + 4 * a.n_head),
+        )],
+        Method::AdapterV2 => {
+            let outs = q
+                + 2 * weights::kv_width(a)
+                + h
+                + match a.mlp {
+                    MlpKind::Gelu => a.intermediate_size + h,
+                    _ => 2 * a.intermediate_size + h,
+                };
+            vec![
+                term("adapter prefix attention + gate", adapter_layer_share(s, 2 * beta * q + 4 * a.n_head)),
+                term("adapter-v2 scaled linear outputs β·Σout", beta * outs),
+            ]
+        }
+        Method::Full | Method::Pretrain => Vec::new(),
+    }
+}
+
+/// A per-layer amount averaged over all layers: LitGPT adapters start at the third layer.
+fn adapter_layer_share(s: &Setup, bytes: u64) -> u64 {
+    let l = s.arch.n_layer.max(1);
+    bytes * l.saturating_sub(2) / l
+}
+
+/// The layer-input hidden state kept per checkpointed layer.
+fn boundary_bytes(s: &Setup) -> u64 {
+    s.compute_bytes * s.arch.n_embd
+}
+
+/// The saved-activations component, with checkpointing applied.
+pub fn activations_component(s: &Setup) -> Component {
+    let a = &s.arch;
+    let tokens = s.tokens();
+    let attention = attention_layer_terms(s);
+    let mamba = mamba_layer_terms(s);
+    let mamba_layers = a.n_mamba_layers.min(a.n_layer);
+    let attention_layers = a.n_layer - mamba_layers;
+    let per_attention = sum(&attention);
+    let per_mamba = sum(&mamba);
+    let largest_layer = per_attention.max(if mamba_layers > 0 { per_mamba } else { 0 });
+    let boundary = boundary_bytes(s);
+    let (per_token, formula) = match s.checkpointing {
+        Checkpointing::None => {
+            let total = attention_layers * per_attention + mamba_layers * per_mamba;
+            let mut f = format!("T × ({attention_layers} layers × [{}]", describe(&attention));
+            if mamba_layers > 0 {
+                f.push_str(&format!(" + {mamba_layers} Mamba layers × [{}]", describe(&mamba)));
+            }
+            f.push(')');
+            (total, f)
+        }
+        Checkpointing::Full => (
+            a.n_layer * boundary + largest_layer,
+            format!(
+                "T × ({} layer inputs × β·h {boundary} + one recomputed layer {largest_layer} [{}])",
+                a.n_layer,
+                describe(&attention)
+            ),
+        ),
+        // Inputs go to pinned CPU memory; the GPU keeps the last layer's input and one recomputed layer.
+        Checkpointing::CpuOffload => (
+            2 * boundary + largest_layer,
+            format!("T × (2 layer inputs × β·h {boundary} + one recomputed layer {largest_layer}; the rest offloaded to CPU)"),
+        ),
+    };
+    Component {
+        name: "activations",
+        bytes: tokens * per_token,
+        phase: Phase::Forward,
+        live_in: vec![Phase::Forward, Phase::Backward],
+        formula: format!("{tokens} tokens: {formula}"),
+        provenance: Provenance::Derived,
+    }
+}
+
+/// Vocabulary rows that receive logits.
+fn vocab(s: &Setup) -> u64 {
+    weights::vocab_rows(&s.arch, s.implementation)
+}
+
+/// Logits and cross-entropy: (forward bytes, backward bytes, formula).
+pub fn logits_component(s: &Setup) -> Component {
+    let v = vocab(s);
+    let tokens = s.tokens();
+    let beta = s.compute_bytes;
+    let h = s.arch.n_embd;
+    let head_input = if head_trainable(s) { beta * h } else { 0 };
+    let final_norm = norm_bytes(s, false);
+    let (per_token, chunk_bytes, formula) = match s.loss {
+        // Every 128-token chunk of logits stays referenced until backward, and each chunk's
+        // cross-entropy keeps its log-softmax output.
+        LossImpl::LitgptChunked => {
+            (2 * beta * v, 0, format!("T × (logits β·V + log-softmax β·V) = T × {}", 2 * beta * v))
+        }
+        // logits β·V, fp32 upcast 4·V and log-softmax output 4·V at the loss; 12·V early in backward.
+        LossImpl::Full => (
+            4 * v + 8 * v,
+            0,
+            format!("T × (saved fp32 log-softmax 4·V + its gradient 4·V + input gradient 4·V) = T × {}", 12 * v),
+        ),
+        LossImpl::TrlChunkedNll => {
+            let chunk = 256u64.min(tokens);
+            (0, chunk * v * (beta + 8), format!("256-token chunks × V × (β + 8) = {chunk} × {v} × {}", beta + 8))
+        }
+        LossImpl::Liger => {
+            let chunk = tokens.div_ceil(v.div_ceil(h.max(1)).max(1)).next_power_of_two().min(tokens);
+            (
+                beta * h,
+                chunk * v * (beta + 4),
+                format!("chunk of {chunk} tokens × V × (β + 4) + input gradient T × β·h"),
+            )
+        }
+    };
+    let bytes = tokens * (per_token + head_input + final_norm) + chunk_bytes;
+    Component {
+        name: "logits-loss",
+        bytes,
+        phase: Phase::Backward,
+        live_in: vec![Phase::Forward, Phase::Backward],
+        formula: format!("{formula} + final norm {final_norm}/token + head input {head_input}/token, V = {v}"),
+        provenance: Provenance::Derived,
+    }
+}
+
+fn head_trainable(s: &Setup) -> bool {
+    matches!(s.method, Method::Full | Method::Pretrain) || s.lora_targets.lm_head
+}
+
+/// Gradients of activations alive during the first layers of the backward pass.
+pub fn backward_temporaries(s: &Setup) -> Component {
+    let beta = s.compute_bytes;
+    let h = s.arch.n_embd;
+    let i = mlp_width(s) * if s.arch.mlp == MlpKind::Moe { s.arch.n_expert_per_token.max(1) } else { 1 };
+    let per_token = 2 * beta * h + 2 * beta * i;
+    Component {
+        name: "backward-temporaries",
+        bytes: s.tokens() * per_token,
+        phase: Phase::Backward,
+        live_in: vec![Phase::Backward],
+        formula: format!(
+            "T × (two hidden-state gradients 2β·h + two MLP-width gradients 2β·I) = {} × {per_token}",
+            s.tokens()
+        ),
+        provenance: Provenance::Heuristic,
+    }
+}

@@ -1,0 +1,81 @@
+//! RL extras: the frozen reference model, the vLLM reservation and Hugging Face `generate`'s KV cache.
+
+use super::setup::Setup;
+use super::weights::{self, quantized_bytes_per_param};
+use super::{Component, Phase, Provenance};
+use crate::plan::{RlAlgorithm, VllmMode};
+
+/// A frozen copy of the base model for KL or DPO reference log-probabilities.
+pub fn reference_model(s: &Setup) -> Option<Component> {
+    if !s.reference_model || s.is_peft() {
+        return None;
+    }
+    let c = &s.counts;
+    let bytes = match s.quantization {
+        Some(q) => {
+            c.block_linear as f64 * quantized_bytes_per_param(q).0
+                + ((c.total - c.block_linear) * s.compute_bytes) as f64
+        }
+        None => (c.total * s.param_bytes) as f64,
+    };
+    Some(Component {
+        name: "reference-model",
+        bytes: (bytes / s.shard_params as f64) as u64,
+        phase: Phase::Forward,
+        live_in: Phase::ALL.to_vec(),
+        formula: format!("frozen copy of {} params in the load dtype", c.total),
+        provenance: Provenance::Exact,
+    })
+}
+
+/// vLLM colocated in the training process: a slab of `util × total` (Unsloth: `util × free`).
+pub fn vllm_reservation(s: &Setup, used_before_load: u64) -> Option<Component> {
+    let rl = s.rl.as_ref()?;
+    let vllm = rl.vllm.as_ref()?;
+    if vllm.mode.value != VllmMode::Colocate {
+        return None;
+    }
+    let total = s.gpu_capacity?;
+    let util = vllm.gpu_memory_utilization.value.clamp(0.0, 1.0);
+    let (bytes, formula) = if vllm.fraction_of_free {
+        let free = total.saturating_sub(used_before_load);
+        ((util * free as f64) as u64, format!("{util} × free memory at load ({free} B)"))
+    } else {
+        ((util * total as f64) as u64, format!("{util} × total memory ({total} B)"))
+    };
+    let sleep = vllm.enable_sleep_mode.value;
+    Some(Component {
+        name: "vllm-reservation",
+        bytes,
+        phase: Phase::Generation,
+        live_in: if sleep { vec![Phase::Generation] } else { Phase::ALL.to_vec() },
+        formula: if sleep { format!("{formula}; released outside generation (sleep mode)") } else { formula },
+        provenance: Provenance::Derived,
+    })
+}
+
+/// Hugging Face `generate` without vLLM: the KV cache of one generation batch.
+pub fn generate_kv_cache(s: &Setup) -> Option<Component> {
+    let rl = s.rl.as_ref()?;
+    if rl.vllm.is_some() || s.algorithm != Some(RlAlgorithm::Grpo) {
+        return None;
+    }
+    let a = &s.arch;
+    let attention_layers = a.n_layer - a.n_mamba_layers.min(a.n_layer);
+    let prompt = rl.max_prompt_length.as_ref().map_or(512, |p| p.value);
+    let length = prompt + rl.max_completion_length.value;
+    let batch = s.micro_batch;
+    let per_token = 2 * attention_layers * weights::kv_width(a) * s.compute_bytes;
+    Some(Component {
+        name: "kv-cache",
+        bytes: batch * length * per_token,
+        phase: Phase::Generation,
+        live_in: vec![Phase::Generation],
+        formula: format!(
+            "{batch} sequences × {length} tokens × 2 (K, V) × {attention_layers} layers × kv {} × {} B",
+            weights::kv_width(a),
+            s.compute_bytes
+        ),
+        provenance: Provenance::Derived,
+    })
+}

@@ -1,0 +1,386 @@
+//! Levers: single changes that lower the peak, ranked by bytes saved, each with the plan
+//! fields it changes and the exact edits when the file sets those fields; plus the inverse
+//! solver (largest micro batch and sequence length that fit, smallest fitting combination).
+
+use super::phases::{self, Core};
+use super::setup::Setup;
+use super::{Phase, TIGHT_HEADROOM};
+use crate::catalog::{Architecture, Gpu};
+use crate::diagnostic::{Applicability, Edit, Fix};
+use crate::plan::{Checkpointing, Framework, LossImpl, Method, Optimizer, Plan, Quantization, Sourced, VllmMode};
+use serde::Serialize;
+
+/// One plan field a lever sets, with its new value as the config would spell it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Change {
+    pub field: &'static str,
+    pub value: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Lever {
+    pub title: String,
+    pub saves_bytes: u64,
+    /// The phase whose peak the lever lowers.
+    pub phase: Phase,
+    pub side_effect: String,
+    pub changes: Vec<Change>,
+    /// Exact edits; empty when a field the lever changes is not written in the file.
+    pub fixes: Vec<Fix>,
+}
+
+/// What fits on the GPU with at least 10 % headroom.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Solve {
+    /// Largest micro batch that fits (0 when not even 1 does).
+    pub max_micro_batch: u64,
+    /// Largest sequence length (multiple of 128) that fits at the current micro batch.
+    pub max_seq_length: u64,
+    /// Titles of the fewest levers that together fit; empty when the plan already fits.
+    pub smallest_fitting_combination: Vec<String>,
+    /// Whether some combination fits at all.
+    pub combination_fits: bool,
+}
+
+/// The candidate changes, in a fixed order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    HalveMicroBatch,
+    Checkpointing,
+    EightBitOptimizer,
+    Qlora,
+    HalveSequence,
+    ChunkedLoss,
+    LowerVllmFraction,
+    VllmSleep,
+    ExpandableSegments,
+}
+
+const KINDS: [Kind; 9] = [
+    Kind::HalveMicroBatch,
+    Kind::Checkpointing,
+    Kind::EightBitOptimizer,
+    Kind::Qlora,
+    Kind::HalveSequence,
+    Kind::ChunkedLoss,
+    Kind::LowerVllmFraction,
+    Kind::VllmSleep,
+    Kind::ExpandableSegments,
+];
+
+fn derived<T>(value: T, why: &str) -> Sourced<T> {
+    Sourced::derived(value, format!("lever: {why}"))
+}
+
+fn is_hf_family(f: Framework) -> bool {
+    matches!(
+        f,
+        Framework::Trl | Framework::Transformers | Framework::Axolotl | Framework::Llamafactory | Framework::Unsloth
+    )
+}
+
+/// Applies `kind` to a copy of `plan`; `None` when it does not apply.
+fn apply(kind: Kind, plan: &Plan) -> Option<(Plan, Vec<Change>)> {
+    let mut p = plan.clone();
+    let changes = match kind {
+        Kind::HalveMicroBatch => {
+            let micro = plan.micro_batch_size.as_ref()?.value;
+            if micro < 2 {
+                return None;
+            }
+            let half = micro / 2;
+            p.micro_batch_size = Some(derived(half, "halve the micro batch"));
+            let mut changes = vec![Change { field: "micro_batch_size", value: half.to_string() }];
+            if plan.framework != Framework::Litgpt {
+                let ga = plan.gradient_accumulation.as_ref().map_or(1, |g| g.value) * 2;
+                p.gradient_accumulation = Some(derived(ga, "keep the effective batch"));
+                changes.push(Change { field: "gradient_accumulation", value: ga.to_string() });
+            }
+            changes
+        }
+        Kind::Checkpointing => {
+            if plan.gradient_checkpointing.as_ref().is_some_and(|c| c.value != Checkpointing::None) {
+                return None;
+            }
+            let (mode, text) = match plan.framework {
+                Framework::Unsloth => (Checkpointing::CpuOffload, "\"unsloth\""),
+                Framework::Litgpt => return None,
+                _ => (Checkpointing::Full, "true"),
+            };
+            p.gradient_checkpointing = Some(derived(mode, "enable gradient checkpointing"));
+            vec![Change { field: "gradient_checkpointing", value: text.into() }]
+        }
+        Kind::EightBitOptimizer => {
+            let current = plan.optimizer.as_ref().map_or(Optimizer::AdamW, |o| o.value.clone());
+            if !matches!(current, Optimizer::AdamW | Optimizer::AdamWFused | Optimizer::PagedAdamW) {
+                return None;
+            }
+            let quantized_litgpt = plan.framework == Framework::Litgpt && quantization(plan).is_some();
+            if quantized_litgpt {
+                return None;
+            }
+            p.optimizer = Some(derived(Optimizer::AdamW8bit, "8-bit AdamW"));
+            let name = if plan.framework == Framework::Litgpt { "bitsandbytes.optim.AdamW8bit" } else { "adamw_8bit" };
+            vec![Change { field: "optimizer", value: name.into() }]
+        }
+        Kind::Qlora => {
+            let method = plan.method.as_ref().map(|m| m.value);
+            if method != Some(Method::Lora) || quantization(plan).is_some() {
+                return None;
+            }
+            p.method = Some(derived(Method::Qlora, "4-bit base weights"));
+            p.quantization = Some(derived(Some(Quantization::Nf4 { double_quant: true }), "QLoRA"));
+            let value = if plan.framework == Framework::Litgpt { "bnb.nf4-dq" } else { "true" };
+            vec![Change { field: "quantization", value: value.into() }]
+        }
+        Kind::HalveSequence => {
+            let seq = plan.max_seq_length.as_ref()?.value;
+            if seq < 256 {
+                return None;
+            }
+            p.max_seq_length = Some(derived(seq / 2, "halve the maximum length"));
+            vec![Change { field: "max_seq_length", value: (seq / 2).to_string() }]
+        }
+        Kind::ChunkedLoss => {
+            let loss = plan.loss.as_ref().map(|l| l.value);
+            if !is_hf_family(plan.framework) || !matches!(loss, None | Some(LossImpl::Full)) {
+                return None;
+            }
+            p.loss = Some(derived(LossImpl::Liger, "Liger fused linear cross-entropy"));
+            vec![Change { field: "loss", value: "use_liger_kernel: true".into() }]
+        }
+        Kind::LowerVllmFraction => {
+            let vllm = p.rl.as_mut()?.vllm.as_mut()?;
+            if vllm.mode.value != VllmMode::Colocate || vllm.gpu_memory_utilization.value <= 0.15 {
+                return None;
+            }
+            let lower = ((vllm.gpu_memory_utilization.value - 0.1) * 100.0).round() / 100.0;
+            vllm.gpu_memory_utilization = derived(lower, "lower the vLLM fraction");
+            vec![Change { field: "vllm_gpu_memory_utilization", value: format!("{lower}") }]
+        }
+        Kind::VllmSleep => {
+            let vllm = p.rl.as_mut()?.vllm.as_mut()?;
+            if vllm.mode.value != VllmMode::Colocate || vllm.enable_sleep_mode.value {
+                return None;
+            }
+            vllm.enable_sleep_mode = derived(true, "vLLM sleep mode");
+            vec![Change { field: "vllm_enable_sleep_mode", value: "true".into() }]
+        }
+        Kind::ExpandableSegments => {
+            if plan
+                .allocator
+                .iter()
+                .any(|a| a.value.replace(' ', "").to_ascii_lowercase().contains("expandable_segments:true"))
+            {
+                return None;
+            }
+            let mut setting = plan.allocator.first().cloned().unwrap_or(crate::plan::AllocatorSetting {
+                variable: "PYTORCH_CUDA_ALLOC_CONF".into(),
+                value: String::new(),
+                key_span: Default::default(),
+                value_span: Default::default(),
+                verbatim: false,
+            });
+            setting.value = expandable_value(&setting.value);
+            let value = setting.value.clone();
+            p.allocator = vec![setting];
+            vec![Change { field: "allocator", value }]
+        }
+    };
+    Some((p, changes))
+}
+
+fn quantization(plan: &Plan) -> Option<Quantization> {
+    plan.quantization.as_ref().and_then(|q| q.value)
+}
+
+/// The allocator setting with `expandable_segments:True` added or switched on.
+fn expandable_value(current: &str) -> String {
+    let kept: Vec<&str> = current
+        .split(',')
+        .map(str::trim)
+        .filter(|part| !part.is_empty() && !part.to_ascii_lowercase().starts_with("expandable_segments"))
+        .collect();
+    let mut parts = vec!["expandable_segments:True"];
+    parts.extend(kept);
+    parts.join(",")
+}
+
+fn title(kind: Kind, changes: &[Change]) -> String {
+    let first = changes.first().map_or("", |c| c.value.as_str());
+    match kind {
+        Kind::HalveMicroBatch if changes.len() > 1 => {
+            format!("Halve the micro batch to {first} and double gradient accumulation to {}", changes[1].value)
+        }
+        Kind::HalveMicroBatch => {
+            format!("Halve the micro batch to {first} (accumulation follows from the global batch)")
+        }
+        Kind::Checkpointing => "Enable gradient checkpointing".into(),
+        Kind::EightBitOptimizer => "Use 8-bit AdamW (bitsandbytes)".into(),
+        Kind::Qlora => "Load the base model in 4-bit (QLoRA)".into(),
+        Kind::HalveSequence => format!("Shorten the maximum sequence length to {first}"),
+        Kind::ChunkedLoss => "Use a fused/chunked cross-entropy (Liger)".into(),
+        Kind::LowerVllmFraction => format!("Lower the vLLM memory fraction to {first}"),
+        Kind::VllmSleep => "Enable vLLM sleep mode".into(),
+        Kind::ExpandableSegments => "Set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True".into(),
+    }
+}
+
+fn side_effect(kind: Kind) -> &'static str {
+    match kind {
+        Kind::HalveMicroBatch => "same effective batch; more optimizer micro-steps, slower per sample",
+        Kind::Checkpointing => "recomputes each layer in backward: roughly 20-30 % slower",
+        Kind::EightBitOptimizer => "needs bitsandbytes; optimizer state quantized (usually no quality loss)",
+        Kind::Qlora => "needs bitsandbytes; 4-bit base weights cost some accuracy and speed",
+        Kind::HalveSequence => "longer samples are truncated",
+        Kind::ChunkedLoss => "needs liger-kernel; numerically equivalent",
+        Kind::LowerVllmFraction => "smaller KV cache: fewer concurrent generations",
+        Kind::VllmSleep => "vLLM weights and cache are offloaded between generations: slower steps",
+        Kind::ExpandableSegments => "none in practice; incompatible with vLLM sleep mode",
+    }
+}
+
+fn applicability(kind: Kind) -> Applicability {
+    match kind {
+        Kind::ExpandableSegments | Kind::HalveMicroBatch => Applicability::Safe,
+        _ => Applicability::Unsafe,
+    }
+}
+
+/// The edits for `changes`, or none when a changed field is not written in the file.
+fn fixes(kind: Kind, plan: &Plan, changes: &[Change], title: &str) -> Vec<Fix> {
+    let mut edits = Vec::new();
+    for change in changes {
+        let span = match change.field {
+            "micro_batch_size" => plan.micro_batch_size.as_ref().and_then(|s| s.value_span()),
+            "gradient_accumulation" => plan.gradient_accumulation.as_ref().and_then(|s| s.value_span()),
+            "gradient_checkpointing" => plan.gradient_checkpointing.as_ref().and_then(|s| s.value_span()),
+            "optimizer" => plan.optimizer.as_ref().and_then(|s| s.value_span()),
+            "quantization" if plan.framework == Framework::Litgpt => {
+                plan.quantization.as_ref().and_then(|s| s.value_span())
+            }
+            "max_seq_length" => plan.max_seq_length.as_ref().and_then(|s| s.value_span()),
+            "vllm_gpu_memory_utilization" => {
+                plan.rl.as_ref().and_then(|r| r.vllm.as_ref()).and_then(|v| v.gpu_memory_utilization.value_span())
+            }
+            "vllm_enable_sleep_mode" => {
+                plan.rl.as_ref().and_then(|r| r.vllm.as_ref()).and_then(|v| v.enable_sleep_mode.value_span())
+            }
+            "allocator" => plan.allocator.iter().find(|a| a.verbatim).map(|a| a.value_span),
+            _ => None,
+        };
+        match span {
+            Some(span) => edits.push(Edit::replace(span, change.value.clone())),
+            None => return Vec::new(),
+        }
+    }
+    if edits.is_empty() {
+        return Vec::new();
+    }
+    vec![Fix { title: title.to_string(), applicability: applicability(kind), edits }]
+}
+
+fn core_of(plan: &Plan, arch: &Architecture, gpu: Option<&Gpu>) -> Core {
+    phases::evaluate(&Setup::resolve(plan, arch, gpu))
+}
+
+/// Every single change that lowers the device peak, largest saving first.
+pub fn levers(plan: &Plan, arch: &Architecture, gpu: Option<&Gpu>, base: &Core) -> Vec<Lever> {
+    let mut out: Vec<Lever> = KINDS
+        .into_iter()
+        .filter_map(|kind| {
+            let (changed, changes) = apply(kind, plan)?;
+            let after = core_of(&changed, arch, gpu);
+            let saves = base.peak.device_bytes.checked_sub(after.peak.device_bytes).filter(|s| *s > 0)?;
+            let title = title(kind, &changes);
+            Some(Lever {
+                fixes: fixes(kind, plan, &changes, &title),
+                title,
+                saves_bytes: saves,
+                phase: base.peak.phase,
+                side_effect: side_effect(kind).to_string(),
+                changes,
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| b.saves_bytes.cmp(&a.saves_bytes));
+    out
+}
+
+fn fits_with_headroom(core: &Core, gpu: &Gpu) -> bool {
+    (core.peak.device_bytes as f64) <= (1.0 - TIGHT_HEADROOM) * gpu.memory_bytes as f64
+}
+
+/// Largest value in `1..=limit` (on a `step` grid) for which `fits` holds, assuming monotonicity.
+fn largest_fitting(limit: u64, step: u64, fits: impl Fn(u64) -> bool) -> u64 {
+    let (mut lo, mut hi) = (0u64, limit / step);
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        if fits(mid * step) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    lo * step
+}
+
+const MAX_MICRO_BATCH: u64 = 1024;
+const SEQ_STEP: u64 = 128;
+
+pub fn solve(plan: &Plan, arch: &Architecture, gpu: &Gpu) -> Solve {
+    let fits = |p: &Plan| fits_with_headroom(&core_of(p, arch, Some(gpu)), gpu);
+    let max_micro_batch = largest_fitting(MAX_MICRO_BATCH, 1, |b| {
+        let mut p = plan.clone();
+        p.micro_batch_size = Some(derived(b, "solver"));
+        fits(&p)
+    });
+    let max_seq_length = largest_fitting(arch.block_size.max(SEQ_STEP), SEQ_STEP, |s| {
+        let mut p = plan.clone();
+        p.max_seq_length = Some(derived(s, "solver"));
+        fits(&p)
+    });
+    let (smallest_fitting_combination, combination_fits) = smallest_combination(plan, arch, gpu);
+    Solve { max_micro_batch, max_seq_length, smallest_fitting_combination, combination_fits }
+}
+
+/// The fewest levers (then the most headroom) that fit with 10 % headroom.
+fn smallest_combination(plan: &Plan, arch: &Architecture, gpu: &Gpu) -> (Vec<String>, bool) {
+    if fits_with_headroom(&core_of(plan, arch, Some(gpu)), gpu) {
+        return (Vec::new(), true);
+    }
+    let kinds: Vec<Kind> = KINDS.into_iter().filter(|k| apply(*k, plan).is_some()).collect();
+    let mut best: Option<(u32, u64, Vec<String>)> = None;
+    for mask in 1u32..(1 << kinds.len()) {
+        let size = mask.count_ones();
+        if best.as_ref().is_some_and(|(n, _, _)| size > *n) {
+            continue;
+        }
+        let mut p = plan.clone();
+        let mut titles = Vec::new();
+        for (i, kind) in kinds.iter().enumerate() {
+            if mask & (1 << i) != 0 {
+                if let Some((next, changes)) = apply(*kind, &p) {
+                    titles.push(title(*kind, &changes));
+                    p = next;
+                }
+            }
+        }
+        let core = core_of(&p, arch, Some(gpu));
+        if !fits_with_headroom(&core, gpu) {
+            continue;
+        }
+        let headroom = gpu.memory_bytes.saturating_sub(core.peak.device_bytes);
+        let better = match &best {
+            None => true,
+            Some((n, h, _)) => size < *n || (size == *n && headroom > *h),
+        };
+        if better {
+            best = Some((size, headroom, titles));
+        }
+    }
+    match best {
+        Some((_, _, titles)) => (titles, true),
+        None => (Vec::new(), false),
+    }
+}

@@ -1,0 +1,185 @@
+//! Peak GPU memory of one training plan, per component and phase.
+//!
+//! [`estimate`] turns a [`Plan`], the model's [`Architecture`] and optionally a [`Gpu`]
+//! into an [`Estimate`]: the components that are live in each phase (forward, backward,
+//! optimizer step, RL generation), the peak over those phases in three views
+//! (allocated, reserved, device), a verdict against the GPU, and the levers that lower
+//! the peak, each with the exact edits built from the plan's spans.
+//!
+//! Every number carries its formula and provenance. The per-layer saved-activation
+//! tables mirror what PyTorch keeps alive in each framework's code path; see
+//! `activations.rs` and the oracle-derived tables in `tests/estimator/`.
+
+mod activations;
+mod generation;
+mod levers;
+mod optimizer;
+mod phases;
+mod setup;
+mod views;
+mod weights;
+
+pub use levers::{Change, Lever, Solve};
+pub use setup::{Implementation, Setup};
+
+use crate::catalog::{Architecture, Gpu};
+use crate::plan::Plan;
+use serde::Serialize;
+
+/// One training phase; the peak is the maximum of what is live in each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Phase {
+    /// End of the forward pass and the loss: every saved activation is live.
+    Forward,
+    /// Early backward: saved activations, logits gradients and new parameter gradients.
+    Backward,
+    /// `optimizer.step()`: gradients, optimizer state and the step's temporaries.
+    OptimizerStep,
+    /// RL generation (vLLM colocated or Hugging Face `generate`).
+    Generation,
+}
+
+impl Phase {
+    pub const ALL: [Phase; 4] = [Phase::Forward, Phase::Backward, Phase::OptimizerStep, Phase::Generation];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Forward => "forward",
+            Phase::Backward => "backward",
+            Phase::OptimizerStep => "optimizer-step",
+            Phase::Generation => "generation",
+        }
+    }
+}
+
+/// How much a number can be trusted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Provenance {
+    /// Follows from the shapes alone (parameter bytes).
+    Exact,
+    /// Follows from the framework's code path (what autograd saves).
+    Derived,
+    /// A constant measured on real runs (allocator overhead, CUDA context).
+    Calibrated,
+    /// A rule of thumb with a wide band.
+    Heuristic,
+}
+
+/// One memory component with its formula.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Component {
+    pub name: &'static str,
+    pub bytes: u64,
+    /// The phase where this component is largest or first appears.
+    pub phase: Phase,
+    /// The phases in which it is live (its bytes count towards their totals).
+    pub live_in: Vec<Phase>,
+    pub formula: String,
+    pub provenance: Provenance,
+}
+
+/// Total live bytes of one phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct PhaseTotal {
+    pub phase: Phase,
+    pub allocated_bytes: u64,
+}
+
+/// The peak phase in the three views.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Peak {
+    pub phase: Phase,
+    /// What `torch.cuda.max_memory_allocated()` reports.
+    pub allocated_bytes: u64,
+    /// Plus the caching allocator's cached and fragmented blocks (`max_memory_reserved()`).
+    pub reserved_bytes: u64,
+    /// Plus the CUDA context, NCCL and pools outside PyTorch (what `nvidia-smi` and OOM see).
+    pub device_bytes: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    Fits,
+    /// Less than 10 % of the GPU left over.
+    Tight,
+    Exceeds,
+}
+
+/// The device view against the GPU's capacity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Fit {
+    pub verdict: Verdict,
+    /// Capacity minus the device view; negative when it does not fit.
+    pub headroom_bytes: i64,
+}
+
+/// Share of the GPU that must stay free for a plan to count as fitting rather than tight.
+pub const TIGHT_HEADROOM: f64 = 0.10;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Estimate {
+    pub parameters: u64,
+    pub trainable_parameters: u64,
+    pub components: Vec<Component>,
+    pub phases: Vec<PhaseTotal>,
+    pub peak: Peak,
+    /// Relative uncertainty of the device view: (low, high), e.g. (-0.06, 0.10).
+    pub band: (f64, f64),
+    pub fit: Option<Fit>,
+    pub levers: Vec<Lever>,
+    pub solve: Option<Solve>,
+    /// Plan inputs that were missing and replaced by an assumption, one sentence each.
+    pub missing_inputs: Vec<String>,
+}
+
+/// Estimates the peak memory of `plan` for `arch`, with the verdict and levers when `gpu` is known.
+pub fn estimate(plan: &Plan, arch: &Architecture, gpu: Option<&Gpu>) -> Estimate {
+    let setup = Setup::resolve(plan, arch, gpu);
+    let core = phases::evaluate(&setup);
+    let fit = gpu.map(|g| judge(core.peak.device_bytes, g.memory_bytes));
+    let levers = levers::levers(plan, arch, gpu, &core);
+    let solve = gpu.map(|g| levers::solve(plan, arch, g));
+    Estimate {
+        parameters: setup.counts.total,
+        trainable_parameters: setup.trainable,
+        components: core.components,
+        phases: core.phases,
+        peak: core.peak,
+        band: core.band,
+        fit,
+        levers,
+        solve,
+        missing_inputs: setup.missing,
+    }
+}
+
+/// Fits, tight (< 10 % headroom) or exceeds.
+pub fn judge(device_bytes: u64, capacity: u64) -> Fit {
+    let headroom = capacity as i64 - device_bytes as i64;
+    let verdict = if headroom < 0 {
+        Verdict::Exceeds
+    } else if (headroom as f64) < TIGHT_HEADROOM * capacity as f64 {
+        Verdict::Tight
+    } else {
+        Verdict::Fits
+    };
+    Fit { verdict, headroom_bytes: headroom }
+}
+
+/// Human-readable binary size, e.g. `21.3 GiB`.
+pub fn format_bytes(bytes: u64) -> String {
+    const GIB: f64 = (1u64 << 30) as f64;
+    const MIB: f64 = (1u64 << 20) as f64;
+    let b = bytes as f64;
+    if b >= GIB {
+        format!("{:.2} GiB", b / GIB)
+    } else {
+        format!("{:.0} MiB", b / MIB)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,133 @@
+//! Trainable parameters, their gradients, optimizer state, master copies and step temporaries.
+
+use super::setup::Setup;
+use super::{Component, Phase, Provenance};
+use crate::plan::{Method, Optimizer, Sharding};
+
+/// Optimizer state per trainable parameter: (bytes, paged outside the PyTorch allocator, label).
+fn state_bytes(s: &Setup) -> (f64, bool, String) {
+    let b = s.trainable_bytes as f64;
+    let adam = format!("2 moments × {} B (AdamW follows the parameter dtype)", s.trainable_bytes);
+    match &s.optimizer {
+        Optimizer::AdamW | Optimizer::AdamWFused => (2.0 * b, false, adam),
+        // bitsandbytes keeps tensors under 1e5 elements in ordinary memory and pages the rest.
+        Optimizer::PagedAdamW => (2.0 * b, true, format!("{adam}, paged (managed memory, outside the allocator)")),
+        Optimizer::AdamW8bit => (2.0 + 8.0 / 2048.0, false, "2 moments × 1 B + fp32 absmax per 2048".to_string()),
+        Optimizer::PagedAdamW8bit => (2.0 + 8.0 / 2048.0, true, "2 moments × 1 B, paged".to_string()),
+        Optimizer::Lion => (b, false, format!("1 moment × {} B", s.trainable_bytes)),
+        Optimizer::Lion8bit => (1.0, false, "1 moment × 1 B".to_string()),
+        // Factored second moment: one row and one column vector per matrix.
+        Optimizer::Adafactor => {
+            (4.0 * 0.002, false, "factored row/column statistics (≈ 0.2 % of the parameters × 4 B)".to_string())
+        }
+        Optimizer::Sgd => (0.0, false, "no state (momentum 0)".to_string()),
+        Optimizer::Other(name) => (2.0 * b, false, format!("unknown optimizer `{name}`: assumed AdamW, {adam}")),
+    }
+}
+
+/// Temporaries of one `step()`: the foreach AdamW path materializes one extra copy of the parameters.
+fn step_temporary_bytes(s: &Setup) -> (f64, &'static str) {
+    match s.optimizer {
+        Optimizer::AdamW | Optimizer::Lion | Optimizer::Other(_) => (
+            s.trainable_bytes as f64,
+            "foreach implementation: one intermediate per parameter (sqrt of the second moment)",
+        ),
+        _ => (0.0, "fused or blockwise kernel: no full-size intermediates"),
+    }
+}
+
+pub fn components(s: &Setup) -> Vec<Component> {
+    let p = s.trainable as f64;
+    let mut out = Vec::new();
+    let accumulating = s.grad_accumulation > 1;
+    if s.is_peft() {
+        out.push(Component {
+            name: "trainable",
+            bytes: (p * s.trainable_bytes as f64 / s.shard_params as f64) as u64,
+            phase: Phase::Forward,
+            live_in: Phase::ALL.to_vec(),
+            formula: format!("{} adapter params × {} B", s.trainable, s.trainable_bytes),
+            provenance: Provenance::Exact,
+        });
+    }
+    let grad_bytes = s.trainable_bytes as f64;
+    let mut grad_live = vec![Phase::OptimizerStep];
+    // Gradients persist across micro-batches; small adapter gradients count from the first backward.
+    if accumulating || s.is_peft() {
+        grad_live.splice(0..0, [Phase::Forward, Phase::Backward]);
+    }
+    let grads = Component {
+        name: "gradients",
+        bytes: (p * grad_bytes / s.shard_grads as f64) as u64,
+        phase: Phase::OptimizerStep,
+        live_in: grad_live,
+        formula: format!(
+            "{} trainable × {} B{}{}",
+            s.trainable,
+            s.trainable_bytes,
+            shard_note(s.shard_grads),
+            if accumulating {
+                format!(", kept across {} accumulation steps", s.grad_accumulation)
+            } else {
+                String::new()
+            }
+        ),
+        provenance: Provenance::Exact,
+    };
+    out.push(grads);
+    let (per, paged, label) = state_bytes(s);
+    let offloaded = matches!(s.sharding, Sharding::Zero { offload_optimizer: true, .. });
+    if per > 0.0 && !offloaded {
+        out.push(Component {
+            name: if paged { "optimizer-paged" } else { "optimizer" },
+            bytes: (p * per / s.shard_optimizer as f64) as u64,
+            phase: Phase::OptimizerStep,
+            live_in: Phase::ALL.to_vec(),
+            formula: format!("{} trainable × {label}{}", s.trainable, shard_note(s.shard_optimizer)),
+            provenance: if matches!(s.optimizer, Optimizer::Adafactor | Optimizer::Other(_)) {
+                Provenance::Heuristic
+            } else {
+                Provenance::Exact
+            },
+        });
+    }
+    if s.mixed_master() {
+        out.push(Component {
+            name: "master-weights",
+            bytes: (p * 4.0 / s.shard_optimizer as f64) as u64,
+            phase: Phase::OptimizerStep,
+            live_in: Phase::ALL.to_vec(),
+            formula: format!("{} trainable × 4 B fp32 master copy{}", s.trainable, shard_note(s.shard_optimizer)),
+            provenance: Provenance::Exact,
+        });
+    }
+    let (tmp, why) = step_temporary_bytes(s);
+    if tmp > 0.0 && !offloaded {
+        out.push(Component {
+            name: "optimizer-temporaries",
+            bytes: (p * tmp / s.shard_optimizer as f64) as u64,
+            phase: Phase::OptimizerStep,
+            live_in: vec![Phase::OptimizerStep],
+            formula: format!("{} trainable × {} B: {why}", s.trainable, s.trainable_bytes),
+            provenance: Provenance::Derived,
+        });
+    }
+    out
+}
+
+fn shard_note(n: u64) -> String {
+    if n > 1 {
+        format!(" / {n} ranks")
+    } else {
+        String::new()
+    }
+}
+
+impl Setup {
+    /// DeepSpeed keeps fp32 master weights next to 16-bit parameters; plain autocast does not.
+    pub fn mixed_master(&self) -> bool {
+        matches!(self.sharding, Sharding::Zero { stage: 1.., .. })
+            && self.trainable_bytes < 4
+            && !matches!(self.method, Method::Lora | Method::Qlora)
+    }
+}

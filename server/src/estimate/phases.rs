@@ -1,0 +1,151 @@
+//! Components assembled into phases; the peak is the largest phase, not the sum of all parts.
+
+use super::setup::{Implementation, Setup};
+use super::weights::weights_component;
+use super::{activations, generation, optimizer, views, Component, Peak, Phase, PhaseTotal, Provenance};
+use crate::plan::Sharding;
+
+/// The estimate without verdict or levers (what the lever search re-evaluates).
+#[derive(Debug, Clone)]
+pub struct Core {
+    pub components: Vec<Component>,
+    pub phases: Vec<PhaseTotal>,
+    pub peak: Peak,
+    pub band: (f64, f64),
+}
+
+/// Components that live outside the PyTorch caching allocator.
+fn outside_allocator(name: &str) -> bool {
+    matches!(name, "optimizer-paged" | "cuda-context" | "nccl" | "paged-optimizer-resident" | "allocator-overhead")
+}
+
+pub fn evaluate(s: &Setup) -> Core {
+    let mut components = vec![weights_component(s)];
+    components.extend(optimizer::components(s));
+    components.push(activations::activations_component(s));
+    components.push(activations::logits_component(s));
+    components.push(activations::backward_temporaries(s));
+    components.extend(dequantization_buffer(s));
+    components.extend(autocast_weight_copies(s));
+    components.extend(sharding_buffers(s));
+    components.extend(generation::reference_model(s));
+    let before_vllm: u64 =
+        components.iter().filter(|c| c.name == "weights").map(|c| c.bytes).sum::<u64>() + views::CUDA_CONTEXT_BYTES;
+    components.extend(generation::vllm_reservation(s, before_vllm));
+    components.extend(generation::generate_kv_cache(s));
+    components.retain(|c| c.bytes > 0 || c.name == "weights");
+
+    let with_generation = components.iter().any(|c| c.phase == Phase::Generation);
+    let phases: Vec<PhaseTotal> = Phase::ALL
+        .into_iter()
+        .filter(|p| *p != Phase::Generation || with_generation)
+        .map(|phase| PhaseTotal {
+            phase,
+            allocated_bytes: components
+                .iter()
+                .filter(|c| !outside_allocator(c.name) && c.live_in.contains(&phase))
+                .map(|c| c.bytes)
+                .sum(),
+        })
+        .collect();
+    let top = phases
+        .iter()
+        .copied()
+        .max_by_key(|p| p.allocated_bytes)
+        .unwrap_or(PhaseTotal { phase: Phase::Forward, allocated_bytes: 0 });
+    let paged: u64 = components.iter().filter(|c| c.name == "optimizer-paged").map(|c| c.bytes).sum();
+    components.retain(|c| c.name != "optimizer-paged");
+    let overhead = views::allocator_overhead(s, top.allocated_bytes, top.phase);
+    let reserved = top.allocated_bytes + overhead.bytes;
+    components.push(overhead);
+    let outside = views::outside_allocator(s, paged);
+    let device = reserved + outside.iter().map(|c| c.bytes).sum::<u64>();
+    components.extend(outside);
+    Core {
+        components,
+        phases,
+        peak: Peak {
+            phase: top.phase,
+            allocated_bytes: top.allocated_bytes,
+            reserved_bytes: reserved,
+            device_bytes: device,
+        },
+        band: views::band(s),
+    }
+}
+
+/// bitsandbytes dequantizes one weight matrix at a time into the compute dtype.
+fn dequantization_buffer(s: &Setup) -> Option<Component> {
+    s.quantization?;
+    let bytes = s.counts.largest_linear * s.compute_bytes;
+    Some(Component {
+        name: "dequantization-buffer",
+        bytes,
+        phase: Phase::Backward,
+        live_in: vec![Phase::Forward, Phase::Backward],
+        formula: format!("largest quantized matrix {} params × {} B", s.counts.largest_linear, s.compute_bytes),
+        provenance: Provenance::Derived,
+    })
+}
+
+/// Under autocast with 32-bit parameters every linear runs on a 16-bit copy of its weight,
+/// which the matmul keeps for the input gradient (frozen) or the autocast cache keeps (trainable).
+fn autocast_weight_copies(s: &Setup) -> Option<Component> {
+    if !s.mixed || s.param_bytes <= s.compute_bytes || s.quantization.is_some() {
+        return None;
+    }
+    let linear = s.counts.block_linear + s.counts.head;
+    Some(Component {
+        name: "autocast-weight-copies",
+        bytes: linear * s.compute_bytes / s.shard_params,
+        phase: Phase::Forward,
+        live_in: vec![Phase::Forward, Phase::Backward],
+        formula: format!("{linear} linear params × {} B cast copies kept until backward", s.compute_bytes),
+        provenance: Provenance::Derived,
+    })
+}
+
+/// Gathered parameters and communication buckets of sharded training.
+fn sharding_buffers(s: &Setup) -> Option<Component> {
+    let n = s.world.max(1);
+    if n == 1 {
+        return None;
+    }
+    let a = &s.arch;
+    let h = a.n_embd;
+    let total = s.counts.total;
+    let param_bytes = s.param_bytes;
+    match (s.implementation, s.sharding) {
+        // LitGPT's FSDP runs keep a full unsharded copy of the parameters next to the shards
+        // (LitGPT resource tables: per-GPU peaks ≈ full weights + shards on 2 and 4 GPUs).
+        (Implementation::Litgpt, _) => Some(Component {
+            name: "unsharded-parameters",
+            bytes: total * param_bytes,
+            phase: Phase::Forward,
+            live_in: Phase::ALL.to_vec(),
+            formula: format!("{total} params × {param_bytes} B unsharded on each rank, next to the 1/{n} shards"),
+            provenance: Provenance::Calibrated,
+        }),
+        (_, Sharding::Fsdp { full_shard: true, .. }) | (_, Sharding::Zero { stage: 3, .. }) => {
+            let block = (total - s.counts.embedding - s.counts.head) / a.n_layer.max(1);
+            let gathered = 2 * block * param_bytes + (s.counts.embedding + s.counts.head) * param_bytes;
+            Some(Component {
+                name: "gathered-parameters",
+                bytes: gathered,
+                phase: Phase::Forward,
+                live_in: vec![Phase::Forward, Phase::Backward],
+                formula: format!("two gathered blocks ({block} params each) + embedding and head, × {param_bytes} B"),
+                provenance: Provenance::Derived,
+            })
+        }
+        (_, Sharding::Zero { .. }) => Some(Component {
+            name: "communication-buckets",
+            bytes: 2 * h * h * 2,
+            phase: Phase::Backward,
+            live_in: vec![Phase::Backward, Phase::OptimizerStep],
+            formula: "reduce + all-gather buckets of h² elements each (HF \"auto\"), 2 B".into(),
+            provenance: Provenance::Heuristic,
+        }),
+        _ => None,
+    }
+}

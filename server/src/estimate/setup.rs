@@ -1,0 +1,365 @@
+//! The plan resolved into the numbers the memory model needs, with each assumption recorded.
+
+use super::weights::{self, ParamCounts};
+use crate::catalog::{Architecture, Gpu, MlpKind};
+use crate::plan::{
+    Attention, Checkpointing, Dtype, Framework, LoraTargets, LossImpl, Method, Optimizer, Plan, Precision,
+    Quantization, RlAlgorithm, RlPlan, Sharding,
+};
+
+/// Which code path runs the model: it decides what autograd saves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Implementation {
+    /// LitGPT's `GPT` (fused QKV, chunked head and cross-entropy, always SDPA).
+    Litgpt,
+    /// Hugging Face transformers modelling code (Trainer, TRL, Axolotl, LLaMA-Factory).
+    Hf,
+    /// Unsloth's patched modelling code (fused kernels, offloaded checkpointing).
+    Unsloth,
+}
+
+impl Implementation {
+    pub fn of(framework: Framework) -> Self {
+        match framework {
+            Framework::Litgpt => Implementation::Litgpt,
+            Framework::Unsloth => Implementation::Unsloth,
+            _ => Implementation::Hf,
+        }
+    }
+}
+
+/// Everything the model needs, resolved from the plan with defaults.
+#[derive(Debug, Clone)]
+pub struct Setup {
+    pub implementation: Implementation,
+    pub arch: Architecture,
+    pub counts: ParamCounts,
+    pub method: Method,
+    pub quantization: Option<Quantization>,
+    /// Storage bytes of the (unquantized) parameters.
+    pub param_bytes: u64,
+    /// Bytes of activations and logits (the compute dtype).
+    pub compute_bytes: u64,
+    /// Storage bytes of the trainable parameters (PEFT keeps adapters in fp32).
+    pub trainable_bytes: u64,
+    /// Whether fp32 master weights are kept next to 16-bit compute copies (mixed precision).
+    pub mixed: bool,
+    pub micro_batch: u64,
+    pub seq_len: u64,
+    pub grad_accumulation: u64,
+    pub world: u64,
+    pub checkpointing: Checkpointing,
+    pub attention: Attention,
+    pub optimizer: Optimizer,
+    pub loss: LossImpl,
+    pub sharding: Sharding,
+    /// Ranks the parameters, gradients and optimizer state are divided by.
+    pub shard_params: u64,
+    pub shard_grads: u64,
+    pub shard_optimizer: u64,
+    pub lora_rank: u64,
+    pub lora_dropout: bool,
+    pub lora_targets: LoraTargets,
+    pub trainable: u64,
+    pub rl: Option<RlPlan>,
+    pub algorithm: Option<RlAlgorithm>,
+    pub reference_model: bool,
+    pub expandable_segments: bool,
+    pub gpu_capacity: Option<u64>,
+    pub missing: Vec<String>,
+}
+
+impl Setup {
+    pub fn tokens(&self) -> u64 {
+        self.micro_batch * self.seq_len
+    }
+
+    pub fn is_peft(&self) -> bool {
+        matches!(self.method, Method::Lora | Method::Qlora | Method::Adapter | Method::AdapterV2)
+    }
+
+    pub fn resolve(plan: &Plan, arch: &Architecture, gpu: Option<&Gpu>) -> Self {
+        let implementation = Implementation::of(plan.framework);
+        let mut missing = Vec::new();
+        let quantization = plan.quantization.as_ref().and_then(|q| q.value);
+        let method = match &plan.method {
+            Some(m) => m.value,
+            None if quantization.is_some() => Method::Qlora,
+            None if plan.lora.is_some() => Method::Lora,
+            None => {
+                missing.push("training method not set; assumed full fine-tuning".to_string());
+                Method::Full
+            }
+        };
+        let quantization = match (method, quantization) {
+            (Method::Qlora, None) => Some(Quantization::Nf4 { double_quant: true }),
+            (_, q) => q,
+        };
+        let (param_bytes, compute_bytes, mixed) = precision_bytes(plan, implementation, gpu, &mut missing);
+        let trainable_bytes = match (implementation, method) {
+            // PEFT upcasts adapters to fp32 (`autocast_adapter_dtype`); Unsloth keeps them in fp32 too.
+            (Implementation::Hf | Implementation::Unsloth, Method::Lora | Method::Qlora) => 4,
+            _ => param_bytes,
+        };
+        let micro_batch =
+            value_or(&plan.micro_batch_size, default_micro_batch(implementation), "micro batch size", &mut missing);
+        let seq_len = match &plan.max_seq_length {
+            Some(s) => s.value.min(arch.block_size.max(1)).max(1),
+            None => {
+                let assumed = default_seq_len(plan, arch);
+                missing.push(format!("sequence length not set; assumed {assumed} tokens"));
+                assumed
+            }
+        };
+        let grad_accumulation = plan.gradient_accumulation.as_ref().map_or(1, |g| g.value.max(1));
+        let world = plan.world_size();
+        let sharding = plan.sharding.as_ref().map_or(Sharding::None, |s| s.value);
+        let checkpointing = match &plan.gradient_checkpointing {
+            Some(c) => c.value,
+            // LitGPT wraps every block in activation checkpointing whenever it uses FSDP.
+            None if implementation == Implementation::Litgpt && world > 1 => Checkpointing::Full,
+            None => Checkpointing::None,
+        };
+        let attention = plan.attention.as_ref().map_or(
+            match implementation {
+                Implementation::Litgpt | Implementation::Hf => Attention::Sdpa,
+                Implementation::Unsloth => Attention::Flash,
+            },
+            |a| a.value,
+        );
+        let optimizer = match &plan.optimizer {
+            Some(o) => o.value.clone(),
+            None => Optimizer::AdamW,
+        };
+        // LitGPT swaps the optimizer for bitsandbytes PagedAdamW whenever it quantizes.
+        let optimizer = if implementation == Implementation::Litgpt && quantization.is_some() {
+            Optimizer::PagedAdamW
+        } else {
+            optimizer
+        };
+        let loss = plan.loss.as_ref().map_or(
+            match implementation {
+                Implementation::Litgpt => LossImpl::LitgptChunked,
+                Implementation::Hf => LossImpl::Full,
+                // Unsloth's fused cross-entropy computes the head and the loss chunk by chunk.
+                Implementation::Unsloth => LossImpl::Liger,
+            },
+            |l| l.value,
+        );
+        let (shard_params, shard_grads, shard_optimizer) = shard_factors(sharding, world, implementation);
+        let (lora_rank, lora_dropout, lora_targets) = match &plan.lora {
+            Some(l) => (l.rank.value, l.dropout.value > 0.0, l.targets.value.clone()),
+            None => (8, false, LoraTargets::default()),
+        };
+        let counts = weights::count(arch, implementation);
+        let expandable_segments = plan
+            .allocator
+            .iter()
+            .any(|a| a.value.replace(' ', "").to_ascii_lowercase().contains("expandable_segments:true"));
+        let reference_model = plan.reference_model.as_ref().is_some_and(|r| r.value);
+        let mut setup = Setup {
+            implementation,
+            arch: arch.clone(),
+            counts,
+            method,
+            quantization,
+            param_bytes,
+            compute_bytes,
+            trainable_bytes,
+            mixed,
+            micro_batch: micro_batch.max(1),
+            seq_len,
+            grad_accumulation,
+            world,
+            checkpointing,
+            attention,
+            optimizer,
+            loss,
+            sharding,
+            shard_params,
+            shard_grads,
+            shard_optimizer,
+            lora_rank: lora_rank.max(1),
+            lora_dropout,
+            lora_targets,
+            trainable: 0,
+            rl: plan.rl.clone(),
+            algorithm: plan.algorithm.as_ref().map(|a| a.value),
+            reference_model,
+            expandable_segments,
+            gpu_capacity: gpu.map(|g| g.memory_bytes),
+            missing,
+        };
+        setup.trainable = trainable_parameters(&setup);
+        setup
+    }
+}
+
+fn value_or(field: &Option<crate::plan::Sourced<u64>>, default: u64, what: &str, missing: &mut Vec<String>) -> u64 {
+    match field {
+        Some(v) => v.value,
+        None => {
+            missing.push(format!("{what} not set; assumed {default}"));
+            default
+        }
+    }
+}
+
+fn default_micro_batch(implementation: Implementation) -> u64 {
+    match implementation {
+        Implementation::Litgpt => 1,
+        // TrainingArguments.per_device_train_batch_size
+        Implementation::Hf | Implementation::Unsloth => 8,
+    }
+}
+
+fn default_seq_len(plan: &Plan, arch: &Architecture) -> u64 {
+    if let Some(rl) = &plan.rl {
+        let prompt = rl.max_prompt_length.as_ref().map_or(512, |p| p.value);
+        return prompt + rl.max_completion_length.value;
+    }
+    match plan.framework {
+        Framework::Litgpt => arch.block_size.max(1),
+        // TRL SFTConfig.max_length
+        _ => 1024.min(arch.block_size.max(1)),
+    }
+}
+
+/// (parameter bytes, compute bytes, mixed precision).
+fn precision_bytes(
+    plan: &Plan,
+    implementation: Implementation,
+    gpu: Option<&Gpu>,
+    missing: &mut Vec<String>,
+) -> (u64, u64, bool) {
+    let precision = plan.precision.as_ref().map(|p| p.value);
+    let half = if gpu.is_none_or(|g| g.bf16) { Dtype::Bf16 } else { Dtype::F16 };
+    let load = plan.load_dtype.as_ref().map(|d| d.value).filter(|d| *d != Dtype::Auto);
+    match implementation {
+        Implementation::Litgpt => match precision {
+            Some(Precision::True(d)) => {
+                let b = d.bytes().unwrap_or(2);
+                (b, b, false)
+            }
+            Some(Precision::Mixed(d)) => (4, d.bytes().unwrap_or(2), true),
+            None => {
+                missing.push("precision not set; LitGPT picks bf16-mixed on bf16 GPUs".to_string());
+                (4, 2, true)
+            }
+        },
+        Implementation::Hf | Implementation::Unsloth => {
+            let compute = match precision {
+                Some(Precision::True(d)) | Some(Precision::Mixed(d)) => d.bytes().unwrap_or(2),
+                None => half.bytes().unwrap_or(2),
+            };
+            let params = match load {
+                Some(d) => d.bytes().unwrap_or(2),
+                None if implementation == Implementation::Unsloth => compute,
+                None => {
+                    missing.push("load dtype not set; assumed the checkpoint's 16-bit dtype".to_string());
+                    2
+                }
+            };
+            (params, compute.min(params), params > compute)
+        }
+    }
+}
+
+/// Ranks that divide (parameters, gradients, optimizer state).
+fn shard_factors(sharding: Sharding, world: u64, implementation: Implementation) -> (u64, u64, u64) {
+    let n = world.max(1);
+    match sharding {
+        Sharding::None if implementation == Implementation::Litgpt && n > 1 => (n, n, n),
+        Sharding::None => (1, 1, 1),
+        Sharding::Zero { stage, .. } => match stage {
+            0 => (1, 1, 1),
+            1 => (1, 1, n),
+            2 => (1, n, n),
+            _ => (n, n, n),
+        },
+        Sharding::Fsdp { full_shard: true, .. } => (n, n, n),
+        Sharding::Fsdp { full_shard: false, .. } => (1, n, n),
+    }
+}
+
+/// LoRA: `r·(d_in + d_out)` per targeted module; adapters: LitGPT's prefix and gates.
+fn trainable_parameters(s: &Setup) -> u64 {
+    let a = &s.arch;
+    let h = a.n_embd;
+    match s.method {
+        Method::Full | Method::Pretrain => s.counts.total,
+        Method::Lora | Method::Qlora => lora_modules(s).iter().map(|(d_in, d_out)| s.lora_rank * (d_in + d_out)).sum(),
+        Method::Adapter => adapter_v1(a),
+        Method::AdapterV2 => {
+            let per_layer_out = weights::q_width(a) + 2 * weights::kv_width(a) + h + mlp_out_features(a);
+            adapter_v1(a)
+                + 2 * a.n_layer * per_layer_out
+                + 2 * weights::vocab_rows(a, s.implementation)
+                + s.counts.small
+        }
+    }
+}
+
+/// LitGPT adapter: a 10-token prefix and one gate per head in every layer from the third on.
+fn adapter_v1(a: &Architecture) -> u64 {
+    const PROMPT: u64 = 10;
+    const START_LAYER: u64 = 2;
+    a.n_layer.saturating_sub(START_LAYER) * (PROMPT * a.n_embd + a.n_head)
+}
+
+fn mlp_out_features(a: &Architecture) -> u64 {
+    match a.mlp {
+        MlpKind::Gelu => a.intermediate_size + a.n_embd,
+        _ => 2 * a.intermediate_size + a.n_embd,
+    }
+}
+
+/// (d_in, d_out) of every LoRA-adapted linear in the model.
+pub fn lora_modules(s: &Setup) -> Vec<(u64, u64)> {
+    let a = &s.arch;
+    let t = &s.lora_targets;
+    let h = a.n_embd;
+    let q = weights::q_width(a);
+    let kv = weights::kv_width(a);
+    let i = match a.mlp {
+        MlpKind::Moe => a.moe_intermediate_size.unwrap_or(a.intermediate_size),
+        _ => a.intermediate_size,
+    };
+    let experts = if a.mlp == MlpKind::Moe { a.n_expert.max(1) } else { 1 };
+    let attention_layers = a.n_layer - a.n_mamba_layers.min(a.n_layer);
+    let mut per_attention = Vec::new();
+    if t.query {
+        per_attention.push((h, q));
+    }
+    if t.key {
+        per_attention.push((h, kv));
+    }
+    if t.value {
+        per_attention.push((h, kv));
+    }
+    if t.output {
+        per_attention.push((q, h));
+    }
+    let mut per_mlp = Vec::new();
+    let gated = a.mlp != MlpKind::Gelu;
+    if t.mlp_gate && gated {
+        per_mlp.push((h, i));
+    }
+    if t.mlp_up {
+        per_mlp.push((h, i));
+    }
+    if t.mlp_down {
+        per_mlp.push((i, h));
+    }
+    let mut modules = Vec::new();
+    for _ in 0..attention_layers {
+        modules.extend(per_attention.iter().copied());
+    }
+    for _ in 0..a.n_layer * experts {
+        modules.extend(per_mlp.iter().copied());
+    }
+    if t.lm_head {
+        modules.push((h, weights::vocab_rows(a, s.implementation)));
+    }
+    modules
+}

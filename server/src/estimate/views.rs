@@ -1,0 +1,91 @@
+//! From allocated bytes to the reserved and device views, and the uncertainty band.
+
+use super::setup::{Implementation, Setup};
+use super::{Component, Phase, Provenance};
+use crate::plan::Checkpointing;
+
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// CUDA context of one process with lazy module loading (PyTorch ≥ 1.13): 0.3–0.6 GiB.
+pub const CUDA_CONTEXT_BYTES: u64 = 470 * (1 << 20);
+
+/// NCCL communicators and buffers per rank when training is distributed.
+pub const NCCL_BYTES: u64 = 512 * (1 << 20);
+
+/// Cached-but-free share of the allocated peak (reserved / allocated − 1).
+pub fn fragmentation(s: &Setup) -> (f64, String) {
+    let variable_length = s.implementation != Implementation::Litgpt;
+    let mut phi: f64 = 0.05;
+    let mut why = vec!["5 % fixed-shape training".to_string()];
+    if variable_length {
+        phi += 0.05;
+        why.push("+5 % variable-length batches".into());
+    }
+    if s.checkpointing != Checkpointing::None && s.is_peft() {
+        phi += 0.03;
+        why.push("+3 % checkpointing with adapters".into());
+    }
+    if s.expandable_segments {
+        phi /= 2.0;
+        why.push("halved by expandable_segments".into());
+    }
+    (phi, why.join(", "))
+}
+
+/// The allocator's cached blocks at the peak.
+pub fn allocator_overhead(s: &Setup, allocated: u64, peak: Phase) -> Component {
+    let (phi, why) = fragmentation(s);
+    Component {
+        name: "allocator-overhead",
+        bytes: (allocated as f64 * phi) as u64,
+        phase: peak,
+        live_in: vec![peak],
+        formula: format!("{:.0} % of the allocated peak ({why})", phi * 100.0),
+        provenance: Provenance::Calibrated,
+    }
+}
+
+/// Memory outside the PyTorch allocator: CUDA context, NCCL, paged optimizer state.
+pub fn outside_allocator(s: &Setup, paged_optimizer: u64) -> Vec<Component> {
+    let mut out = vec![Component {
+        name: "cuda-context",
+        bytes: CUDA_CONTEXT_BYTES,
+        phase: Phase::Forward,
+        live_in: Phase::ALL.to_vec(),
+        formula: format!("{:.2} GiB per process (lazy module loading)", CUDA_CONTEXT_BYTES as f64 / GIB),
+        provenance: Provenance::Calibrated,
+    }];
+    if s.world > 1 {
+        out.push(Component {
+            name: "nccl",
+            bytes: NCCL_BYTES,
+            phase: Phase::Backward,
+            live_in: Phase::ALL.to_vec(),
+            formula: format!("{:.2} GiB of NCCL communicators and buffers per rank", NCCL_BYTES as f64 / GIB),
+            provenance: Provenance::Heuristic,
+        });
+    }
+    if paged_optimizer > 0 {
+        out.push(Component {
+            name: "paged-optimizer-resident",
+            bytes: paged_optimizer,
+            phase: Phase::OptimizerStep,
+            live_in: Phase::ALL.to_vec(),
+            formula: "paged optimizer state resident on the device (managed memory)".into(),
+            provenance: Provenance::Derived,
+        });
+    }
+    out
+}
+
+/// Relative band of the device view: the model's error plus the fragmentation spread.
+pub fn band(s: &Setup) -> (f64, f64) {
+    let (phi, _) = fragmentation(s);
+    let model: f64 = match s.implementation {
+        Implementation::Litgpt => 0.06,
+        Implementation::Hf => 0.10,
+        Implementation::Unsloth => 0.15,
+    };
+    let rl = if s.rl.is_some() { 0.05 } else { 0.0 };
+    (-(model + phi / 2.0), model + phi + rl)
+}

@@ -1,0 +1,145 @@
+//! Parameter counts from the architecture's shapes, and the bytes the weights take.
+
+use super::setup::{Implementation, Setup};
+use super::{Component, Phase, Provenance};
+use crate::catalog::{Architecture, MlpKind};
+use crate::plan::Quantization;
+
+/// Mamba-2 state size and head width assumed when the catalog has no mixer dimensions.
+const MAMBA_STATE: u64 = 128;
+const MAMBA_HEAD_DIM: u64 = 64;
+
+/// Parameter counts by kind of tensor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParamCounts {
+    /// Token embedding rows × width.
+    pub embedding: u64,
+    /// Separate output head (0 when tied to the embedding).
+    pub head: u64,
+    /// Linear weights inside the decoder blocks (what 4-bit and 8-bit quantization replaces).
+    pub block_linear: u64,
+    /// Norm weights and biases (stay 16-bit).
+    pub small: u64,
+    /// The largest single linear weight in a block (the dequantization temporary).
+    pub largest_linear: u64,
+    pub total: u64,
+}
+
+/// Rows of the embedding and head: LitGPT pads the vocabulary.
+pub fn vocab_rows(arch: &Architecture, implementation: Implementation) -> u64 {
+    match implementation {
+        Implementation::Litgpt => arch.padded_vocab_size.max(arch.vocab_size),
+        _ => arch.vocab_size,
+    }
+}
+
+pub fn q_width(arch: &Architecture) -> u64 {
+    arch.n_head * arch.head_size
+}
+
+pub fn kv_width(arch: &Architecture) -> u64 {
+    arch.n_query_groups.max(1) * arch.head_size
+}
+
+/// Mamba-2 mixer inner width, heads and `in_proj` output width (expand 2, state 128 when unknown).
+pub fn mamba_dims(arch: &Architecture) -> (u64, u64, u64) {
+    if let Some(m) = arch.mamba {
+        return (m.inner_size(), m.n_heads, m.in_proj_size());
+    }
+    let d_in = 2 * arch.n_embd;
+    let heads = (d_in / MAMBA_HEAD_DIM).max(1);
+    (d_in, heads, 2 * d_in + 2 * MAMBA_STATE + heads)
+}
+
+/// Parameters of one attention block's linears.
+fn attention_linear(arch: &Architecture) -> u64 {
+    let h = arch.n_embd;
+    h * (q_width(arch) + 2 * kv_width(arch)) + q_width(arch) * h
+}
+
+/// Parameters of one MLP (all experts for MoE).
+fn mlp_linear(arch: &Architecture) -> u64 {
+    let h = arch.n_embd;
+    match arch.mlp {
+        MlpKind::Gelu => 2 * h * arch.intermediate_size,
+        MlpKind::Swiglu | MlpKind::Geglu => 3 * h * arch.intermediate_size,
+        MlpKind::Moe => {
+            let shared = arch.shared_expert_intermediate_size.map_or(0, |w| 3 * h * w);
+            arch.n_expert * 3 * h * arch.expert_intermediate_size() + h * arch.n_expert + shared
+        }
+    }
+}
+
+pub fn count(arch: &Architecture, implementation: Implementation) -> ParamCounts {
+    let h = arch.n_embd;
+    let rows = vocab_rows(arch, implementation);
+    let embedding = rows * h;
+    let tied = arch.tie_word_embeddings && implementation != Implementation::Litgpt;
+    let head = if tied { 0 } else { rows * h };
+    let mamba_layers = arch.n_mamba_layers.min(arch.n_layer);
+    let attention_layers = arch.n_layer - mamba_layers;
+    let (d_in, _, in_proj_out) = mamba_dims(arch);
+    let mamba_linear = h * in_proj_out + d_in * h;
+    let block_linear =
+        attention_layers * attention_linear(arch) + mamba_layers * mamba_linear + arch.n_layer * mlp_linear(arch);
+    let bias = if arch.bias || arch.attn_bias { q_width(arch) + 2 * kv_width(arch) } else { 0 };
+    let small = arch.n_layer * (2 * h + bias) + h;
+    let expert_width = arch.moe_intermediate_size.unwrap_or(arch.intermediate_size);
+    let largest_linear = [
+        h * (q_width(arch) + 2 * kv_width(arch)),
+        h * if arch.mlp == MlpKind::Moe { expert_width } else { arch.intermediate_size },
+    ]
+    .into_iter()
+    .max()
+    .unwrap_or(0);
+    let total = embedding + head + block_linear + small;
+    ParamCounts { embedding, head, block_linear, small, largest_linear, total }
+}
+
+/// Bytes per quantized parameter, with the quantization constants.
+pub fn quantized_bytes_per_param(q: Quantization) -> (f64, &'static str) {
+    match q {
+        // 4-bit codes + one fp32 absmax per 64-block; double quantization stores the absmax in
+        // 8 bits with one fp32 constant per 256 blocks (QLoRA paper).
+        Quantization::Nf4 { double_quant: false } | Quantization::Fp4 { double_quant: false } => {
+            (0.5 + 4.0 / 64.0, "0.5 B + fp32 absmax per 64 (4.5 bits)")
+        }
+        Quantization::Nf4 { double_quant: true } | Quantization::Fp4 { double_quant: true } => {
+            (0.5 + 1.0 / 64.0 + 4.0 / (64.0 * 256.0), "0.5 B + 8-bit absmax per 64 + fp32 per 256 blocks (4.127 bits)")
+        }
+        Quantization::Int8 => (1.0, "1 B (LLM.int8) + fp32 row statistics"),
+        Quantization::Fp8 => (1.0, "1 B (fp8) + per-tensor scales"),
+    }
+}
+
+/// The base weights: quantized block linears plus 16-bit embedding, head and norms.
+pub fn weights_component(s: &Setup) -> Component {
+    let c = &s.counts;
+    let b = s.param_bytes as f64;
+    let (bytes, formula, provenance) = match s.quantization {
+        Some(q) => {
+            let (per, why) = quantized_bytes_per_param(q);
+            let quantized = c.block_linear as f64 * per;
+            let kept = (c.embedding + c.head + c.small) as f64 * s.compute_bytes as f64;
+            (
+                quantized + kept,
+                format!(
+                    "{} block linears × {why} + {} embedding/head/norm params × {} B",
+                    c.block_linear,
+                    c.embedding + c.head + c.small,
+                    s.compute_bytes
+                ),
+                Provenance::Exact,
+            )
+        }
+        None => (c.total as f64 * b, format!("{} params × {} B", c.total, s.param_bytes), Provenance::Exact),
+    };
+    Component {
+        name: "weights",
+        bytes: (bytes / s.shard_params as f64) as u64,
+        phase: Phase::Forward,
+        live_in: Phase::ALL.to_vec(),
+        formula: if s.shard_params > 1 { format!("({formula}) / {} ranks", s.shard_params) } else { formula },
+        provenance,
+    }
+}

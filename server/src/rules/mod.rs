@@ -51,6 +51,16 @@ mod axolotl_attention_legacy_flags;
 mod axolotl_fsdp2_8bit_optimizer;
 mod axolotl_beta_mismatch;
 mod axolotl_max_memory_exclusive;
+mod accelerate_missing_distributed_type;
+mod accelerate_num_processes_unset;
+mod accelerate_deepspeed_file_conflicts;
+mod accelerate_fsdp2_reshard_not_bool;
+mod accelerate_cpu_ram_efficient_loading;
+mod accelerate_fsdp2_local_state_dict;
+mod deepspeed_batch_arithmetic;
+mod deepspeed_offload_param_stage;
+mod deepspeed_partial_offload_stage;
+mod deepspeed_hf_mismatch;
 
 use crate::diagnostic::{Diagnostic, Fix, Related, Severity};
 use crate::format::Format;
@@ -240,6 +250,16 @@ pub static RULES: &[Rule] = &[
     rule!(axolotl_fsdp2_8bit_optimizer, "OOM307", "axolotl-fsdp2-8bit-optimizer", Framework, Error, Always),
     rule!(axolotl_beta_mismatch, "OOM308", "axolotl-beta-mismatch", Framework, Error, None),
     rule!(axolotl_max_memory_exclusive, "OOM309", "axolotl-max-memory-exclusive", Framework, Error, None),
+    rule!(accelerate_missing_distributed_type, "OOM401", "accelerate-missing-distributed-type", Framework, Error, None),
+    rule!(accelerate_num_processes_unset, "OOM402", "accelerate-num-processes-unset", Framework, Warning, None),
+    rule!(accelerate_deepspeed_file_conflicts, "OOM403", "accelerate-deepspeed-file-conflicts", Framework, Error, None),
+    rule!(accelerate_fsdp2_reshard_not_bool, "OOM404", "accelerate-fsdp2-reshard-not-bool", Framework, Error, Sometimes),
+    rule!(accelerate_cpu_ram_efficient_loading, "OOM405", "accelerate-cpu-ram-efficient-loading", Framework, Error, Always),
+    rule!(accelerate_fsdp2_local_state_dict, "OOM406", "accelerate-fsdp2-local-state-dict", Framework, Error, Always),
+    rule!(deepspeed_batch_arithmetic, "OOM411", "deepspeed-batch-arithmetic", Framework, Error, None),
+    rule!(deepspeed_offload_param_stage, "OOM412", "deepspeed-offload-param-stage", Framework, Warning, None),
+    rule!(deepspeed_partial_offload_stage, "OOM413", "deepspeed-partial-offload-stage", Framework, Error, None),
+    rule!(deepspeed_hf_mismatch, "OOM414", "deepspeed-hf-mismatch", Framework, Error, Always),
 ];
 
 /// Finds a rule by code (`OOM101`, case-insensitive) or name (`yaml-syntax`).

@@ -1,0 +1,70 @@
+//! ## What it does
+//! Reports an accelerate FSDP2 config (`fsdp_version: 2`) whose
+//! `fsdp_reshard_after_forward` is not a truth value: an FSDP1 strategy name such as
+//! `FULL_SHARD` or `SHARD_GRAD_OP`.
+//!
+//! ## Why
+//! `accelerate launch` exports the value as `FSDP_RESHARD_AFTER_FORWARD`, and the FSDP2
+//! plugin parses it with `str_to_bool`, which raises `ValueError: invalid truth value
+//! full_shard` in every process. (`accelerate config` writes strategy names here for FSDP1.)
+//!
+//! ## Example
+//! ```yaml
+//! distributed_type: FSDP
+//! fsdp_config:
+//!   fsdp_version: 2
+//!   fsdp_reshard_after_forward: FULL_SHARD   # error
+//! ```
+//!
+//! ## Fix
+//! Use `true` (the FSDP2 equivalent of `FULL_SHARD`) or `false` (of `SHARD_GRAD_OP`).
+//! The fix maps `FULL_SHARD`/`HYBRID_SHARD` to `true` and `SHARD_GRAD_OP`/`NO_SHARD`/
+//! `HYBRID_SHARD_ZERO2` to `false`.
+//!
+//! Fix safety: **safe**: it is the same sharding behaviour, spelled for FSDP2.
+//!
+//! ## Source
+//! accelerate `src/accelerate/utils/environment.py` (`str_to_bool`: "invalid truth value
+//! {value}"); `src/accelerate/utils/dataclasses.py` (`FullyShardedDataParallelPlugin`);
+//! `src/accelerate/utils/launch.py` (`FSDP_RESHARD_AFTER_FORWARD`).
+
+use super::support::{self, set_value};
+use super::{Context, Reporter};
+use crate::diagnostic::Applicability;
+use crate::format::Format;
+use crate::syntax::ScalarKind;
+
+const TRUTH: [&str; 12] = ["y", "yes", "t", "true", "on", "1", "n", "no", "f", "false", "off", "0"];
+
+pub fn check(ctx: &Context, out: &mut Reporter) {
+    if ctx.format != Format::Accelerate {
+        return;
+    }
+    let Some(r) = support::reader(ctx) else { return };
+    if support::text(&r, "fsdp_config.fsdp_version") != Some("2") {
+        return;
+    }
+    let path = "fsdp_config.fsdp_reshard_after_forward";
+    let Some(entry) = r.entry(path) else { return };
+    let Some(scalar) = entry.value.as_scalar() else { return };
+    if matches!(scalar.kind, ScalarKind::Bool(_) | ScalarKind::Null)
+        || TRUTH.contains(&scalar.text.to_ascii_lowercase().as_str())
+    {
+        return;
+    }
+    let value = scalar.text.as_str();
+    let replacement = match value.to_ascii_uppercase().as_str() {
+        "FULL_SHARD" | "HYBRID_SHARD" | "1" | "4" => Some("true"),
+        "SHARD_GRAD_OP" | "NO_SHARD" | "HYBRID_SHARD_ZERO2" => Some("false"),
+        _ => None,
+    };
+    let diagnostic = out.report(entry.value.span, format!("`fsdp_reshard_after_forward: {value}` with FSDP2: accelerate parses it with str_to_bool and raises \"invalid truth value {}\"", value.to_ascii_lowercase()));
+    if let Some(replacement) = replacement {
+        diagnostic.with_fix(set_value(
+            entry,
+            replacement,
+            format!("Use `{replacement}` (FSDP2 takes a bool)"),
+            Applicability::Safe,
+        ));
+    }
+}

@@ -1,0 +1,41 @@
+//! ## What it does
+//! Reports an accelerate config file without a `distributed_type` key.
+//!
+//! ## Why
+//! `accelerate launch --config_file` loads the YAML with
+//! `load_config_from_file`, which raises `ValueError: A distributed_type must be
+//! specified in the config file.` before any process starts.
+//!
+//! ## Example
+//! ```yaml
+//! compute_environment: LOCAL_MACHINE
+//! num_processes: 2      # error: no distributed_type
+//! ```
+//!
+//! ## Fix
+//! Add `distributed_type:` (`NO`, `MULTI_GPU`, `DEEPSPEED`, `FSDP`, …). No automatic
+//! fix: the strategy is the author's choice.
+//!
+//! ## Source
+//! accelerate `src/accelerate/commands/config/config_args.py` (`BaseConfig.from_yaml_file`):
+//! "A `distributed_type` must be specified in the config file."
+
+use super::support;
+use super::{Context, Reporter};
+use crate::format::Format;
+use crate::span::Span;
+
+pub fn check(ctx: &Context, out: &mut Reporter) {
+    if ctx.format != Format::Accelerate {
+        return;
+    }
+    let Some(r) = support::reader(ctx) else { return };
+    if r.has("distributed_type") {
+        return;
+    }
+    let span = r.root.entries.first().map_or(Span::empty(0), |e| e.key_span);
+    out.report(
+        span,
+        "no `distributed_type`: accelerate raises \"A `distributed_type` must be specified in the config file.\"",
+    );
+}

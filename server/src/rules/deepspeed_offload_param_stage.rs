@@ -1,0 +1,47 @@
+//! ## What it does
+//! Warns about `zero_optimization.offload_param` with a CPU or NVMe device while the
+//! ZeRO stage is below 3.
+//!
+//! ## Why
+//! Parameter offloading is a ZeRO-3 feature (DeepSpeed documents `offload_param` as
+//! "valid only with stage 3"); with stage 0–2 the block is accepted and does nothing,
+//! so the parameters stay on the GPU and the memory the author planned for is not
+//! saved.
+//!
+//! ## Example
+//! ```json
+//! {"zero_optimization": {"stage": 2, "offload_param": {"device": "cpu"}}}
+//! ```
+//!
+//! ## Fix
+//! Use `"stage": 3`, or drop `offload_param` (stage 2 can still offload the optimizer).
+//! No automatic fix: stage 3 changes communication and checkpoints.
+//!
+//! ## Source
+//! DeepSpeed `deepspeed/runtime/zero/offload_config.py` (`DeepSpeedZeroOffloadParamConfig`
+//! docstring: parameter offloading is valid only with stage 3) and
+//! `deepspeed/runtime/zero/config.py`.
+
+use super::support;
+use super::{Context, Reporter};
+use crate::format::Format;
+
+pub fn check(ctx: &Context, out: &mut Reporter) {
+    if ctx.format != Format::Deepspeed {
+        return;
+    }
+    let Some(r) = support::reader(ctx) else { return };
+    let device = support::text(&r, "zero_optimization.offload_param.device");
+    if !matches!(device, Some("cpu" | "nvme")) {
+        return;
+    }
+    let stage = r.i64("zero_optimization.stage").map_or(0, |s| s.value);
+    if stage >= 3 {
+        return;
+    }
+    let span = support::anchor(&r, &["zero_optimization.offload_param"]);
+    let diagnostic = out.report(span, format!("`offload_param` with ZeRO stage {stage}: parameter offloading works only with stage 3, so the parameters stay on the GPU"));
+    if let Some(key) = support::key_of(&r, "zero_optimization.stage") {
+        diagnostic.with_related(key, "stage set here");
+    }
+}

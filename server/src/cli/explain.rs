@@ -5,11 +5,12 @@
 
 use super::usage_error;
 use crate::catalog::{resolve_gpu, Gpu};
-use crate::diagnostic::Edit;
+use crate::diagnostic::{Edit, Fix};
 use crate::explain::advice::Lever;
 use crate::explain::units::format_size;
 use crate::explain::{explain, json, render, OomError};
 use crate::gpu_detect::{resolve_auto, NvmlProbe};
+use crate::span::{ColumnUnit, LineIndex};
 use clap::{Args, ValueEnum};
 use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
@@ -104,7 +105,11 @@ fn execute(args: &ExplainArgs, source: &dyn LeverSource) -> Result<Outcome, Stri
     }
     let stdout = match args.format {
         ExplainFormat::Json => {
-            let mut out = serde_json::to_string_pretty(&json::report(&errors)).unwrap_or_default();
+            let report = match &config {
+                Some((_, config_text)) => json::report_with(&errors, &|fixes| fixes_json(config_text, fixes)),
+                None => json::report(&errors),
+            };
+            let mut out = serde_json::to_string_pretty(&report).unwrap_or_default();
             out.push('\n');
             out
         }
@@ -114,6 +119,32 @@ fn execute(args: &ExplainArgs, source: &dyn LeverSource) -> Result<Outcome, Stri
         }
     };
     Ok(Outcome { stdout, warnings })
+}
+
+/// Fixes as `check` prints them: edits with 1-based line/column ranges (columns in
+/// Unicode scalar values) into the config.
+fn fixes_json(config: &str, fixes: &[Fix]) -> serde_json::Value {
+    let index = LineIndex::new(config);
+    let position = |offset: usize| {
+        let p = index.position(config, offset, ColumnUnit::Char);
+        serde_json::json!({"line": p.line + 1, "column": p.column + 1})
+    };
+    fixes
+        .iter()
+        .map(|f| {
+            let edits: Vec<serde_json::Value> = f
+                .edits
+                .iter()
+                .map(|e| {
+                    serde_json::json!({
+                        "range": {"start": position(e.span.start), "end": position(e.span.end)},
+                        "content": e.content,
+                    })
+                })
+                .collect();
+            serde_json::json!({"title": f.title, "applicability": f.applicability, "edits": edits})
+        })
+        .collect()
 }
 
 /// The log's name and text; `None` or `-` is standard input. Invalid UTF-8 is replaced.
@@ -210,7 +241,7 @@ fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diagnostic::{Applicability, Fix};
+    use crate::diagnostic::Applicability;
     use crate::span::Span;
 
     const MESSAGE: &str = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB. GPU 0 has a total capacity of 22.19 GiB of which 1.00 GiB is free. Of the allocated memory 20.00 GiB is allocated by PyTorch, and 100.00 MiB is reserved by PyTorch but unallocated.\n";
@@ -286,6 +317,11 @@ mod tests {
         let titles: Vec<&str> =
             value["errors"][0]["advice"].as_array().unwrap().iter().map(|a| a["title"].as_str().unwrap()).collect();
         assert_eq!(titles, ["Halve micro_batch_size"]);
+        let edit = &value["errors"][0]["advice"][0]["fixes"][0]["edits"][0];
+        assert_eq!(edit["range"]["start"], serde_json::json!({"line": 3, "column": 21}));
+        assert_eq!(edit["range"]["end"], serde_json::json!({"line": 3, "column": 22}));
+        assert_eq!(edit["content"], "4");
+        assert_eq!(value["errors"][0]["advice"][0]["fixes"][0]["applicability"], "unsafe");
         assert_eq!(std::fs::read_to_string(&config).unwrap(), "# keep me\ntrain:\n  micro_batch_size: 8  # comment\n");
         execute(&args(&log, Some(&config), ExplainFormat::Text, true), &Halve).unwrap();
         assert_eq!(std::fs::read_to_string(&config).unwrap(), "# keep me\ntrain:\n  micro_batch_size: 4  # comment\n");

@@ -1,0 +1,109 @@
+//! The estimator against oracle-derived tables (`tests/estimator/*.csv`): each row is one
+//! simulated LitGPT step (see the CSV header for the exact command). The allocated view must
+//! stay within the tolerance of the oracle's peak, and per-token growth must match.
+
+use oomlint::catalog::resolve_model;
+use oomlint::estimate::estimate;
+use oomlint::plan::{Dtype, Framework, LoraPlan, LoraTargets, Method, Plan, Precision, Sourced};
+
+/// The oracle runs dropout on the CPU, which keeps a 16-bit noise tensor where CUDA keeps a
+/// 1-byte mask, and counts a few small buffers; the estimator follows the GPU.
+const TOLERANCE: f64 = 0.06;
+
+struct OracleRow {
+    model: String,
+    method: Method,
+    targets: LoraTargets,
+    batch: u64,
+    seq: u64,
+    peak: f64,
+}
+
+fn rows() -> Vec<OracleRow> {
+    let text = include_str!("estimator/oracle_litgpt.csv");
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.starts_with("model,"))
+        .filter(|l| !l.trim().is_empty())
+        .map(|line| {
+            let f: Vec<&str> = line.split(',').collect();
+            let mut targets = LoraTargets::default();
+            for t in f[2].split(';') {
+                match t {
+                    "query" => targets.query = true,
+                    "key" => targets.key = true,
+                    "value" => targets.value = true,
+                    "projection" => targets.output = true,
+                    "mlp" => {
+                        targets.mlp_gate = true;
+                        targets.mlp_up = true;
+                        targets.mlp_down = true;
+                    }
+                    "head" => targets.lm_head = true,
+                    _ => {}
+                }
+            }
+            OracleRow {
+                model: f[0].to_string(),
+                method: if f[1] == "full" { Method::Full } else { Method::Lora },
+                targets,
+                batch: f[3].parse().expect("batch"),
+                seq: f[4].parse().expect("seq"),
+                peak: f[5].parse().expect("peak"),
+            }
+        })
+        .collect()
+}
+
+fn plan(row: &OracleRow) -> Plan {
+    let d = |what: &str| format!("oracle table: {what}");
+    let mut p = Plan::new(Framework::Litgpt);
+    p.method = Some(Sourced::derived(row.method, d("method")));
+    p.precision = Some(Sourced::derived(Precision::True(Dtype::Bf16), d("precision")));
+    p.micro_batch_size = Some(Sourced::derived(row.batch, d("batch")));
+    p.max_seq_length = Some(Sourced::derived(row.seq, d("seq")));
+    if row.method == Method::Lora {
+        p.lora = Some(LoraPlan {
+            rank: Sourced::derived(8, d("r")),
+            alpha: Sourced::derived(16.0, d("alpha")),
+            dropout: Sourced::derived(0.05, d("dropout")),
+            targets: Sourced::derived(row.targets.clone(), d("targets")),
+        });
+    }
+    p
+}
+
+#[test]
+fn allocated_view_matches_the_oracle() {
+    let mut failures = Vec::new();
+    for row in rows() {
+        let arch = resolve_model(&row.model).unwrap_or_else(|e| panic!("{e}"));
+        let est = estimate(&plan(&row), arch, None);
+        let err = est.peak.allocated_bytes as f64 / row.peak - 1.0;
+        println!("{} {:?} b={} s={}: {:+.1} %", row.model, row.method, row.batch, row.seq, err * 100.0);
+        if err.abs() > TOLERANCE {
+            failures.push(format!("{} {:?} b={} s={}: {:+.1} %", row.model, row.method, row.batch, row.seq, err * 100.0));
+        }
+    }
+    assert!(failures.is_empty(), "outside ±{} %: {failures:?}", TOLERANCE * 100.0);
+}
+
+#[test]
+fn per_token_growth_matches_the_oracle() {
+    let rows = rows();
+    for a in &rows {
+        for b in &rows {
+            let same = a.model == b.model && a.method == b.method && a.targets == b.targets && a.method == Method::Lora;
+            if !same || a.seq * a.batch >= b.seq * b.batch {
+                continue;
+            }
+            let arch = resolve_model(&a.model).unwrap_or_else(|e| panic!("{e}"));
+            let tokens = (b.seq * b.batch - a.seq * a.batch) as f64;
+            let oracle = (b.peak - a.peak) / tokens;
+            let ea = estimate(&plan(a), arch, None).peak.allocated_bytes as f64;
+            let eb = estimate(&plan(b), arch, None).peak.allocated_bytes as f64;
+            let ours = (eb - ea) / tokens;
+            let err = ours / oracle - 1.0;
+            assert!(err.abs() < 0.08, "{}: {ours:.0} B/token vs oracle {oracle:.0} ({:+.1} %)", a.model, err * 100.0);
+        }
+    }
+}

@@ -1366,6 +1366,48 @@ mod tests {
     }
 
     #[test]
+    fn random_values_never_panic_and_spans_stay_valid() {
+        const PIECES: [&str; 16] = [
+            "expandable_segments",
+            "max_split_size_mb",
+            "roundup_power2_divisions",
+            "backend",
+            ":",
+            ",",
+            "[",
+            "]",
+            "=",
+            " ",
+            "True",
+            "true",
+            "128",
+            ">",
+            "é",
+            "0.5",
+        ];
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        for _ in 0..3000 {
+            let mut text = String::new();
+            for _ in 0..1 + state % 12 {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                text.push_str(PIECES[(state % PIECES.len() as u64) as usize]);
+            }
+            let conf = parse(&text);
+            let spans = conf
+                .problems
+                .iter()
+                .map(|p| p.span)
+                .chain(conf.entries.iter().flat_map(|e| [Some(e.key_span), e.value_span]).flatten());
+            for span in spans {
+                assert!(span.start <= span.end && span.end <= text.len(), "{text:?}");
+                assert!(text.is_char_boundary(span.start) && text.is_char_boundary(span.end), "{text:?}");
+            }
+        }
+    }
+
+    #[test]
     fn twenty_thousand_entries_parse_quickly() {
         let mut text = String::new();
         for i in 0..20_000 {

@@ -146,3 +146,58 @@ fn a_healthy_log_has_no_error() {
     let (_, errors) = fixture("no-oom.log");
     assert!(errors.is_empty());
 }
+
+/// A deterministic xorshift generator for the mutation test.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+#[test]
+fn mutated_logs_never_panic() {
+    const PIECES: [&str; 10] = ["\n", "é", "\u{1b}[31m", "[rank7]: ", "\r", "GiB", "0", ".", " ", "Process 1 has "];
+    let dir = format!("{}/fixtures/logs", env!("CARGO_MANIFEST_DIR"));
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut names: Vec<_> = std::fs::read_dir(&dir).unwrap().filter_map(Result::ok).map(|e| e.path()).collect();
+    names.sort();
+    for path in names {
+        let original = std::fs::read_to_string(&path).unwrap();
+        for _ in 0..60 {
+            let mut text = original.clone();
+            for _ in 0..1 + rng.below(6) {
+                let mut at = rng.below(text.len() + 1);
+                while !text.is_char_boundary(at) {
+                    at -= 1;
+                }
+                match rng.below(3) {
+                    0 => text.insert_str(at, PIECES[rng.below(PIECES.len())]),
+                    1 => {
+                        let mut end = (at + rng.below(8)).min(text.len());
+                        while !text.is_char_boundary(end) {
+                            end += 1;
+                        }
+                        text.replace_range(at..end, "");
+                    }
+                    _ => text.truncate(at),
+                }
+            }
+            let errors = explain(&text);
+            for e in &errors {
+                assert!(e.span.start < e.span.end && e.span.end <= text.len());
+                assert!(text.is_char_boundary(e.span.start) && text.is_char_boundary(e.span.end));
+            }
+            let _ = super::json::report(&errors);
+            let _ = super::render::render(&errors, "mutated.log", &text, false);
+        }
+    }
+}

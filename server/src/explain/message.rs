@@ -9,7 +9,8 @@
 //!   use. ` or `Process PID has X memory in use. `, repeated; P includes Y.
 //! - 2.1 era: the same with `total capacty` and the `max_split_size_mb` tail.
 //! - before 2.1: `CUDA out of memory. Tried to allocate A (GPU d; T total capacity; P already
-//!   allocated; F free; [M allowed; ]R reserved in total by PyTorch) [tail]`.
+//!   allocated; F free; [M allowed; ]R reserved in total by PyTorch) [tail]`; 1.0–1.3 ended
+//!   with `C cached)`, the cached-but-unallocated bytes.
 //!
 //! Sizes come from `format_size`: `N bytes` up to 1024, else two decimals in KiB, MiB or GiB.
 
@@ -228,8 +229,13 @@ fn legacy(c: &mut Cursor, requested: u64) -> Option<(Numbers, usize)> {
         c.expect("allowed;")?;
         Some(m)
     });
-    let reserved = c.size()?;
-    c.expect("reservedintotalbyPyTorch)")?;
+    let last = c.size()?;
+    // PyTorch 1.0–1.3 printed the cached-but-unallocated bytes instead of the reserved total.
+    let reserved = if c.eat("cached)") {
+        allocated.saturating_add(last)
+    } else {
+        c.expect("reservedintotalbyPyTorch)").map(|_| last)?
+    };
     let advice_variable = tail(c);
     let numbers = Numbers {
         form: Form::Legacy,
@@ -353,6 +359,17 @@ mod tests {
         assert_eq!(n.allowed_bytes, Some(12 * GIB));
         assert_eq!(n.reserved_bytes, (13.70 * GIB as f64).round() as u64);
         assert_eq!(n.reserved_unallocated_bytes, n.reserved_bytes - n.allocated_bytes);
+    }
+
+    #[test]
+    fn pytorch_1_0_cached_form() {
+        let n = numbers(
+            "RuntimeError: CUDA out of memory. Tried to allocate 12.00 MiB (GPU 0; 11.17 GiB total capacity; 10.66 GiB \
+             already allocated; 3.81 MiB free; 180.35 MiB cached)",
+        );
+        assert_eq!(n.form, Form::Legacy);
+        assert_eq!(n.reserved_unallocated_bytes, (180.35 * MIB as f64).round() as u64);
+        assert_eq!(n.reserved_bytes, n.allocated_bytes + n.reserved_unallocated_bytes);
     }
 
     #[test]

@@ -133,10 +133,11 @@ fn a_message_wrapped_at_80_columns() {
 }
 
 #[test]
-fn pytorch_2_10_gets_the_new_variable() {
-    let (_, errors) = fixture("deprecated-variable-2.10.log");
+fn pytorch_2_9_1_keeps_the_old_variable_despite_its_warning() {
+    let (_, errors) = fixture("deprecation-warning-2.9.1.log");
     let e = &errors[0];
-    assert!(e.diagnosis.situational[0].title.starts_with("Set PYTORCH_ALLOC_CONF=expandable_segments:True"));
+    assert!(e.diagnosis.situational[0].title.starts_with("Set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"));
+    assert!(e.diagnosis.findings.iter().any(|f| f.contains("2.9.1 ignores expandable_segments")));
     assert_eq!(component(e), Some(Component::Gradients));
     assert!(e.diagnosis.findings.iter().any(|f| f.contains("up to 1 MiB takes a 2 MiB block")));
 }

@@ -116,7 +116,9 @@ pub struct Problem {
     pub severity: Severity,
     pub message: String,
     pub span: Span,
-    /// Text that fixes the problem when it replaces `span`.
+    /// Text that fixes the problem when it replaces `span`. It is exact for
+    /// `EqualsSeparator`, `InvalidBool` and `Syntax` (the spelling PyTorch needs for the same
+    /// setting); for the other kinds it changes the value or guesses the key.
     pub replacement: Option<String>,
 }
 
@@ -425,8 +427,10 @@ impl Parser<'_> {
             Some(k) => format!(" Use ':' between key and value: '{k}:{after}'."),
             None => " Use ':' between key and value, not '='.".to_owned(),
         };
+        // Only an exact key makes the `:` replacement certain; a misspelled one is a guess.
+        let kind = if is_known_key(before) { ProblemKind::EqualsSeparator } else { ProblemKind::UnknownKey };
         self.error(
-            ProblemKind::EqualsSeparator,
+            kind,
             token_span,
             format!("Unrecognized key '{token_text}' in CUDA allocator config.{hint}"),
             replacement,
@@ -1131,6 +1135,11 @@ mod tests {
         let conf = parse("expandable_segments=true");
         assert!(conf.problems.iter().any(|p| p.kind == ProblemKind::InvalidBool));
         // A list after `=`.
+        // A misspelled key before `=` makes the whole replacement a guess.
+        let p = only("expandable_segment=True");
+        assert_eq!(p.kind, ProblemKind::UnknownKey);
+        assert_eq!(p.replacement.as_deref(), Some("expandable_segments:True"));
+        assert_eq!(only("nonsense=True").replacement, None);
         let text = "roundup_power2_divisions=[256:1,>:3]";
         let conf = parse(text);
         assert_eq!(conf.problems.len(), 2, "{:#?}", conf.problems);

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Builds and tests the VS Code extension in editors/vscode on a fresh machine (Node 20, npm):
+# `npm ci`, the TypeScript build and bundle, the node:test tests (unit tests, the bundle
+# activated against a stand-in `vscode` module, and the protocol test that drives this
+# checkout's `oomlint server` with vscode-jsonrpc), then `vsce package`, checking what the
+# .vsix holds and deleting it.
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/../.." && pwd)"
+
+# The protocol test's server: this checkout's build.
+cargo build --quiet --manifest-path "$repo/Cargo.toml"
+export OOMLINT_BIN="${CARGO_TARGET_DIR:-$repo/target}/debug/oomlint"
+
+cd "$repo/editors/vscode"
+echo "-- npm ci"
+npm ci --no-audit --no-fund --loglevel=error
+echo "-- build (tsc, esbuild bundle)"
+npm run --silent build
+echo "-- node --test"
+npm test --silent
+
+echo "-- vsce package"
+out="$(mktemp -d)"
+trap 'rm -rf "$out"' EXIT
+npx vsce package --out "$out/oomlint.vsix" < /dev/null
+[ -s "$out/oomlint.vsix" ] || { echo "FAIL: vsce built no .vsix" >&2; exit 1; }
+python3 - "$out/oomlint.vsix" <<'PY'
+import sys, zipfile
+vsix = zipfile.ZipFile(sys.argv[1])
+names = sorted(n for n in vsix.namelist() if n.startswith("extension/"))
+# vsce stores the README as readme.md and the license as LICENSE.txt.
+expected = ["extension/LICENSE.txt", "extension/dist/extension.js", "extension/package.json", "extension/readme.md"]
+if names != expected:
+    sys.exit(f"FAIL: the .vsix holds {names}, expected {expected}")
+size = sum(i.file_size for i in vsix.infolist())
+print(f"oomlint.vsix: {len(names)} files, {size // 1024} KiB unpacked")
+PY
+rm -f "$out/oomlint.vsix"
+echo "vscode extension: build, tests and package passed"

@@ -111,6 +111,15 @@ fn every_rank_of_a_torchrun_log() {
 }
 
 #[test]
+fn the_launcher_summary_does_not_count_twice() {
+    let (_, errors) = fixture("torchrun-elastic-summary.log");
+    assert_eq!(errors.len(), 1);
+    assert_eq!(errors[0].rank, Some(0));
+    assert_eq!(errors[0].line, 8);
+    assert_eq!(component(&errors[0]), Some(Component::Activations));
+}
+
+#[test]
 fn colours_and_a_container_pid() {
     let (_, errors) = fixture("ansi-colored.log");
     let e = &errors[0];

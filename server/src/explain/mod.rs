@@ -174,6 +174,16 @@ fn find(log: &Log) -> Vec<(Span, Option<u32>, Numbers)> {
         }
     }
     found.sort_by_key(|(span, _, _)| span.start);
+    // A launcher's failure summary (torchrun's "Root Cause") repeats a rank's message:
+    // identical numbers on the same device are one event, reported where it first appears.
+    let mut seen: Vec<Numbers> = Vec::new();
+    found.retain(|(_, _, numbers)| {
+        let first = !seen.contains(numbers);
+        if first {
+            seen.push(numbers.clone());
+        }
+        first
+    });
     found
 }
 
@@ -264,8 +274,9 @@ mod tests {
     }
 
     #[test]
-    fn each_rank_counts_and_duplicates_do_not() {
-        let text = format!("[rank0]: {CURRENT}\n[rank1]: {CURRENT}\n");
+    fn each_rank_counts_and_repeats_do_not() {
+        let other_gpu = CURRENT.replace("GPU 0 has", "GPU 1 has");
+        let text = format!("[rank0]: {CURRENT}\n[rank1]: {other_gpu}\nRoot Cause:\n  {CURRENT}\n");
         let errors = explain(&text);
         assert_eq!(errors.iter().map(|e| e.rank).collect::<Vec<_>>(), [Some(0), Some(1)]);
         assert_eq!(errors.iter().map(|e| e.line).collect::<Vec<_>>(), [1, 2]);

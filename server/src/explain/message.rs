@@ -15,7 +15,7 @@
 //! Sizes come from `format_size`: `N bytes` up to 1024, else two decimals in KiB, MiB or GiB.
 
 /// Which template the message follows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Form {
     /// PyTorch 2.2 and later.
     Current,
@@ -26,14 +26,14 @@ pub enum Form {
 }
 
 /// Memory another process holds on the device.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct ProcessUse {
     pub pid: u32,
     pub bytes: u64,
 }
 
 /// The numbers of one OOM message.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Numbers {
     pub form: Form,
     pub requested_bytes: u64,

@@ -176,14 +176,8 @@ fn find(log: &Log) -> Vec<(Span, Option<u32>, Numbers)> {
     found.sort_by_key(|(span, _, _)| span.start);
     // A launcher's failure summary (torchrun's "Root Cause") repeats a rank's message:
     // identical numbers on the same device are one event, reported where it first appears.
-    let mut seen: Vec<Numbers> = Vec::new();
-    found.retain(|(_, _, numbers)| {
-        let first = !seen.contains(numbers);
-        if first {
-            seen.push(numbers.clone());
-        }
-        first
-    });
+    let mut seen: HashSet<Numbers> = HashSet::new();
+    found.retain(|(_, _, numbers)| seen.insert(numbers.clone()));
     found
 }
 

@@ -18,7 +18,9 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 /// Every file under `schema/`, by name (a format name; a test checks the list is complete).
-static SOURCES: &[(&str, &str)] = &[
+const SCHEMA_COUNT: usize = 14;
+
+static SOURCES: [(&str, &str); SCHEMA_COUNT] = [
     ("accelerate", include_str!("../../schema/accelerate.json")),
     ("axolotl", include_str!("../../schema/axolotl.json")),
     ("deepspeed", include_str!("../../schema/deepspeed.json")),
@@ -79,7 +81,7 @@ fn compile(schema: &Value) -> Option<jsonschema::Validator> {
 
 /// The compiled schema called `name` (`trl-grpo`, `oomlint`), compiled on first use.
 pub fn get(name: &str) -> Option<&'static Schema> {
-    static COMPILED: [OnceLock<Option<Schema>>; 14] = [const { OnceLock::new() }; 14];
+    static COMPILED: [OnceLock<Option<Schema>>; SCHEMA_COUNT] = [const { OnceLock::new() }; SCHEMA_COUNT];
     let index = SOURCES.iter().position(|(n, _)| *n == name)?;
     COMPILED
         .get(index)?

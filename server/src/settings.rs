@@ -121,7 +121,6 @@ impl Settings {
     /// The settings that apply to `file`: the nearest config above it, or the defaults.
     /// Configs are cached per directory.
     pub fn for_file(file: &Path) -> Result<Arc<Settings>, SettingsError> {
-        static CACHE: OnceLock<Mutex<HashMap<PathBuf, Arc<Settings>>>> = OnceLock::new();
         let absolute = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
         let mut dirs = absolute.ancestors().skip(1);
         let cache = CACHE.get_or_init(Default::default);
@@ -268,6 +267,16 @@ impl Settings {
             }
         }
         self.severity.get(rule.code).copied().unwrap_or(Level::Default)
+    }
+}
+
+/// Configs found so far, by directory (see [`Settings::for_file`]).
+static CACHE: OnceLock<Mutex<HashMap<PathBuf, Arc<Settings>>>> = OnceLock::new();
+
+/// Forgets every config read so far (the language server calls it when one changes).
+pub fn clear_cache() {
+    if let Some(Ok(mut cache)) = CACHE.get().map(Mutex::lock) {
+        cache.clear();
     }
 }
 

@@ -181,7 +181,6 @@ impl Versions {
 /// The versions pinned for a config at `config`, searched from its directory upwards.
 /// Results are cached per directory.
 pub fn for_config(config: &Path) -> Versions {
-    static CACHE: OnceLock<Mutex<HashMap<PathBuf, Versions>>> = OnceLock::new();
     let dir = config.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     let cache = CACHE.get_or_init(Default::default);
@@ -193,6 +192,16 @@ pub fn for_config(config: &Path) -> Versions {
         c.insert(dir, found.clone());
     }
     found
+}
+
+/// Pins found so far, by directory (see [`for_config`]).
+static CACHE: OnceLock<Mutex<HashMap<PathBuf, Versions>>> = OnceLock::new();
+
+/// Forgets every pin read so far (the language server calls it when a dependency file changes).
+pub fn clear_cache() {
+    if let Some(Ok(mut cache)) = CACHE.get().map(Mutex::lock) {
+        cache.clear();
+    }
 }
 
 fn search(start: &Path) -> Versions {

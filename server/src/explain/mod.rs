@@ -62,6 +62,8 @@ impl OomError {
 const MAX_MESSAGE_LINES: usize = 60;
 /// The most compact bytes a message may span (a message with a dozen process lines is ~1.2 KB).
 const MAX_MESSAGE_BYTES: usize = 4096;
+/// A typical message with its advice tail is ~650 compact bytes.
+const SHORT_MESSAGE_BYTES: usize = 1024;
 /// Bytes kept before an anchor so the device name before it is read.
 const DEVICE_NAME_SLACK: usize = 64;
 /// How much of the line before a candidate is read (a wrapped message may start there).
@@ -71,11 +73,14 @@ const PREVIOUS_LINE_TAIL: usize = 4096;
 pub fn explain(text: &str) -> Vec<OomError> {
     let log = Log::new(text);
     let torch = TorchHints::read(text);
+    // Per rank stream: where the previous message ended (its traceback cannot reach past it).
+    let mut previous_end: HashMap<Option<u32>, usize> = HashMap::new();
     find(&log)
         .into_iter()
         .map(|(span, rank, numbers)| {
             let first_line = log.line_of(span.start);
-            let frames = traceback::frames_before(&log, first_line);
+            let floor = previous_end.insert(rank, span.end).unwrap_or(0);
+            let frames = traceback::frames_before(&log, first_line, floor);
             let site = traceback::site(&frames);
             let variable = torch.allocator_variable(numbers.advice_variable.as_deref());
             let mut diagnosis = diagnose(&numbers, site.as_ref(), variable);
@@ -186,11 +191,14 @@ fn parse_at(log: &Log, origin: usize) -> Option<(Span, Numbers)> {
     let line = log.line_of(origin);
     // Keep a little before the anchor for the device name (`CUDA`), colour codes included.
     let tail = log.lines[line].end.saturating_sub(origin) + DEVICE_NAME_SLACK;
-    let window = log.compact(line, tail, MAX_MESSAGE_LINES, MAX_MESSAGE_BYTES);
-    let pos = window.offsets.iter().position(|&o| o == origin)?;
-    let (numbers, end) = message::parse(&window.bytes, pos)?;
-    let start = message_start(&window.bytes, pos);
-    Some((window.original_span(log.text, start, end), numbers))
+    // Most messages fit the short window; a long one (many process lines) gets the long one.
+    [SHORT_MESSAGE_BYTES, MAX_MESSAGE_BYTES].into_iter().find_map(|max_bytes| {
+        let window = log.compact(line, tail, MAX_MESSAGE_LINES, max_bytes);
+        let pos = window.offsets.iter().position(|&o| o == origin)?;
+        let (numbers, end) = message::parse(&window.bytes, pos)?;
+        let start = message_start(&window.bytes, pos);
+        Some((window.original_span(log.text, start, end), numbers))
+    })
 }
 
 /// Whether `Tried to allocate` may be on this line or the ones around it.
@@ -277,6 +285,14 @@ mod tests {
     }
 
     #[test]
+    fn a_message_longer_than_the_short_window_parses() {
+        let processes: String = (0..40).map(|pid| format!("Process {pid} has 1.00 GiB memory in use. ")).collect();
+        let text = CURRENT.replace("Including non-PyTorch", &format!("{processes}Including non-PyTorch"));
+        let errors = explain(&text);
+        assert_eq!(errors[0].numbers.other_processes.as_ref().map(Vec::len), Some(40));
+    }
+
+    #[test]
     fn ansi_colours_are_ignored() {
         let text = format!("\x1b[1;31m{}\x1b[0m{}\n", &CURRENT[..40], &CURRENT[40..]);
         assert_eq!(explain(&text).len(), 1);
@@ -332,6 +348,16 @@ mod tests {
         assert_eq!(titles.len(), 2);
         assert!(titles[0].contains("expandable_segments"));
         assert_eq!(titles[1], "gradient checkpointing");
+    }
+
+    #[test]
+    fn many_messages_stay_linear() {
+        let text = format!("{CURRENT}\n").repeat(2000);
+        let started = std::time::Instant::now();
+        let errors = explain(&text);
+        // Identical numbers are one event; the scan itself must not be quadratic.
+        assert_eq!(errors.len(), 1);
+        assert!(started.elapsed() < std::time::Duration::from_secs(10), "{:?}", started.elapsed());
     }
 
     #[test]

@@ -69,14 +69,15 @@ fn short_path(path: &str) -> &str {
 /// How far above the message a traceback is looked for.
 const MAX_TRACEBACK_LINES: usize = 400;
 
-/// The frames of the traceback that ends just above `message_line` (same rank stream).
-pub fn frames_before(log: &Log, message_line: usize) -> Vec<Frame> {
+/// The frames of the traceback that ends just above `message_line` (same rank stream),
+/// looking no further up than byte offset `floor` (the end of the previous message).
+pub fn frames_before(log: &Log, message_line: usize, floor: usize) -> Vec<Frame> {
     // Walk up to the nearest `Traceback (most recent call last):`.
     let mut lines = Vec::new();
     let mut cursor = log.prev_in_stream(message_line);
     let mut found = false;
     while let Some(l) = cursor {
-        if lines.len() == MAX_TRACEBACK_LINES {
+        if lines.len() == MAX_TRACEBACK_LINES || log.lines[l].end <= floor {
             break;
         }
         let clean = log.clean(l);
@@ -224,7 +225,7 @@ mod tests {
     fn site_of(body: &[(&str, &str, &str)]) -> Option<Site> {
         let text = traceback(body);
         let log = Log::new(&text);
-        let frames = frames_before(&log, log.lines.len() - 1);
+        let frames = frames_before(&log, log.lines.len() - 1, 0);
         assert_eq!(frames.len(), body.len());
         site(&frames)
     }
@@ -238,14 +239,16 @@ mod tests {
     fn frames_are_read_with_code_lines() {
         let text = "noise\n[rank0]: Traceback (most recent call last):\n[rank1]: other rank\n[rank0]:   File \"/a/train.py\", line 42, in step\n[rank0]:     logits = model(x)\n[rank0]:              ^^^^^^^^\n[rank0]: torch.OutOfMemoryError: boom";
         let log = Log::new(text);
-        let frames = frames_before(&log, 6);
+        let frames = frames_before(&log, 6, 0);
         assert_eq!(frames.len(), 1);
         assert_eq!(frames[0].file, "/a/train.py");
         assert_eq!(frames[0].line, 42);
         assert_eq!(frames[0].function, "step");
         assert_eq!(frames[0].code.as_deref(), Some("logits = model(x)"));
         assert_eq!(&text[frames[0].span.start..frames[0].span.end], "   File \"/a/train.py\", line 42, in step");
-        assert!(frames_before(&Log::new("no traceback\nmessage"), 1).is_empty());
+        assert!(frames_before(&Log::new("no traceback\nmessage"), 1, 0).is_empty());
+        // A traceback above the previous message belongs to that one.
+        assert!(frames_before(&log, 6, log.lines[3].end).is_empty());
     }
 
     #[test]

@@ -124,8 +124,10 @@ pub struct AutoGpu {
 /// Memory in use on an idle device beyond which other processes are worth a warning.
 const BUSY_FRACTION: f64 = 0.05;
 
-/// Resolves `auto` to the current device (the first of `CUDA_VISIBLE_DEVICES`, else
-/// device 0), falling back to `fallback` with a warning when no GPU can be read.
+/// Resolves `auto` to the current device (the first of `CUDA_VISIBLE_DEVICES`, by index or
+/// UUID, else device 0), falling back to `fallback` with a warning when no GPU can be read.
+/// Indices are NVML's (PCI bus order); CUDA numbers devices the same way when
+/// `CUDA_DEVICE_ORDER=PCI_BUS_ID` or when the GPUs are alike.
 pub fn resolve_auto(probe: &dyn GpuProbe, fallback: Option<&Gpu>) -> AutoGpu {
     let visible = std::env::var("CUDA_VISIBLE_DEVICES").ok();
     resolve_auto_in(probe, fallback, visible.as_deref())
@@ -144,7 +146,10 @@ pub fn resolve_auto_in(probe: &dyn GpuProbe, fallback: Option<&Gpu>, visible: Op
         Ok(devices) => devices,
         Err(e) => return fall_back(e.to_string()),
     };
-    let wanted = visible.and_then(|v| v.split(',').next()).map(str::trim).filter(|v| !v.is_empty());
+    let wanted = visible.and_then(|v| v.split(',').next()).map(str::trim);
+    if wanted.is_some_and(|id| id.is_empty() || id.starts_with('-')) {
+        return fall_back("CUDA_VISIBLE_DEVICES hides every GPU".to_owned());
+    }
     let device = match wanted {
         None => devices.first(),
         Some(id) => match id.parse::<u32>() {
@@ -276,6 +281,9 @@ pub(crate) mod tests {
         let probe = FakeProbe(Ok(vec![h100(0, 0, vec![])]));
         let auto = resolve_auto_in(&probe, Some(&fallback()), Some("3"));
         assert!(auto.warnings[0].contains("CUDA_VISIBLE_DEVICES names `3`"));
+        for hidden in ["", " ", "-1", "-1,0"] {
+            assert!(resolve_auto_in(&probe, None, Some(hidden)).warnings[0].contains("hides every GPU"), "{hidden:?}");
+        }
         let empty = resolve_auto_in(&FakeProbe(Ok(vec![])), Some(&fallback()), None);
         assert!(empty.warnings[0].contains("the driver lists no GPU"));
     }

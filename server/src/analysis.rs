@@ -9,8 +9,8 @@ use crate::plan::Plan;
 use crate::rules::{self, unreadable_input};
 use crate::schema;
 use crate::settings::{Level, Settings};
-use crate::suppression;
 use crate::span::LineIndex;
+use crate::suppression;
 use crate::syntax::{self, Document, Language};
 use crate::versions::{self, Versions};
 use std::path::{Path, PathBuf};
@@ -54,7 +54,8 @@ pub fn analyze_bytes(path: &Path, bytes: &[u8], options: &Options) -> Analysis {
             } else {
                 String::from_utf8_lossy(prefix).into_owned()
             };
-            let document = Document { language: Language::Yaml, root: None, comments: Vec::new(), problems: Vec::new() };
+            let document =
+                Document { language: Language::Yaml, root: None, comments: Vec::new(), problems: Vec::new() };
             let ctx = rules::Context {
                 text: &text,
                 document: &document,
@@ -91,17 +92,16 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
     let settings = options.settings.with_modeline(&text);
     let forced =
         options.format.or_else(|| format::detect::modeline_format(&text)).or_else(|| settings.format_for(path));
-    let language = format::language_of(path)
-        .or_else(|| forced.map(Format::language))
-        .unwrap_or(Language::Yaml);
+    let language = format::language_of(path).or_else(|| forced.map(Format::language)).unwrap_or(Language::Yaml);
     let document = syntax::parse(&text, language);
     let format = forced.unwrap_or_else(|| format::detect(path, &text, &document));
     let plan = if document.is_incomplete() { None } else { format::build_plan(format, &document, &text) };
     let model = plan.as_ref().and_then(|p| model::lookup(p, path));
     // `--gpu` wins; then the file's modeline, then the config's `gpu`.
-    let gpu = options.gpu.clone().or_else(|| {
-        settings.gpu.as_deref().and_then(|name| crate::catalog::gpus::resolve_gpu(name).ok().cloned())
-    });
+    let gpu = options
+        .gpu
+        .clone()
+        .or_else(|| settings.gpu.as_deref().and_then(|name| crate::catalog::gpus::resolve_gpu(name).ok().cloned()));
     let estimate = match (&plan, model.as_ref().and_then(ModelLookup::architecture)) {
         (Some(plan), Some(arch)) if format.framework().is_some_and(|f| f.trains()) => {
             Some(estimate::estimate(plan, arch, gpu.as_ref()))
@@ -109,7 +109,15 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
         _ => None,
     };
     let versions = versions::for_config(path).with_overrides(&settings.framework_versions);
-    let findings = if document.is_incomplete() { schema::Findings::default() } else { schema::check(format, &document) };
+    let schema_rules_on = ["unknown-key", "invalid-value", "removed-key"]
+        .iter()
+        .filter_map(|name| rules::find(name))
+        .any(|rule| settings.level(rule, path) != Level::Off);
+    let findings = if document.is_incomplete() || !schema_rules_on {
+        schema::Findings::default()
+    } else {
+        schema::check(format, &document)
+    };
     let line_index = LineIndex::new(&text);
     // Files of no known format get no findings: oomlint runs over whole repositories.
     let diagnostics = if format == Format::Unknown {
@@ -137,18 +145,7 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
         diagnostics.sort_by_key(|d| (d.span.start, d.code));
         diagnostics
     };
-    Analysis {
-        path: path.to_path_buf(),
-        line_index,
-        text,
-        document,
-        format,
-        plan,
-        model,
-        gpu,
-        estimate,
-        diagnostics,
-    }
+    Analysis { path: path.to_path_buf(), line_index, text, document, format, plan, model, gpu, estimate, diagnostics }
 }
 
 /// Drops findings of rules the settings switch off for `path` and applies severity overrides.

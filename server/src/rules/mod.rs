@@ -61,6 +61,12 @@ mod deepspeed_batch_arithmetic;
 mod deepspeed_offload_param_stage;
 mod deepspeed_partial_offload_stage;
 mod deepspeed_hf_mismatch;
+mod alloc_conf_invalid;
+mod alloc_conf_ineffective;
+mod alloc_conf_both_variables;
+mod alloc_conf_legacy_variable;
+mod expandable_segments_with_vllm_sleep;
+mod seq_longer_than_context;
 
 use crate::diagnostic::{Diagnostic, Fix, Related, Severity};
 use crate::format::Format;
@@ -260,6 +266,12 @@ pub static RULES: &[Rule] = &[
     rule!(deepspeed_offload_param_stage, "OOM412", "deepspeed-offload-param-stage", Framework, Warning, None),
     rule!(deepspeed_partial_offload_stage, "OOM413", "deepspeed-partial-offload-stage", Framework, Error, None),
     rule!(deepspeed_hf_mismatch, "OOM414", "deepspeed-hf-mismatch", Framework, Error, Always),
+    rule!(alloc_conf_invalid, "OOM501", "alloc-conf-invalid", Allocator, Error, Sometimes),
+    rule!(alloc_conf_ineffective, "OOM502", "alloc-conf-ineffective", Allocator, Warning, None),
+    rule!(alloc_conf_both_variables, "OOM503", "alloc-conf-both-variables", Allocator, Warning, None),
+    rule!(alloc_conf_legacy_variable, "OOM504", "alloc-conf-legacy-variable", Allocator, Info, Sometimes),
+    rule!(expandable_segments_with_vllm_sleep, "OOM505", "expandable-segments-with-vllm-sleep", Allocator, Error, None),
+    rule!(seq_longer_than_context, "OOM701", "seq-longer-than-context", Framework, Warning, Always),
 ];
 
 /// Finds a rule by code (`OOM101`, case-insensitive) or name (`yaml-syntax`).

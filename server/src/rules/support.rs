@@ -203,3 +203,21 @@ pub fn grpo_batch(ctx: &Context, r: &Reader) -> Option<GrpoBatch> {
         generation_batch_path: "generation_batch_size",
     })
 }
+
+/// The span inside the file of a span relative to an allocator setting's value, when
+/// the value maps byte for byte onto the file (else the whole value).
+pub fn allocator_span(setting: &crate::plan::AllocatorSetting, relative: Span) -> Span {
+    if setting.verbatim && relative.end <= setting.value_span.len() {
+        Span::new(setting.value_span.start + relative.start, setting.value_span.start + relative.end)
+    } else {
+        setting.value_span
+    }
+}
+
+/// The PyTorch version the rules assume: pinned near the config when known, else the
+/// newest the allocator rules know.
+pub const TORCH_NEWEST: Version = (2, 11, 0);
+
+pub fn torch_at_least(_ctx: &Context, min: Version) -> bool {
+    TORCH_NEWEST >= min
+}

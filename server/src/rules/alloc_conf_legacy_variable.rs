@@ -1,0 +1,51 @@
+//! ## What it does
+//! Notes `PYTORCH_CUDA_ALLOC_CONF` (or `PYTORCH_HIP_ALLOC_CONF`) used on its own: since
+//! torch 2.9 the variable is `PYTORCH_ALLOC_CONF`, and torch 2.10 prints a deprecation
+//! warning for the old name.
+//!
+//! ## Why
+//! The old name still works (it is a lower-priority alias), so this is advice. Keep it
+//! if the job may run on torch older than 2.9, which does not know the new name, or
+//! with vLLM sleep mode, whose check reads only the old name (configs that use vLLM are
+//! not reported).
+//!
+//! ## Example
+//! ```sh
+//! export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True   # info
+//! ```
+//!
+//! ## Fix
+//! Rename the variable to `PYTORCH_ALLOC_CONF`.
+//!
+//! Fix safety: **unsafe**: torch before 2.9 ignores the new name.
+//!
+//! ## Source
+//! PyTorch `c10/core/AllocatorConfig.cpp` ("PYTORCH_CUDA_ALLOC_CONF is deprecated, use
+//! PYTORCH_ALLOC_CONF instead").
+
+use super::support;
+use super::{Context, Reporter};
+use crate::diagnostic::{Applicability, Edit, Fix};
+
+pub fn check(ctx: &Context, out: &mut Reporter) {
+    let Some(plan) = ctx.plan else { return };
+    if !support::torch_at_least(ctx, (2, 10, 0)) || plan.allocator.iter().any(|s| s.variable == "PYTORCH_ALLOC_CONF") {
+        return;
+    }
+    // vLLM's sleep-mode check reads only the old name: keep it in vLLM configs.
+    let vllm = support::reader(ctx).is_some_and(|r| ["use_vllm", "trl.use_vllm"].iter().any(|k| support::flag(&r, k)));
+    if vllm {
+        return;
+    }
+    for legacy in &plan.allocator {
+        let exact = ctx.text.get(legacy.key_span.start..legacy.key_span.end) == Some(legacy.variable.as_str());
+        let diagnostic = out.report(legacy.key_span, format!("{} is deprecated since torch 2.10 (\"{} is deprecated, use PYTORCH_ALLOC_CONF instead\"); PYTORCH_ALLOC_CONF works from torch 2.9", legacy.variable, legacy.variable));
+        if exact {
+            diagnostic.with_fix(Fix {
+                title: "Rename to PYTORCH_ALLOC_CONF".into(),
+                applicability: Applicability::Unsafe,
+                edits: vec![Edit::replace(legacy.key_span, "PYTORCH_ALLOC_CONF")],
+            });
+        }
+    }
+}

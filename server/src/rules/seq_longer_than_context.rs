@@ -1,0 +1,80 @@
+//! ## What it does
+//! Reports a training sequence length longer than the model's context window (LitGPT
+//! `block_size`, Hugging Face `max_position_embeddings`): LitGPT `train.max_seq_length`,
+//! TRL `max_length`, Axolotl `sequence_len`, LLaMA-Factory `cutoff_len`. The model comes
+//! from the config (`checkpoint_dir`, `model_name_or_path`, `base_model`); unknown models
+//! are skipped.
+//!
+//! ## Why
+//! LitGPT refuses: the `max_seq_length` setter raises `ValueError: Cannot attend to
+//! 8192, block size is only 4096.` (in `pretrain` always; in fine-tuning as soon as a
+//! sample is that long), so for LitGPT this is an **error**. The Hugging Face stacks do
+//! not check: positions past the trained range get RoPE angles the model never saw and
+//! quality degrades silently, while activation memory grows with the length; there it
+//! is a **warning**.
+//!
+//! ## Example
+//! ```yaml
+//! model_name_or_path: meta-llama/Llama-2-7b-hf   # 4096-token context
+//! max_length: 8192                               # warning
+//! ```
+//!
+//! ## Fix
+//! Lower the length to the context size, or use a long-context variant of the model
+//! (or RoPE scaling). The fix writes the context size.
+//!
+//! Fix safety: **unsafe**: longer samples are truncated.
+//!
+//! ## Source
+//! LitGPT `litgpt/model.py` (`GPT.max_seq_length` setter: "Cannot attend to {value}, block
+//! size is only {block_size}."); model context sizes from oomlint's model catalog
+//! (`config.json` `max_position_embeddings` / LitGPT `block_size`).
+
+use super::support::{self, set_value};
+use super::{Context, Reporter};
+use crate::catalog::models::resolve_model;
+use crate::diagnostic::{Applicability, Severity};
+use crate::format::Format;
+
+pub fn check(ctx: &Context, out: &mut Reporter) {
+    let path = match ctx.format {
+        f if support::is_litgpt(f) => "train.max_seq_length",
+        Format::TrlSft | Format::TrlDpo => "max_length",
+        Format::Axolotl => "sequence_len",
+        Format::Llamafactory => "cutoff_len",
+        _ => return,
+    };
+    let Some(r) = support::reader(ctx) else { return };
+    let Some(length) = r.u64(path) else { return };
+    let Some(model) = ctx.plan.and_then(|p| p.model.as_ref()) else { return };
+    let Ok(arch) = resolve_model(&model.value.name) else { return };
+    if arch.block_size == 0 || length.value <= arch.block_size {
+        return;
+    }
+    let Some(entry) = r.entry(path) else { return };
+    let litgpt = support::is_litgpt(ctx.format);
+    let consequence = if litgpt {
+        format!("LitGPT raises \"Cannot attend to {}, block size is only {}.\"", length.value, arch.block_size)
+    } else {
+        "positions past the trained range degrade quality, and memory grows with the length".to_string()
+    };
+    let diagnostic = out.report(
+        entry.value.span,
+        format!(
+            "{path} {} is longer than the {}-token context of {}: {consequence}",
+            length.value, arch.block_size, arch.name
+        ),
+    );
+    if let Some(key) = model.key_span() {
+        diagnostic.with_related(key, "model set here");
+    }
+    diagnostic.with_fix(set_value(
+        entry,
+        &arch.block_size.to_string(),
+        format!("Use the model's context, {}", arch.block_size),
+        Applicability::Unsafe,
+    ));
+    if litgpt {
+        diagnostic.severity = Severity::Error;
+    }
+}

@@ -13,6 +13,8 @@ pub fn language_of(path: &Path) -> Option<Language> {
         "json" => Some(Language::Json),
         "toml" => Some(Language::Toml),
         "sh" | "bash" | "zsh" => Some(Language::Shell),
+        "py" => Some(Language::Python),
+        "ipynb" => Some(Language::Notebook),
         _ if name == ".env" || name.starts_with(".env.") || ext == "env" => Some(Language::Env),
         _ => None,
     }
@@ -60,6 +62,10 @@ pub fn detect(path: &Path, text: &str, doc: &Document) -> Format {
                 "pyproject.toml" if root.is_some_and(|m| m.entry_path("tool.oomlint").is_some()) => Format::Oomlint,
                 _ => Format::Unknown,
             };
+        }
+        Language::Python | Language::Notebook => {
+            return super::python::program_of(text, doc.language)
+                .map_or(Format::Unknown, |p| super::python::detect(&p));
         }
         Language::Json | Language::Yaml => {}
     }
@@ -109,8 +115,16 @@ fn yaml_format(root: &Mapping, path: &str, file_name: &str) -> Format {
     {
         return litgpt_script(root, path, file_name);
     }
-    let llamafactory_keys =
-        ["finetuning_type", "cutoff_len", "stage", "model_class", "dist_config", "template", "adapter_name_or_path", "export_dir"];
+    let llamafactory_keys = [
+        "finetuning_type",
+        "cutoff_len",
+        "stage",
+        "model_class",
+        "dist_config",
+        "template",
+        "adapter_name_or_path",
+        "export_dir",
+    ];
     if has_any(root, &llamafactory_keys) {
         return Format::Llamafactory;
     }

@@ -6,11 +6,7 @@ use crate::syntax::{Document, Entry, Language, Mapping, Node, ScalarStyle};
 
 /// Variable names PyTorch reads the caching-allocator config from, in priority order
 /// (`c10/core/AllocatorConfig.cpp`: the first one present is parsed).
-pub const ALLOCATOR_VARIABLES: [&str; 3] = [
-    "PYTORCH_ALLOC_CONF",
-    "PYTORCH_CUDA_ALLOC_CONF",
-    "PYTORCH_HIP_ALLOC_CONF",
-];
+pub const ALLOCATOR_VARIABLES: [&str; 3] = ["PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF"];
 
 const ENV_BLOCK_KEYS: [&str; 3] = ["env", "ENV", "environment"];
 
@@ -52,7 +48,7 @@ fn variable_entries(doc: &Document) -> Vec<&Entry> {
     };
     match doc.language {
         Language::Env | Language::Shell => root.entries.iter().collect(),
-        Language::Yaml => {
+        Language::Yaml | Language::Python | Language::Notebook => {
             let mut entries = Vec::new();
             visit_env_entries(root, 0, &mut |e| entries.push(e));
             entries
@@ -69,11 +65,7 @@ pub fn allocator_settings(doc: &Document, text: &str) -> Vec<AllocatorSetting> {
         .filter_map(|e| {
             let scalar = e.value.as_scalar()?;
             let mut span = e.value.span;
-            if matches!(
-                scalar.style,
-                ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted
-            ) && span.len() >= 2
-            {
+            if matches!(scalar.style, ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted) && span.len() >= 2 {
                 let raw = &text[span.start..span.end];
                 if raw.starts_with(['"', '\'']) && raw.ends_with(['"', '\'']) {
                     span = crate::span::Span::new(span.start + 1, span.end - 1);
@@ -97,13 +89,7 @@ pub fn visible_devices(doc: &Document) -> Option<Sourced<String>> {
         .into_iter()
         .rev()
         .find(|e| e.key == "CUDA_VISIBLE_DEVICES")
-        .and_then(|e| {
-            Some(Sourced::file(
-                e.value.as_scalar()?.text.clone(),
-                e.key_span,
-                e.value.span,
-            ))
-        })
+        .and_then(|e| Some(Sourced::file(e.value.as_scalar()?.text.clone(), e.key_span, e.value.span)))
 }
 
 #[cfg(test)]
@@ -118,19 +104,13 @@ mod tests {
         let settings = allocator_settings(&doc, text);
         assert_eq!(settings.len(), 1);
         let s = &settings[0];
-        assert_eq!(
-            &text[s.value_span.start..s.value_span.end],
-            "expandable_segments:True"
-        );
+        assert_eq!(&text[s.value_span.start..s.value_span.end], "expandable_segments:True");
         assert!(s.verbatim);
         assert_eq!(visible_devices(&doc).unwrap().value, "0,1");
 
         let sh = "export PYTORCH_ALLOC_CONF='max_split_size_mb:10'\n";
         let doc = syntax::parse(sh, Language::Shell);
         let settings = allocator_settings(&doc, sh);
-        assert_eq!(
-            &sh[settings[0].value_span.start..settings[0].value_span.end],
-            "max_split_size_mb:10"
-        );
+        assert_eq!(&sh[settings[0].value_span.start..settings[0].value_span.end], "max_split_size_mb:10");
     }
 }

@@ -15,6 +15,7 @@ pub mod env;
 pub mod litgpt;
 pub mod llamafactory;
 pub mod oomlint;
+pub mod python;
 pub mod trl;
 
 pub use detect::{detect, language_of};
@@ -134,14 +135,13 @@ pub fn build_plan(format: Format, doc: &Document, text: &str) -> Option<Plan> {
     let root = doc.root_mapping()?;
     let reader = Reader::new(root);
     let mut plan = match format {
+        _ if matches!(doc.language, Language::Python | Language::Notebook) => python::plan(format, doc, text)?,
         Format::LitgptLora
         | Format::LitgptAdapter
         | Format::LitgptAdapterV2
         | Format::LitgptFull
         | Format::LitgptPretrain => litgpt::plan(format, &reader),
-        Format::TrlSft | Format::TrlDpo | Format::TrlGrpo | Format::Transformers => {
-            trl::plan(format, &reader)
-        }
+        Format::TrlSft | Format::TrlDpo | Format::TrlGrpo | Format::Transformers => trl::plan(format, &reader),
         Format::Axolotl => axolotl::plan(&reader),
         Format::Llamafactory => llamafactory::plan(&reader),
         Format::Accelerate => accelerate::plan(&reader),

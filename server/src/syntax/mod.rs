@@ -1,6 +1,6 @@
 //! One spanned document tree for every config language.
 //!
-//! Each adapter (YAML, JSON, TOML, env/shell) turns bytes into the same [`Document`]:
+//! Each adapter (YAML, JSON, TOML, env/shell, Python, notebooks) turns bytes into the same [`Document`]:
 //! mappings, sequences and scalars with byte spans for keys and values, the raw
 //! scalar text, the comments, and the problems found while parsing. Nothing above this
 //! layer knows which parser was used.
@@ -8,6 +8,8 @@
 mod chars;
 pub mod env;
 pub mod json;
+pub mod notebook;
+pub mod python;
 pub mod toml;
 pub mod yaml;
 
@@ -25,6 +27,10 @@ pub enum Language {
     Env,
     /// Shell scripts: only variable assignments are read.
     Shell,
+    /// Python training scripts: the keyword arguments of recognized calls.
+    Python,
+    /// Jupyter notebooks: the code cells read in order as one Python program.
+    Notebook,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -234,6 +240,8 @@ pub fn parse(text: &str, language: Language) -> Document {
         Language::Toml => toml::parse(text),
         Language::Env => env::parse(text, env::Dialect::Env),
         Language::Shell => env::parse(text, env::Dialect::Shell),
+        Language::Python => python::parse(text),
+        Language::Notebook => notebook::parse(text),
     }
 }
 
@@ -247,9 +255,7 @@ pub(crate) fn hash_comments(text: &str, scalar_spans: &[Span]) -> Vec<Comment> {
         let starts_comment = at == 0 || matches!(bytes[at - 1], b' ' | b'\t' | b'\n' | b'\r');
         let end = text[at..].find(['\n', '\r']).map_or(text.len(), |n| at + n);
         if starts_comment && !inside_any(scalar_spans, at) {
-            comments.push(Comment {
-                span: Span::new(at, end),
-            });
+            comments.push(Comment { span: Span::new(at, end) });
             i = end;
         } else {
             i = at + 1;
@@ -269,11 +275,7 @@ fn inside_any(spans: &[Span], offset: usize) -> bool {
     // Spans come in document order but nested flow scalars can share a start;
     // check the span starting at or before `offset` and its predecessors on the same start.
     let idx = spans.partition_point(|s| s.start <= offset);
-    spans[..idx]
-        .iter()
-        .rev()
-        .take(4)
-        .any(|s| s.contains(offset))
+    spans[..idx].iter().rev().take(4).any(|s| s.contains(offset))
 }
 
 /// Spans of string scalars in `root`, in document order (for [`hash_comments`]).

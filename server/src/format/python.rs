@@ -1,0 +1,374 @@
+//! Python training scripts and notebooks: which run they configure, and its plan.
+//!
+//! A script is reported in the format of its config class (`GRPOConfig` → `trl-grpo`,
+//! `SFTConfig` → `trl-sft`, `DPOConfig` → `trl-dpo`, `TrainingArguments` → `transformers`,
+//! or the trainer's when no config is visible), so the TRL/transformers schemas and rules
+//! read its keyword arguments as they read a TRL YAML. The plan starts from the TRL plan
+//! of those arguments and then applies what only the script says: the loader
+//! (`FastLanguageModel.from_pretrained`, `AutoModelForCausalLM.from_pretrained`), the
+//! PEFT call, bitsandbytes, and Unsloth's own semantics (`unslothai/unsloth`
+//! `models/loader.py`, `models/llama.py`, `models/_utils.py`; `unsloth-zoo`
+//! `vllm_utils.py`; summarized in research `formats.md` §5 and §9.3):
+//!
+//! * `load_in_4bit` defaults to True; two of 4-bit, 8-bit, 16-bit and fp8 raise
+//!   ("Can only load in 4bit or 8bit or 16bit, not a combination!"), so the plan marks the
+//!   quantization unknown; `full_finetuning=True` turns quantization off.
+//! * `fast_inference=True` runs vLLM in the training process on the same base weights;
+//!   its `gpu_memory_utilization` (default 0.5) is a fraction of *free* memory.
+//! * `use_gradient_checkpointing="unsloth"` (the default) offloads the checkpointed
+//!   activations to CPU; below 512 tokens Unsloth falls back to plain checkpointing.
+//!
+//! Values the script computes at run time are `Sourced::unknown` with the reason.
+
+use super::trl::{self, attention_of, dtype_of, lora_targets};
+use super::{Format, Reader};
+use crate::plan::{
+    Checkpointing, Dtype, Framework, LoraPlan, LossImpl, Method, ModelRef, Plan, Quantization, Sourced, VllmMode,
+    VllmPlan,
+};
+use crate::syntax::python::{self, ArgValue, Call, Callee, Program, PyValue, Roles};
+use crate::syntax::{notebook, Document, Language};
+
+const UNSLOTH: &str = "Unsloth";
+
+/// The program of a Python script or notebook (None when it cannot be read).
+pub fn program_of(text: &str, language: Language) -> Option<Program> {
+    match language {
+        Language::Python => Some(python::program(text)),
+        Language::Notebook => notebook::program(text).ok(),
+        _ => None,
+    }
+}
+
+/// The format of a script: its config class, else its trainer, else an Unsloth loader
+/// (Unsloth scripts train with TRL's `SFTTrainer`). Scripts without any of them are
+/// [`Format::Unknown`] and get no findings.
+pub fn detect(program: &Program) -> Format {
+    let roles = program.roles();
+    let callee = |i: Option<usize>| i.and_then(|i| program.calls.get(i)).map(|c| c.callee);
+    let trainer = callee(roles.trainer);
+    match (callee(roles.config), trainer) {
+        (Some(Callee::GrpoConfig), _) | (_, Some(Callee::GrpoTrainer)) => Format::TrlGrpo,
+        (Some(Callee::DpoConfig), _) | (_, Some(Callee::DpoTrainer)) => Format::TrlDpo,
+        (Some(Callee::SftConfig), _) | (_, Some(Callee::SftTrainer)) => Format::TrlSft,
+        (Some(Callee::TrainingArguments), _) | (_, Some(Callee::Trainer)) => Format::Transformers,
+        _ if matches!(callee(roles.loader), Some(Callee::UnslothFromPretrained { .. })) => Format::TrlSft,
+        _ => Format::Unknown,
+    }
+}
+
+/// Builds the plan of a script whose document is `doc` (see the module docs).
+pub fn plan(format: Format, doc: &Document, text: &str) -> Option<Plan> {
+    let program = program_of(text, doc.language)?;
+    let root = doc.root_mapping()?;
+    let reader = Reader::new(root);
+    let mut plan = trl::plan(format, &reader);
+    let roles = program.roles();
+    let script = Script { program: &program, roles, reader: &reader };
+    let unsloth = script.loader().is_some_and(|c| matches!(c.callee, Callee::UnslothFromPretrained { .. }));
+    if unsloth {
+        plan.framework = Framework::Unsloth;
+    }
+    plan.model = script.model();
+    if unsloth {
+        script.unsloth(&mut plan);
+    } else {
+        script.hf(&mut plan);
+    }
+    script.mark_unknown(&mut plan);
+    Some(plan)
+}
+
+struct Script<'a> {
+    program: &'a Program,
+    roles: Roles,
+    reader: &'a Reader<'a>,
+}
+
+impl Script<'_> {
+    fn call(&self, index: Option<usize>) -> Option<&Call> {
+        index.and_then(|i| self.program.calls.get(i))
+    }
+
+    fn loader(&self) -> Option<&Call> {
+        self.call(self.roles.loader)
+    }
+
+    fn peft(&self) -> Option<&Call> {
+        self.call(self.roles.peft)
+    }
+
+    /// The loader's model name, else a model name given to the trainer.
+    fn model(&self) -> Option<Sourced<ModelRef>> {
+        let from = |call: Option<&Call>, names: &[&str]| {
+            let call = call?;
+            names.iter().find_map(|n| {
+                let (arg, value) = call.known(n)?;
+                let PyValue::Str(name, _) = &value.value else { return None };
+                Some(Sourced::file(
+                    ModelRef { is_path: name.starts_with(['/', '.', '~']), name: name.clone() },
+                    arg.key_span,
+                    value.span,
+                ))
+            })
+        };
+        from(self.loader(), &["model_name", "pretrained_model_name_or_path"])
+            .or_else(|| from(self.call(self.roles.trainer), &["model"]))
+    }
+
+    /// A loader keyword argument read through the document (`model_init_kwargs.*`).
+    fn loader_bool(&self, name: &str) -> Option<Sourced<bool>> {
+        self.reader.bool(&format!("model_init_kwargs.{name}"))
+    }
+
+    fn unsloth(&self, plan: &mut Plan) {
+        let flag = |name: &str, default: bool| {
+            self.loader_bool(name)
+                .unwrap_or_else(|| Sourced::default_of(default, format!("{UNSLOTH} from_pretrained {name}={default}")))
+        };
+        let fp8 = self
+            .reader
+            .str("model_init_kwargs.load_in_fp8")
+            .map(|s| s.map(|v| !matches!(v.as_str(), "False" | "false")))
+            .unwrap_or_else(|| Sourced::default_of(false, format!("{UNSLOTH} from_pretrained load_in_fp8=False")));
+        let bnb = self.bnb();
+        // A `quantization_config` overrides the flags.
+        let (four, eight) = bnb.unwrap_or_else(|| (flag("load_in_4bit", true), flag("load_in_8bit", false)));
+        let sixteen = flag("load_in_16bit", false);
+        let full = self.loader_bool("full_finetuning").filter(|f| f.value);
+        let chosen = [&four, &eight, &sixteen, &fp8].into_iter().filter(|f| f.value).count();
+        plan.quantization = Some(match (&full, chosen) {
+            (Some(f), _) => f.clone().map(|_| None),
+            (None, n) if n > 1 => Sourced::unknown(
+                None,
+                "Unsloth raises \"Can only load in 4bit or 8bit or 16bit, not a combination!\" (load_in_4bit defaults to True)",
+            ),
+            _ if four.value => four.clone().map(|_| Some(Quantization::Nf4 { double_quant: true })),
+            _ if eight.value => eight.clone().map(|_| Some(Quantization::Int8)),
+            _ if fp8.value => fp8.clone().map(|_| Some(Quantization::Fp8)),
+            // 16-bit: the flag that says so (`load_in_16bit=True` or `load_in_4bit=False`).
+            _ => [&sixteen, &four].into_iter().find(|f| f.is_from_file()).unwrap_or(&sixteen).clone().map(|_| None),
+        });
+        let quantized = plan.quantization.as_ref().is_some_and(|q| q.value.is_some());
+        let peft = self.peft();
+        plan.method = Some(match (&full, peft) {
+            (Some(f), _) => f.clone().map(|_| Method::Full),
+            (None, Some(p)) => Sourced::file(
+                if quantized && four.value { Method::Qlora } else { Method::Lora },
+                p.name_span,
+                p.args_span,
+            ),
+            (None, None) => Sourced::default_of(Method::Full, "no get_peft_model call: every parameter trains"),
+        });
+        plan.load_dtype = Some(self.dtype().unwrap_or_else(|| {
+            Sourced::default_of(Dtype::Auto, "Unsloth dtype=None: bfloat16 where supported, else float16")
+        }));
+        plan.lora = peft.filter(|_| full.is_none()).map(|p| self.lora(p, 16, 16.0, unsloth_targets()));
+        plan.attention = self.attention();
+        if self.reader.bool("use_liger_kernel").is_none_or(|l| !l.value) {
+            plan.loss = Some(Sourced::default_of(LossImpl::Liger, "Unsloth's fused, chunked cross-entropy"));
+        }
+        plan.gradient_checkpointing = Some(self.unsloth_checkpointing(plan));
+        if plan.max_seq_length.as_ref().is_none_or(|m| !m.is_from_file()) && format_is_sft(plan) {
+            if let Some(len) = self.reader.u64("model_init_kwargs.max_seq_length") {
+                plan.max_seq_length = Some(len);
+            }
+        }
+        if let Some(rl) = plan.rl.as_mut() {
+            rl.vllm = self.unsloth_vllm();
+            if plan.lora.is_some() {
+                plan.reference_model =
+                    Some(Sourced::derived(false, "LoRA: the reference log-probabilities come from the base weights"));
+            }
+        }
+    }
+
+    /// `use_gradient_checkpointing` of `get_peft_model` (else `from_pretrained`), default "unsloth".
+    fn unsloth_checkpointing(&self, plan: &Plan) -> Sourced<Checkpointing> {
+        let written = [self.peft(), self.loader()].into_iter().flatten().find_map(|call| {
+            let (arg, value) = call.known("use_gradient_checkpointing")?;
+            let mode = match &value.value {
+                PyValue::Str(s, _) if s == "unsloth" => Checkpointing::CpuOffload,
+                PyValue::Bool(false) | PyValue::None => Checkpointing::None,
+                _ => Checkpointing::Full,
+            };
+            Some(Sourced::file(mode, arg.key_span, value.span))
+        });
+        let mode = written.unwrap_or_else(|| {
+            Sourced::default_of(Checkpointing::CpuOffload, "Unsloth use_gradient_checkpointing=\"unsloth\"")
+        });
+        let short = plan.max_seq_length.as_ref().is_some_and(|m| m.value < 512);
+        if mode.value == Checkpointing::CpuOffload && short {
+            return Sourced::derived(Checkpointing::Full, "Unsloth checkpoints on the GPU below 512 tokens");
+        }
+        mode
+    }
+
+    /// vLLM inside the process when `fast_inference=True`, budgeted against free memory.
+    fn unsloth_vllm(&self) -> Option<VllmPlan> {
+        let fast = self.loader_bool("fast_inference").filter(|f| f.value)?;
+        let standby =
+            self.program.env.iter().rev().find(|e| e.name == "UNSLOTH_VLLM_STANDBY").map(|e| match &e.value {
+                ArgValue::Known(v) => {
+                    Sourced::file(matches!(&v.value, PyValue::Str(s, _) if s == "1"), e.name_span, v.span)
+                }
+                other => Sourced::unknown(false, why_of(other)),
+            });
+        Some(VllmPlan {
+            mode: fast.map(|_| VllmMode::Colocate),
+            gpu_memory_utilization: self.reader.f64("model_init_kwargs.gpu_memory_utilization").unwrap_or_else(|| {
+                Sourced::default_of(0.5, format!("{UNSLOTH} from_pretrained gpu_memory_utilization=0.5"))
+            }),
+            fraction_of_free: true,
+            enable_sleep_mode: standby
+                .unwrap_or_else(|| Sourced::default_of(false, "UNSLOTH_VLLM_STANDBY unset (no standby)")),
+        })
+    }
+
+    /// transformers/TRL scripts: the loader's dtype, quantization and attention, and PEFT.
+    fn hf(&self, plan: &mut Plan) {
+        let loaded_here = self.loader().is_some();
+        plan.load_dtype = Some(self.dtype().unwrap_or_else(|| {
+            let why = if loaded_here {
+                "from_pretrained without dtype: transformers 5 loads dtype=auto (4.x: float32)"
+            } else {
+                "the trainer loads a model name with dtype=auto"
+            };
+            Sourced::default_of(Dtype::Auto, why)
+        }));
+        let bnb = self.bnb();
+        plan.quantization = Some(match &bnb {
+            Some((four, _)) if four.value => {
+                let fp4 = self.reader.str("model_init_kwargs.quantization_config.bnb_4bit_quant_type");
+                let double = self
+                    .reader
+                    .bool("model_init_kwargs.quantization_config.bnb_4bit_use_double_quant")
+                    .is_some_and(|d| d.value);
+                let q = if fp4.is_some_and(|t| t.value == "fp4") {
+                    Quantization::Fp4 { double_quant: double }
+                } else {
+                    Quantization::Nf4 { double_quant: double }
+                };
+                four.clone().map(|_| Some(q))
+            }
+            Some((_, eight)) if eight.value => eight.clone().map(|_| Some(Quantization::Int8)),
+            _ => Sourced::default_of(None, "no quantization_config"),
+        });
+        let quantized = plan.quantization.as_ref().is_some_and(|q| q.value.is_some());
+        let peft = self.peft();
+        plan.method = Some(match peft {
+            Some(p) => Sourced::file(if quantized { Method::Qlora } else { Method::Lora }, p.name_span, p.args_span),
+            None => Sourced::default_of(Method::Full, "no PEFT config: every parameter trains"),
+        });
+        let names = vec!["q_proj".to_string(), "v_proj".to_string()];
+        let peft_default = Sourced::default_of(lora_targets(&names), "PEFT default targets for Llama-style models");
+        let (rank, alpha) =
+            if peft.is_some_and(|p| p.callee == Callee::UnslothGetPeftModel) { (16, 16.0) } else { (8, 8.0) };
+        plan.lora = peft.map(|p| self.lora(p, rank, alpha, peft_default));
+        if let Some(attention) = self.attention() {
+            plan.attention = Some(attention);
+        }
+    }
+
+    /// The 4-bit and 8-bit flags of the loader's `quantization_config`.
+    fn bnb(&self) -> Option<(Sourced<bool>, Sourced<bool>)> {
+        self.reader.entry("model_init_kwargs.quantization_config")?;
+        let flag = |name: &str| {
+            self.reader
+                .bool(&format!("model_init_kwargs.quantization_config.{name}"))
+                .unwrap_or_else(|| Sourced::default_of(false, format!("BitsAndBytesConfig {name}=False")))
+        };
+        Some((flag("load_in_4bit"), flag("load_in_8bit")))
+    }
+
+    fn dtype(&self) -> Option<Sourced<Dtype>> {
+        let written =
+            self.reader.first(&["model_init_kwargs.dtype", "model_init_kwargs.torch_dtype"], |r, k| r.str(k))?;
+        let value = dtype_of(&written.value).unwrap_or(Dtype::Auto);
+        Some(Sourced { value, origin: written.origin })
+    }
+
+    fn attention(&self) -> Option<Sourced<crate::plan::Attention>> {
+        let written = self.reader.str("model_init_kwargs.attn_implementation")?;
+        Some(Sourced { value: attention_of(&written.value)?, origin: written.origin })
+    }
+
+    fn lora(&self, call: &Call, rank: u64, alpha: f64, targets: Sourced<crate::plan::LoraTargets>) -> LoraPlan {
+        let default = |what: &str| {
+            format!("{} {what}", if call.callee == Callee::LoraConfig { "PEFT LoraConfig" } else { UNSLOTH })
+        };
+        LoraPlan {
+            rank: self.reader.u64("lora_r").unwrap_or_else(|| Sourced::default_of(rank, default("r"))),
+            alpha: self.reader.f64("lora_alpha").unwrap_or_else(|| Sourced::default_of(alpha, default("lora_alpha"))),
+            dropout: self
+                .reader
+                .f64("lora_dropout")
+                .unwrap_or_else(|| Sourced::default_of(0.0, default("lora_dropout"))),
+            targets: self
+                .reader
+                .strings("lora_target_modules", false)
+                .map(|s| s.map(|n| lora_targets(&n)))
+                .unwrap_or(targets),
+        }
+    }
+
+    /// Replaces defaults with `unknown` where the script sets the value at run time.
+    fn mark_unknown(&self, plan: &mut Plan) {
+        let unknown = |call: Option<&Call>, name: &str| match &call?.arg(name)?.value {
+            ArgValue::Known(_) => None,
+            other => Some(why_of(other)),
+        };
+        let config = self.call(self.roles.config);
+        let mark = |field: &mut Option<Sourced<u64>>, why: Option<String>| {
+            if let Some(why) = why {
+                let value = field.as_ref().map_or(0, |f| f.value);
+                *field = Some(Sourced::unknown(value, why));
+            }
+        };
+        mark(&mut plan.micro_batch_size, unknown(config, "per_device_train_batch_size"));
+        mark(&mut plan.gradient_accumulation, unknown(config, "gradient_accumulation_steps"));
+        let length = unknown(config, "max_length").or_else(|| unknown(config, "max_seq_length"));
+        let length = length.or_else(|| {
+            (plan.framework == Framework::Unsloth && format_is_sft(plan))
+                .then(|| unknown(self.loader(), "max_seq_length"))
+                .flatten()
+        });
+        mark(&mut plan.max_seq_length, length);
+        if let Some(rl) = plan.rl.as_mut() {
+            if let Some(why) = unknown(config, "num_generations") {
+                rl.num_generations = Sourced::unknown(rl.num_generations.value, why);
+            }
+            if let Some(why) = unknown(config, "max_completion_length") {
+                rl.max_completion_length = Sourced::unknown(rl.max_completion_length.value, why);
+            }
+            if let (Some(vllm), Some(why)) = (rl.vllm.as_mut(), unknown(self.loader(), "gpu_memory_utilization")) {
+                vllm.gpu_memory_utilization = Sourced::unknown(vllm.gpu_memory_utilization.value, why);
+            }
+        }
+        if let (Some(lora), Some(why)) = (plan.lora.as_mut(), unknown(self.peft(), "r")) {
+            lora.rank = Sourced::unknown(lora.rank.value, why);
+        }
+    }
+}
+
+fn why_of(value: &ArgValue) -> String {
+    match value {
+        ArgValue::Unknown(why) => why.clone(),
+        ArgValue::Call(_) => "the result of another call".into(),
+        ArgValue::Known(_) => String::new(),
+    }
+}
+
+fn format_is_sft(plan: &Plan) -> bool {
+    plan.command.as_deref() == Some("sft")
+}
+
+/// Unsloth's default `target_modules`: every attention and MLP projection.
+fn unsloth_targets() -> Sourced<crate::plan::LoraTargets> {
+    let names: Vec<String> =
+        ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"].map(String::from).into();
+    Sourced::default_of(lora_targets(&names), "Unsloth get_peft_model target_modules (all projections)")
+}
+
+#[cfg(test)]
+mod tests;

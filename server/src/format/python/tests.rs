@@ -1,0 +1,114 @@
+use super::*;
+use crate::plan::{Origin, RlAlgorithm};
+use crate::syntax;
+
+fn plan_of(text: &str) -> (Format, Plan) {
+    let doc = syntax::parse(text, Language::Python);
+    let format = detect(&python::program(text));
+    (format, plan(format, &doc, text).expect("a plan"))
+}
+
+fn slice(text: &str, s: &Sourced<impl Sized>) -> String {
+    let span = s.value_span().expect("set in the file");
+    text[span.start..span.end].to_string()
+}
+
+const UNSLOTH_GRPO: &str = r#"
+from unsloth import FastLanguageModel
+from trl import GRPOConfig, GRPOTrainer
+MAX_SEQ_LENGTH = 1024
+LORA_RANK = 32
+model, tokenizer = FastLanguageModel.from_pretrained(
+    model_name = "unsloth/gemma-3-1b-it",
+    max_seq_length = MAX_SEQ_LENGTH,
+    load_in_4bit = False,
+    fast_inference = True,
+    max_lora_rank = LORA_RANK,
+    gpu_memory_utilization = 0.6,
+)
+model = FastLanguageModel.get_peft_model(model, r = LORA_RANK, lora_alpha = LORA_RANK)
+args = GRPOConfig(per_device_train_batch_size = 4, num_generations = 4, max_prompt_length = 256,
+                  max_completion_length = MAX_SEQ_LENGTH - 256)
+trainer = GRPOTrainer(model = model, args = args, reward_funcs = [])
+"#;
+
+#[test]
+fn unsloth_grpo_semantics() {
+    let (format, p) = plan_of(UNSLOTH_GRPO);
+    assert_eq!(format, Format::TrlGrpo);
+    assert_eq!(p.framework, Framework::Unsloth);
+    assert_eq!(p.algorithm.as_ref().unwrap().value, RlAlgorithm::Grpo);
+    assert_eq!(p.model.as_ref().unwrap().value.name, "unsloth/gemma-3-1b-it");
+    assert_eq!(p.quantization.as_ref().unwrap().value, None);
+    assert_eq!(slice(UNSLOTH_GRPO, p.quantization.as_ref().unwrap()), "False");
+    assert_eq!(p.method.as_ref().unwrap().value, Method::Lora);
+    let lora = p.lora.as_ref().unwrap();
+    assert_eq!(lora.rank.value, 32);
+    // The fix target is the constant, not the keyword argument.
+    assert_eq!(slice(UNSLOTH_GRPO, &lora.rank), "32");
+    assert!(lora.targets.value.mlp_down && lora.targets.value.output);
+    assert_eq!(p.gradient_checkpointing.as_ref().unwrap().value, Checkpointing::CpuOffload);
+    assert_eq!(p.max_seq_length.as_ref().unwrap().value, 1024);
+    let rl = p.rl.as_ref().unwrap();
+    assert_eq!(rl.max_completion_length.value, 768);
+    let vllm = rl.vllm.as_ref().unwrap();
+    assert!(vllm.fraction_of_free);
+    assert_eq!(vllm.gpu_memory_utilization.value, 0.6);
+    assert_eq!(slice(UNSLOTH_GRPO, &vllm.gpu_memory_utilization), "0.6");
+    assert!(!p.reference_model.as_ref().unwrap().value);
+    assert_eq!(p.load_dtype.as_ref().unwrap().value, Dtype::Auto);
+}
+
+#[test]
+fn unsloth_loads_in_4bit_by_default_and_rejects_two_precisions() {
+    let base = "from unsloth import FastLanguageModel\nmodel, tok = FastLanguageModel.from_pretrained('unsloth/Llama-3.2-1B-Instruct'{})\nmodel = FastLanguageModel.get_peft_model(model)\n";
+    let with = |extra: &str| plan_of(&base.replace("{}", extra)).1;
+    let default = with("");
+    assert_eq!(default.quantization.as_ref().unwrap().value, Some(Quantization::Nf4 { double_quant: true }));
+    assert!(matches!(default.quantization.as_ref().unwrap().origin, Origin::Default { .. }));
+    assert_eq!(default.method.as_ref().unwrap().value, Method::Qlora);
+    assert_eq!(default.lora.as_ref().unwrap().rank.value, 16);
+    let both = with(", load_in_8bit=True");
+    let q = both.quantization.as_ref().unwrap();
+    assert!(matches!(&q.origin, Origin::Unknown { why } if why.contains("not a combination")));
+    let eight = with(", load_in_4bit=False, load_in_8bit=True");
+    assert_eq!(eight.quantization.as_ref().unwrap().value, Some(Quantization::Int8));
+    let full = with(", full_finetuning=True");
+    assert_eq!(full.quantization.as_ref().unwrap().value, None);
+    assert_eq!(full.method.as_ref().unwrap().value, Method::Full);
+    assert!(full.lora.is_none());
+    let gc = with(", max_seq_length=256");
+    assert_eq!(gc.framework, Framework::Unsloth);
+}
+
+#[test]
+fn transformers_script_reads_loader_bnb_and_peft() {
+    let text = r#"
+import torch
+from transformers import AutoModelForCausalLM, BitsAndBytesConfig, Trainer, TrainingArguments
+from peft import LoraConfig, get_peft_model
+bnb = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_use_double_quant=True)
+model = AutoModelForCausalLM.from_pretrained("meta-llama/Llama-2-7b-hf", quantization_config=bnb, torch_dtype=torch.bfloat16, attn_implementation="flash_attention_2")
+model = get_peft_model(model, LoraConfig(r=64, target_modules=["q_proj", "k_proj"]))
+args = TrainingArguments(output_dir="out", per_device_train_batch_size=BATCH, gradient_checkpointing=True)
+Trainer(model=model, args=args).train()
+"#;
+    let (format, p) = plan_of(text);
+    assert_eq!(format, Format::Transformers);
+    assert_eq!(p.framework, Framework::Transformers);
+    assert_eq!(p.quantization.as_ref().unwrap().value, Some(Quantization::Nf4 { double_quant: true }));
+    assert_eq!(p.method.as_ref().unwrap().value, Method::Qlora);
+    assert_eq!(p.lora.as_ref().unwrap().rank.value, 64);
+    assert_eq!(p.attention.as_ref().unwrap().value, crate::plan::Attention::Flash);
+    assert_eq!(p.load_dtype.as_ref().unwrap().value, Dtype::Bf16);
+    assert_eq!(slice(text, p.load_dtype.as_ref().unwrap()), "torch.bfloat16");
+    let mbs = p.micro_batch_size.as_ref().unwrap();
+    assert!(matches!(&mbs.origin, Origin::Unknown { why } if why.contains("BATCH")));
+    assert_eq!(p.gradient_checkpointing.as_ref().unwrap().value, Checkpointing::Full);
+}
+
+#[test]
+fn scripts_without_training_calls_are_unknown() {
+    let text = "from transformers import AutoModelForCausalLM\nm = AutoModelForCausalLM.from_pretrained('gpt2')\n";
+    assert_eq!(detect(&python::program(text)), Format::Unknown);
+}

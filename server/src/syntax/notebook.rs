@@ -1,0 +1,269 @@
+//! Jupyter notebooks (`.ipynb`): the code cells, in order, read as one Python program.
+//!
+//! The notebook JSON is parsed with the JSON adapter; each code cell's `source` strings
+//! are decoded and concatenated (a newline between cells) into one program, with a map
+//! from every program byte back to the bytes of the JSON file that encode it. The
+//! [`Document`] is built by the Python adapter and its spans are mapped through that map,
+//! so every span above this layer points into the `.ipynb` file itself (fixes edit the
+//! JSON text). [`cell_position`] turns a file offset into a cell number and a line in
+//! the cell for output that speaks of cells.
+//!
+//! IPython lines (`%…`, `!…`) are blanked before parsing; `%env NAME=value`,
+//! `%env NAME value` and `!export NAME=value` are read as environment settings.
+
+use super::python::{self, ArgValue, EnvSetting, Program, PyValue, Spanned};
+use super::{json, Document, Language, Node, ProblemKind, SyntaxProblem};
+use crate::span::Span;
+
+/// The code cells of a notebook as one program.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Cells {
+    /// The concatenated source of the code cells (IPython lines blanked).
+    pub program: String,
+    /// For each program byte, the file range of the JSON text that encodes it.
+    origin: Vec<(usize, usize)>,
+    /// Per code cell: (cell index among all cells, program offset where it starts).
+    starts: Vec<(usize, usize)>,
+    /// Environment settings from `%env` and `!export` lines, in program offsets.
+    env: Vec<EnvSetting>,
+}
+
+impl Cells {
+    /// Maps a program span to the file span that encodes it.
+    pub fn to_file(&self, span: Span) -> Span {
+        let at = |i: usize| self.origin.get(i).copied();
+        let last_end = self.origin.last().map_or(0, |o| o.1);
+        let start = at(span.start).map_or(last_end, |o| o.0);
+        let end = if span.end <= span.start { start } else { at(span.end - 1).map_or(last_end, |o| o.1) };
+        Span::new(start, end.max(start))
+    }
+}
+
+/// Parses a notebook into the [`Document`] of its code cells.
+pub fn parse(text: &str) -> Document {
+    match program(text) {
+        Ok(program) => program.document(Language::Notebook),
+        Err(problem) => {
+            Document { language: Language::Notebook, root: None, comments: Vec::new(), problems: vec![problem] }
+        }
+    }
+}
+
+/// The notebook's code cells as one program, with every span in file offsets.
+pub fn program(text: &str) -> Result<Program, SyntaxProblem> {
+    let json = json::parse(text);
+    if let Some(problem) = json.problems.iter().find(|p| p.kind == ProblemKind::Syntax) {
+        return Err(problem.clone());
+    }
+    let Some(cells) = cells(text, &json) else {
+        return Err(SyntaxProblem {
+            kind: ProblemKind::Syntax,
+            message: "not a Jupyter notebook (no `cells` list)".into(),
+            span: Span::empty(0),
+        });
+    };
+    let mut program = python::program(&cells.program);
+    program.env.extend(cells.env.iter().cloned());
+    program.map_spans(&|span| cells.to_file(span));
+    Ok(program)
+}
+
+/// The code cells of a parsed notebook (None when the JSON is not a notebook).
+pub fn cells(text: &str, json: &Document) -> Option<Cells> {
+    let list = json.root_mapping()?.get("cells")?.as_sequence()?;
+    let mut out = Cells::default();
+    for (index, cell) in list.iter().enumerate() {
+        let Some(cell) = cell.as_mapping() else { continue };
+        if cell.get("cell_type").and_then(Node::as_scalar).map(|s| s.text.as_str()) != Some("code") {
+            continue;
+        }
+        if !out.program.is_empty() {
+            let joint = out.origin.last().map_or(0, |o| o.1);
+            out.program.push('\n');
+            out.origin.push((joint, joint));
+        }
+        out.starts.push((index, out.program.len()));
+        let cell_start = out.program.len();
+        let Some(source) = cell.get("source") else { continue };
+        let strings: Vec<&Node> = match source.as_sequence() {
+            Some(items) => items.iter().collect(),
+            None => vec![source],
+        };
+        for string in strings {
+            decode_into(text, string.span, &mut out);
+        }
+        blank_ipython_lines(&mut out, cell_start);
+    }
+    Some(out)
+}
+
+/// Appends the decoded JSON string at `span` (quotes included) to the program.
+fn decode_into(text: &str, span: Span, out: &mut Cells) {
+    let Some(raw) = text.get(span.start..span.end) else { return };
+    if raw.len() < 2 || !raw.starts_with('"') {
+        return;
+    }
+    let body = &raw[1..raw.len() - 1];
+    let base = span.start + 1;
+    let mut chars = body.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let (decoded, end) = if c == '\\' {
+            match chars.next() {
+                Some((j, 'u')) => {
+                    let hex = body.get(j + 1..j + 5).and_then(|h| u32::from_str_radix(h, 16).ok());
+                    for _ in 0..4 {
+                        chars.next();
+                    }
+                    let mut end = j + 5;
+                    let mut code = hex.unwrap_or(0xFFFD);
+                    if (0xD800..0xDC00).contains(&code) && body.get(end..end + 2) == Some("\\u") {
+                        if let Some(low) = body.get(end + 2..end + 6).and_then(|h| u32::from_str_radix(h, 16).ok()) {
+                            code = 0x10000 + ((code - 0xD800) << 10) + (low.saturating_sub(0xDC00) & 0x3FF);
+                            for _ in 0..6 {
+                                chars.next();
+                            }
+                            end += 6;
+                        }
+                    }
+                    (char::from_u32(code).unwrap_or('\u{FFFD}'), end)
+                }
+                Some((j, e)) => {
+                    let decoded = match e {
+                        'n' => '\n',
+                        't' => '\t',
+                        'r' => '\r',
+                        'b' => '\u{8}',
+                        'f' => '\u{c}',
+                        other => other,
+                    };
+                    (decoded, j + e.len_utf8())
+                }
+                None => break,
+            }
+        } else {
+            (c, i + c.len_utf8())
+        };
+        let mut buf = [0u8; 4];
+        for _ in decoded.encode_utf8(&mut buf).bytes() {
+            out.origin.push((base + i, base + end));
+        }
+        out.program.push(decoded);
+    }
+}
+
+/// Blanks IPython lines of the cell starting at `cell_start`, reading `%env`/`!export`.
+fn blank_ipython_lines(out: &mut Cells, cell_start: usize) {
+    let mut line_start = cell_start;
+    let mut blanks = Vec::new();
+    while line_start < out.program.len() {
+        let line_end = out.program[line_start..].find('\n').map_or(out.program.len(), |n| line_start + n);
+        let line = &out.program[line_start..line_end];
+        let indent = line.len() - line.trim_start().len();
+        let trimmed = line.trim_start();
+        if trimmed.starts_with('%') || trimmed.starts_with('!') {
+            let command_start = line_start + indent;
+            out.env.extend(magic_env(trimmed, command_start));
+            blanks.push(Span::new(command_start, line_end));
+        }
+        line_start = line_end + 1;
+    }
+    for span in blanks {
+        let spaces = " ".repeat(out.program[span.start..span.end].chars().count());
+        // Keep one program byte per original byte so the origin map stays aligned.
+        let per_char: Vec<(usize, usize)> =
+            out.program[span.start..span.end].char_indices().map(|(i, _)| out.origin[span.start + i]).collect();
+        out.program.replace_range(span.start..span.end, &spaces);
+        out.origin.splice(span.start..span.end, per_char);
+    }
+}
+
+/// `%env NAME=value`, `%env NAME value` or `!export NAME=value`, at program offset `at`.
+fn magic_env(line: &str, at: usize) -> Option<EnvSetting> {
+    let rest = line.strip_prefix("%env").or_else(|| line.strip_prefix("!export"))?;
+    if !rest.starts_with([' ', '\t']) {
+        return None;
+    }
+    let body = rest.trim_start();
+    let body_at = at + (line.len() - body.len());
+    let body = body.trim_end();
+    let split = body.find(['=', ' ', '\t'])?;
+    let name = &body[..split];
+    let raw_value = body[split + 1..].trim_start();
+    let value_at = body_at + (body.len() - raw_value.len());
+    let (value, value_span) = match raw_value.as_bytes().first() {
+        Some(b'"' | b'\'') if raw_value.len() >= 2 && raw_value.ends_with(&raw_value[..1]) => {
+            (&raw_value[1..raw_value.len() - 1], Span::new(value_at, value_at + raw_value.len()))
+        }
+        _ => (raw_value, Span::new(value_at, value_at + raw_value.len())),
+    };
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return None;
+    }
+    Some(EnvSetting {
+        name: name.to_string(),
+        name_span: Span::new(body_at, body_at + name.len()),
+        value: ArgValue::Known(Spanned { value: PyValue::Str(value.to_string(), false), span: value_span }),
+    })
+}
+
+/// Where a file offset lies in a notebook: (cell number from 1, line in the cell from 1,
+/// column in characters from 1). None for offsets outside the code cells.
+pub fn cell_position(text: &str, offset: usize) -> Option<(usize, usize, usize)> {
+    let json = json::parse(text);
+    let cells = cells(text, &json)?;
+    let program_offset =
+        cells.origin.iter().position(|&(start, end)| start <= offset && offset < end.max(start + 1))?;
+    let cell = cells.starts.iter().rev().find(|(_, start)| *start <= program_offset)?;
+    let before = cells.program.get(cell.1..program_offset)?;
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    Some((cell.0 + 1, line, column))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn notebook(cells: &[&str]) -> String {
+        let cells: Vec<String> = cells
+            .iter()
+            .map(|source| {
+                let lines: Vec<String> =
+                    source.split_inclusive('\n').map(|l| serde_json::to_string(l).unwrap_or_default()).collect();
+                format!(
+                    "{{\"cell_type\": \"code\", \"metadata\": {{}}, \"outputs\": [], \"source\": [{}]}}",
+                    lines.join(", ")
+                )
+            })
+            .collect();
+        format!("{{\"cells\": [{}], \"metadata\": {{}}, \"nbformat\": 4, \"nbformat_minor\": 5}}", cells.join(", "))
+    }
+
+    #[test]
+    fn code_cells_read_as_one_program_with_file_spans() {
+        let text = notebook(&[
+            "%env PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n!pip install unsloth\nR = 16\n",
+            "from peft import LoraConfig\ncfg = LoraConfig(r=R, target_modules=[\"q_proj\"])\n",
+        ]);
+        let doc = parse(&text);
+        let root = doc.root_mapping().unwrap();
+        let rank = root.entry("lora_r").unwrap();
+        assert_eq!(&text[rank.key_span.start..rank.key_span.end], "r");
+        // The value is the constant's literal in the first cell.
+        assert_eq!(&text[rank.value.span.start..rank.value.span.end], "16");
+        let targets = root.entry("lora_target_modules").unwrap();
+        assert_eq!(&text[targets.value.span.start..targets.value.span.end], "[\\\"q_proj\\\"]");
+        let env = root.get("env").unwrap().as_mapping().unwrap();
+        let conf = env.entry("PYTORCH_CUDA_ALLOC_CONF").unwrap();
+        assert_eq!(&text[conf.value.span.start..conf.value.span.end], "expandable_segments:True");
+        assert_eq!(cell_position(&text, rank.key_span.start), Some((2, 2, 18)));
+        assert_eq!(cell_position(&text, conf.key_span.start), Some((1, 1, 6)));
+    }
+
+    #[test]
+    fn broken_notebooks_are_syntax_problems() {
+        assert!(parse("{\"cells\": [").is_incomplete());
+        assert!(parse("{\"nbformat\": 4}").is_incomplete());
+        assert!(parse("{\"cells\": []}").root_mapping().is_some_and(|m| m.entries.is_empty()));
+    }
+}

@@ -16,3 +16,12 @@ cargo test --locked
 
 echo "== pre-commit hooks (real pre-commit, try-repo)"
 bash tests/precommit/test.sh
+
+echo "== Neovim (headless) with editors/nvim and oomlint server"
+if ! command -v nvim >/dev/null; then
+  sudo=""
+  if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null; then sudo="sudo"; fi
+  $sudo apt-get update && $sudo apt-get install -y neovim
+fi
+cargo build --locked
+bash tests/nvim/run.sh target/debug/oomlint

@@ -17,7 +17,7 @@ pub fn bar(fraction: f64) -> String {
     const PARTS: [char; 8] = [' ', '▏', '▎', '▍', '▌', '▋', '▊', '▉'];
     let eighths = (fraction.clamp(0.0, 1.0) * (BAR_WIDTH * 8) as f64).round() as usize;
     let mut out = "█".repeat(eighths / 8);
-    if eighths % 8 > 0 {
+    if !eighths.is_multiple_of(8) {
         out.push(PARTS[eighths % 8]);
     }
     if out.is_empty() {
@@ -73,7 +73,7 @@ pub fn markdown(estimate: &Estimate, gpu: Option<&Gpu>, headroom: Option<f64>) -
     }
     out.push_str("\n\n| component | GiB | |\n|---|---:|---|\n");
     let mut live: Vec<_> = estimate.components.iter().filter(|c| c.live_in.contains(&peak.phase)).collect();
-    live.sort_by(|a, b| b.bytes.cmp(&a.bytes));
+    live.sort_by_key(|c| std::cmp::Reverse(c.bytes));
     let scale = peak.device_bytes.max(1) as f64;
     for component in live {
         out.push_str(&format!(

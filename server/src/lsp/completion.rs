@@ -66,7 +66,7 @@ fn item(doc: &PropertyDoc, label: String, kind: CompletionItemKind, edit: TextEd
         kind: Some(kind),
         detail: doc.default.as_ref().map(|d| format!("default: {}", spell(d))),
         documentation: (!markdown.is_empty())
-            .then(|| Documentation::MarkupContent(MarkupContent { kind: MarkupKind::Markdown, value: markdown })),
+            .then_some(Documentation::MarkupContent(MarkupContent { kind: MarkupKind::Markdown, value: markdown })),
         text_edit: Some(CompletionTextEdit::Edit(edit)),
         ..CompletionItem::default()
     }

@@ -12,6 +12,7 @@ mod completion;
 mod convert;
 mod diagnostics;
 mod docs;
+mod framing;
 mod hover;
 mod locate;
 mod options;
@@ -35,15 +36,13 @@ pub const SHOW_ESTIMATE: &str = "oomlint.showEstimate";
 pub struct Backend {
     client: Client,
     state: Mutex<State>,
-    /// A message for the user, held until the client is initialized.
-    pending_message: Mutex<Option<String>>,
     /// Set by `shutdown`; read after `exit` for the exit status.
     shut_down: Arc<AtomicBool>,
 }
 
 impl Backend {
     fn new(client: Client, shut_down: Arc<AtomicBool>) -> Self {
-        Self { client, state: Mutex::new(State::default()), pending_message: Mutex::new(None), shut_down }
+        Self { client, state: Mutex::new(State::default()), shut_down }
     }
 
     /// The state; a handler that panicked while holding it does not poison the session.
@@ -60,8 +59,20 @@ impl Backend {
         }
     }
 
-    fn configure(&self, settings: Option<&Value>) -> Option<String> {
-        self.state().configure(ClientOptions::from_json(settings))
+    /// Answers a frame [`framing`] found malformed with the JSON-RPC error it calls for.
+    async fn invalid_message(&self, params: Value) -> Result<()> {
+        Err(match params["kind"].as_str() {
+            Some("parse") => tower_lsp_server::jsonrpc::Error::parse_error(),
+            _ => tower_lsp_server::jsonrpc::Error::invalid_request(),
+        })
+    }
+
+    /// Shows the warnings the state collected (bad settings, unknown GPU names).
+    async fn show_messages(&self) {
+        let messages = self.state().take_messages();
+        for message in messages {
+            self.client.show_message(MessageType::WARNING, message).await;
+        }
     }
 }
 
@@ -69,8 +80,7 @@ impl LanguageServer for Backend {
     async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
         let encoding = Encoding::negotiate(&params.capabilities);
         self.state().encoding = Some(encoding);
-        *self.pending_message.lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
-            self.configure(params.initialization_options.as_ref());
+        self.state().configure(ClientOptions::from_json(params.initialization_options.as_ref()));
         Ok(InitializeResult {
             capabilities: capabilities(encoding),
             server_info: Some(ServerInfo { name: "oomlint".into(), version: Some(env!("CARGO_PKG_VERSION").into()) }),
@@ -79,10 +89,7 @@ impl LanguageServer for Backend {
     }
 
     async fn initialized(&self, _: InitializedParams) {
-        let message = self.pending_message.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
-        if let Some(message) = message {
-            self.client.show_message(MessageType::WARNING, message).await;
-        }
+        self.show_messages().await;
     }
 
     async fn shutdown(&self) -> Result<()> {
@@ -94,6 +101,7 @@ impl LanguageServer for Backend {
         let document = params.text_document;
         self.state().open(document.uri.clone(), document.version, document.text);
         self.publish(document.uri).await;
+        self.show_messages().await;
     }
 
     async fn did_change(&self, params: DidChangeTextDocumentParams) {
@@ -112,11 +120,12 @@ impl LanguageServer for Backend {
     }
 
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
-        let message = self.configure(Some(&params.settings));
-        let uris = self.state().uris();
-        if let Some(message) = message {
-            self.client.show_message(MessageType::WARNING, message).await;
-        }
+        let uris = {
+            let mut state = self.state();
+            state.configure(ClientOptions::from_json(Some(&params.settings)));
+            state.uris()
+        };
+        self.show_messages().await;
         for uri in uris {
             self.publish(uri).await;
         }
@@ -129,7 +138,7 @@ impl LanguageServer for Backend {
         let Some(document) = state.get(&at.text_document.uri) else { return Ok(None) };
         let positions = document.positions(state.encoding());
         let offset = positions.offset(at.position);
-        let found = hover::hover(document, offset, &state.analysis_options(), state.options.headroom);
+        let found = hover::hover(document, offset, &document.options, document.headroom);
         Ok(found.map(|(markdown, span)| Hover {
             contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value: markdown }),
             range: Some(positions.range(span)),
@@ -157,7 +166,7 @@ impl LanguageServer for Backend {
         let state = self.state();
         let Some(document) = state.get(&params.text_document.uri) else { return Ok(None) };
         let Some(estimate) = &document.analysis.estimate else { return Ok(Some(Vec::new())) };
-        let title = breakdown::summary(estimate, document.analysis.gpu.as_ref(), state.options.headroom);
+        let title = breakdown::summary(estimate, document.analysis.gpu.as_ref(), document.headroom);
         Ok(Some(vec![CodeLens {
             range: Range::default(),
             command: Some(Command {
@@ -185,8 +194,8 @@ impl LanguageServer for Backend {
         let analysis = &document.analysis;
         Ok(analysis.estimate.as_ref().map(|estimate| {
             json!({
-                "summary": breakdown::summary(estimate, analysis.gpu.as_ref(), state.options.headroom),
-                "markdown": breakdown::markdown(estimate, analysis.gpu.as_ref(), state.options.headroom),
+                "summary": breakdown::summary(estimate, analysis.gpu.as_ref(), document.headroom),
+                "markdown": breakdown::markdown(estimate, analysis.gpu.as_ref(), document.headroom),
                 "estimate": estimate,
             })
         }))
@@ -227,15 +236,46 @@ pub fn run_stdio() -> ExitCode {
         Ok(runtime) => runtime,
         Err(e) => return crate::cli::usage_error(format!("cannot start the server runtime: {e}")),
     };
-    runtime.block_on(async {
-        let shut_down = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&shut_down);
-        let (service, socket) = LspService::new(move |client| Backend::new(client, flag));
-        Server::new(tokio::io::stdin(), tokio::io::stdout(), socket).serve(service).await;
-        if shut_down.load(Ordering::SeqCst) {
-            ExitCode::SUCCESS
-        } else {
-            ExitCode::from(1)
+    let shut_down = runtime.block_on(serve(tokio::io::stdin(), tokio::io::stdout()));
+    // The stdin reader may still wait on a client that keeps stdin open after `exit`.
+    runtime.shutdown_background();
+    if shut_down {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// Serves one session over `input`/`output` (stdio in [`run_stdio`]; pipes in tests and
+/// the fuzzer) until `exit` or the end of input. Returns whether `shutdown` was requested.
+/// Runs inside a tokio runtime.
+pub async fn serve<I, O>(input: I, output: O) -> bool
+where
+    I: tokio::io::AsyncRead + Unpin + Send + 'static,
+    O: tokio::io::AsyncWrite + Unpin,
+{
+    let shut_down = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&shut_down);
+    let (service, socket) = LspService::build(move |client| Backend::new(client, flag))
+        .custom_method(framing::INVALID_MESSAGE, Backend::invalid_message)
+        .finish();
+    let (framed, forward) = tokio::io::duplex(1 << 16);
+    tokio::spawn(pump(input, forward));
+    Server::new(framed, output, socket).serve(service).await;
+    shut_down.load(Ordering::SeqCst)
+}
+
+/// Copies `input` to the server through [`framing::Framer`]; closing `forward` at the end
+/// of input ends the session.
+async fn pump(mut input: impl tokio::io::AsyncRead + Unpin, mut forward: tokio::io::DuplexStream) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut framer = framing::Framer::default();
+    let mut buffer = vec![0; 1 << 16];
+    while let Ok(read @ 1..) = input.read(&mut buffer).await {
+        for frame in framer.push(&buffer[..read]) {
+            if forward.write_all(&frame).await.is_err() {
+                return;
+            }
         }
-    })
+    }
 }

@@ -9,7 +9,10 @@ use super::diagnostics;
 use super::options::{resolve_gpu_setting, ClientOptions};
 use crate::analysis::{analyze_text, Analysis, Options};
 use crate::catalog::Gpu;
-use std::collections::HashMap;
+use crate::settings::Settings;
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::sync::Arc;
 use tower_lsp_server::ls_types::{self as lsp, TextDocumentContentChangeEvent, Uri};
 
 /// One open document and what oomlint knows about it.
@@ -19,6 +22,10 @@ pub struct OpenDocument {
     pub analysis: Analysis,
     /// The findings as published (after `select`/`ignore`).
     pub diagnostics: Vec<lsp::Diagnostic>,
+    /// How it was analysed (for what-if analyses in hovers).
+    pub options: Options,
+    /// The free share of the GPU the user asks for (modeline, editor, project).
+    pub headroom: Option<f64>,
 }
 
 impl OpenDocument {
@@ -34,6 +41,9 @@ pub struct State {
     /// The GPU `options.gpu` names, or why it names none.
     pub gpu: Option<Result<Gpu, String>>,
     documents: HashMap<String, OpenDocument>,
+    /// Warnings for the user not yet shown, and those already shown (each is shown once).
+    messages: Vec<String>,
+    shown: HashSet<String>,
 }
 
 impl State {
@@ -41,21 +51,50 @@ impl State {
         self.encoding.unwrap_or(Encoding::Utf16)
     }
 
-    /// Applies new settings; returns a message when the GPU setting names no GPU.
-    pub fn configure(&mut self, options: ClientOptions) -> Option<String> {
+    /// Applies new editor settings and re-analyses every open document.
+    pub fn configure(&mut self, options: ClientOptions) {
         self.gpu = options.gpu.as_deref().map(resolve_gpu_setting);
+        if let Some(Err(why)) = &self.gpu {
+            self.warn(format!("oomlint: {why}; the editor's GPU setting is ignored"));
+        }
         self.options = options;
         for uri in self.documents.keys().cloned().collect::<Vec<_>>() {
             self.reanalyze(&uri);
         }
-        match &self.gpu {
-            Some(Err(why)) => Some(format!("oomlint: {why}; memory is estimated without a GPU")),
-            _ => None,
+    }
+
+    /// Takes the warnings not yet shown.
+    pub fn take_messages(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.messages)
+    }
+
+    fn warn(&mut self, message: String) {
+        if self.shown.insert(message.clone()) {
+            self.messages.push(message);
         }
     }
 
-    pub fn analysis_options(&self) -> Options {
-        Options { gpu: self.gpu.as_ref().and_then(|g| g.as_ref().ok()).cloned(), ..Options::default() }
+    /// How `path` is analysed: the project's settings (the nearest `oomlint.toml` or
+    /// `[tool.oomlint]`) with the editor's GPU and headroom over them; a modeline in the
+    /// file still wins over both. `auto` is resolved here, once per configuration.
+    fn analysis_options(&mut self, path: &Path) -> Options {
+        let mut settings = match Settings::for_file(path) {
+            Ok(settings) => (*settings).clone(),
+            Err(e) => {
+                self.warn(format!("oomlint: {e}; using the default settings"));
+                Settings::default()
+            }
+        };
+        let mut gpu = None;
+        match (&self.gpu, self.options.gpu.as_deref()) {
+            (Some(Ok(resolved)), Some(name)) if name.eq_ignore_ascii_case("auto") => gpu = Some(resolved.clone()),
+            (Some(Ok(_)), Some(name)) => settings.gpu = Some(name.to_string()),
+            _ => {}
+        }
+        if let Some(headroom) = self.options.headroom {
+            settings.headroom = Some(headroom);
+        }
+        Options { gpu, settings: Arc::new(settings), ..Options::default() }
     }
 
     pub fn get(&self, uri: &Uri) -> Option<&OpenDocument> {
@@ -108,8 +147,11 @@ impl State {
         }
     }
 
-    fn analyze(&self, uri: Uri, version: i32, text: String) -> OpenDocument {
-        let analysis = analyze_text(&uri_to_path(&uri), text, &self.analysis_options());
+    fn analyze(&mut self, uri: Uri, version: i32, text: String) -> OpenDocument {
+        let path = uri_to_path(&uri);
+        let options = self.analysis_options(&path);
+        let headroom = options.settings.with_modeline(&text).headroom;
+        let analysis = analyze_text(&path, text, &options);
         let positions = Positions { text: &analysis.text, index: &analysis.line_index, encoding: self.encoding() };
         let diagnostics = analysis
             .diagnostics
@@ -117,6 +159,6 @@ impl State {
             .filter(|d| self.options.reports(d))
             .map(|d| diagnostics::to_lsp(d, &uri, &positions))
             .collect();
-        OpenDocument { uri, version, analysis, diagnostics }
+        OpenDocument { uri, version, analysis, diagnostics, options, headroom }
     }
 }

@@ -1,0 +1,401 @@
+//! `oomlint server` over the real binary's stdio: every feature with exact JSON
+//! expectations (literal where the value is the server's own, computed through the
+//! library or snapshotted where it comes from rules, schemas and the estimator).
+
+#[path = "lsp/session.rs"]
+mod session;
+
+use oomlint::analysis::{analyze_text, Options};
+use oomlint::catalog::resolve_gpu;
+use oomlint::estimate::Estimate;
+use serde_json::{json, Value};
+use session::Session;
+use std::path::Path;
+
+fn fixture(path: &str) -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(path)).unwrap()
+}
+
+const QLORA: &str = "file:///project/qlora-precision.yaml";
+const SFT: &str = "file:///project/sft-qwen2.5-7b.yaml";
+
+/// The estimate the library computes for the SFT fixture on an A10G.
+fn sft_estimate() -> Estimate {
+    let options = Options { gpu: Some(resolve_gpu("A10G").unwrap().clone()), ..Options::default() };
+    analyze_text(Path::new("/project/sft-qwen2.5-7b.yaml"), fixture("trl/sft-qwen2.5-7b.yaml"), &options)
+        .estimate
+        .expect("the SFT fixture has an estimate")
+}
+
+fn pretty(value: &Value) -> String {
+    serde_json::to_string_pretty(value).unwrap()
+}
+
+fn gib(bytes: u64) -> f64 {
+    bytes as f64 / (1u64 << 30) as f64
+}
+
+fn codes(published: &Value) -> Vec<String> {
+    published["diagnostics"].as_array().unwrap().iter().map(|d| d["code"].as_str().unwrap().to_string()).collect()
+}
+
+fn position(line: u32, character: u32) -> Value {
+    json!({"line": line, "character": character})
+}
+
+fn range(line: u32, start: u32, end: u32) -> Value {
+    json!({"start": position(line, start), "end": position(line, end)})
+}
+
+fn hover(session: &mut Session, uri: &str, line: u32, character: u32) -> Value {
+    session.request("textDocument/hover", json!({"textDocument": {"uri": uri}, "position": position(line, character)}))
+}
+
+fn code_actions(session: &mut Session, uri: &str, at: Value, diagnostics: Value) -> Vec<Value> {
+    let params = json!({"textDocument": {"uri": uri}, "range": at, "context": {"diagnostics": diagnostics}});
+    session.request("textDocument/codeAction", params).as_array().unwrap().clone()
+}
+
+#[test]
+fn initialize_advertises_the_features_and_negotiates_utf8() {
+    let utf8 = Session::start(json!({"general": {"positionEncodings": ["utf-8", "utf-16"]}}), Value::Null);
+    assert_eq!(
+        utf8.initialize_result,
+        json!({
+            "capabilities": {
+                "positionEncoding": "utf-8",
+                "textDocumentSync": {"openClose": true, "change": 2},
+                "hoverProvider": true,
+                "completionProvider": {},
+                "codeActionProvider": {"codeActionKinds": ["quickfix", "refactor.rewrite", "source.fixAll.oomlint"]},
+                "codeLensProvider": {"resolveProvider": false},
+                "executeCommandProvider": {"commands": ["oomlint.showEstimate"]}
+            },
+            "serverInfo": {"name": "oomlint", "version": env!("CARGO_PKG_VERSION")}
+        })
+    );
+    assert!(utf8.shutdown().success());
+    let utf16 = Session::start(json!({"general": {"positionEncodings": ["utf-16"]}}), Value::Null);
+    assert_eq!(utf16.initialize_result["capabilities"]["positionEncoding"], "utf-16");
+}
+
+#[test]
+fn diagnostics_carry_the_version_and_fix_data_and_clear_on_close() {
+    let mut session = Session::start(json!({}), Value::Null);
+    let text = fixture("litgpt/qlora-precision.yaml");
+    let published = session.open(QLORA, &text);
+    assert_eq!(published["version"], 1);
+    assert_eq!(codes(&published), ["OOM101"]);
+    let diagnostic = &published["diagnostics"][0];
+    assert_eq!(diagnostic["source"], "oomlint");
+    assert_eq!(diagnostic["severity"], 1);
+    assert_eq!(diagnostic["range"], range(7, 11, 21), "the span of `bf16-mixed`");
+    assert_eq!(diagnostic["data"]["rule"], "litgpt-quantize-mixed-precision");
+    assert_eq!(diagnostic["data"]["fixes"][0]["edits"], json!([{"range": range(7, 11, 21), "newText": "bf16-true"}]));
+    insta::assert_snapshot!("qlora_diagnostics", pretty(&published));
+
+    session.change(QLORA, 2, &text.replace("bf16-mixed", "bf16-true"));
+    assert_eq!(session.diagnostics(QLORA), json!({"uri": QLORA, "diagnostics": [], "version": 2}));
+
+    session.notify("textDocument/didClose", json!({"textDocument": {"uri": QLORA}}));
+    assert_eq!(session.diagnostics(QLORA), json!({"uri": QLORA, "diagnostics": []}));
+    assert!(session.shutdown().success());
+}
+
+#[test]
+fn positions_follow_the_negotiated_encoding() {
+    // The duplicate `seed` follows a key with two-byte, four-byte (two UTF-16 units) characters.
+    let text = "checkpoint_dir: checkpoints/meta-llama/Llama-3.2-3B\nprecision: bf16-true\n\
+                data: {\"é😀\": 1, seed: 2, seed: 3}\n";
+    let uri = "file:///project/lora.yaml";
+    for (encodings, start) in [(json!(["utf-16"]), 26), (json!(["utf-8"]), 29)] {
+        let mut session = Session::start(json!({"general": {"positionEncodings": encodings}}), Value::Null);
+        let published = session.open(uri, text);
+        let duplicate = published["diagnostics"].as_array().unwrap().iter().find(|d| d["code"] == "OOM002").unwrap();
+        assert_eq!(duplicate["range"], range(2, start, start + 4), "{encodings}");
+        assert_eq!(duplicate["relatedInformation"][0]["location"]["range"], range(2, start - 9, start - 5));
+    }
+}
+
+#[test]
+fn hover_on_a_memory_key_breaks_the_estimate_down() {
+    let mut session = Session::with_gpu("A10G");
+    session.open(SFT, &fixture("trl/sft-qwen2.5-7b.yaml"));
+    let result = hover(&mut session, SFT, 10, 5);
+    assert_eq!(result["range"], range(10, 0, 27), "the key `per_device_train_batch_size`");
+    assert_eq!(result["contents"]["kind"], "markdown");
+    let markdown = result["contents"]["value"].as_str().unwrap();
+    let estimate = sft_estimate();
+    let peak =
+        format!("**Peak ≈ {:.2} GiB** in the {} phase", gib(estimate.peak.device_bytes), estimate.peak.phase.as_str());
+    assert!(markdown.starts_with("**`per_device_train_batch_size`** · trl-sft\n\n"), "{markdown}");
+    assert!(markdown.contains(&peak), "{markdown}");
+    assert!(markdown.contains("on A10G: **does not fit**"), "{markdown}");
+    for component in estimate.components.iter().filter(|c| c.live_in.contains(&estimate.peak.phase)) {
+        let row = format!("| {} | {:.2} | `", component.name, gib(component.bytes));
+        assert!(markdown.contains(&row), "missing {row} in {markdown}");
+    }
+    assert!(markdown.contains("**This key:** halved (1): −") && markdown.contains("doubled (4): +"), "{markdown}");
+    insta::assert_snapshot!("sft_batch_hover", markdown);
+}
+
+#[test]
+fn hover_on_a_plain_key_shows_its_schema_documentation() {
+    let mut session = Session::with_gpu("A10G");
+    session.open(SFT, &fixture("trl/sft-qwen2.5-7b.yaml"));
+    let result = hover(&mut session, SFT, 24, 3);
+    let markdown = result["contents"]["value"].as_str().unwrap();
+    assert!(markdown.starts_with("**`output_dir`** · trl-sft\n\n"), "{markdown}");
+    assert!(!markdown.contains("GiB"), "output_dir moves no memory: {markdown}");
+    insta::assert_snapshot!("sft_output_dir_hover", markdown);
+    assert_eq!(hover(&mut session, SFT, 9999, 9999), Value::Null, "out-of-range positions clamp to the end");
+    assert_eq!(hover(&mut session, "file:///nowhere.yaml", 0, 0), Value::Null);
+}
+
+#[test]
+fn quick_fixes_come_from_diagnostic_data_and_rules_can_be_disabled_per_line() {
+    let mut session = Session::start(json!({}), Value::Null);
+    let text = fixture("litgpt/qlora-precision.yaml");
+    let published = session.open(QLORA, &text);
+    let diagnostic = published["diagnostics"][0].clone();
+    let actions = code_actions(&mut session, QLORA, range(7, 11, 11), json!([diagnostic]));
+    insta::assert_snapshot!("qlora_actions", pretty(&json!(actions)));
+    let disable =
+        actions.iter().find(|a| a["title"] == "Disable litgpt-quantize-mixed-precision (OOM101) for this line");
+    let disable = disable.expect("a disable action");
+    assert_eq!(disable["kind"], "quickfix");
+    assert_eq!(
+        disable["edit"],
+        json!({"changes": {QLORA: [{"range": range(7, 0, 0), "newText": "# oomlint: ignore[OOM101]\n"}]}})
+    );
+    let fix =
+        actions.iter().find(|a| a["kind"] == "quickfix" && a["edit"]["changes"][QLORA][0]["newText"] == "bf16-true");
+    assert_eq!(fix.expect("the rule's fix")["diagnostics"], json!([diagnostic]));
+
+    // Applying the suppression silences the finding.
+    let lines: Vec<&str> = text.lines().collect();
+    let suppressed = format!("{}\n# oomlint: ignore[OOM101]\n{}\n", lines[..7].join("\n"), lines[7..].join("\n"));
+    session.change(QLORA, 2, &suppressed);
+    let republished = session.diagnostics(QLORA);
+    assert_eq!(republished["version"], 2);
+    assert_eq!(codes(&republished), Vec::<String>::new());
+}
+
+#[test]
+fn fix_all_applies_every_safe_fix_in_one_edit() {
+    let mut session = Session::start(json!({}), Value::Null);
+    session.open(QLORA, &fixture("litgpt/qlora-precision.yaml"));
+    let only = json!({"diagnostics": [], "only": ["source.fixAll"]});
+    let params = json!({"textDocument": {"uri": QLORA}, "range": range(0, 0, 0), "context": only});
+    let actions = session.request("textDocument/codeAction", params);
+    assert_eq!(
+        actions,
+        json!([{
+            "title": "Fix all safe oomlint findings",
+            "kind": "source.fixAll.oomlint",
+            "edit": {"changes": {QLORA: [{"range": range(7, 11, 21), "newText": "bf16-true"}]}}
+        }])
+    );
+    let quickfix_only = json!({"diagnostics": [], "only": ["quickfix"]});
+    let params = json!({"textDocument": {"uri": QLORA}, "range": range(0, 0, 0), "context": quickfix_only});
+    assert_eq!(session.request("textDocument/codeAction", params), json!([]));
+}
+
+#[test]
+fn a_lever_is_one_edit_of_every_key_it_touches() {
+    let mut session = Session::with_gpu("A10G");
+    session.open(SFT, &fixture("trl/sft-qwen2.5-7b.yaml"));
+    let actions = code_actions(&mut session, SFT, range(10, 3, 3), json!([]));
+    let estimate = sft_estimate();
+    let lever = estimate.levers.iter().find(|l| l.fixes.first().is_some_and(|f| f.edits.len() == 2)).unwrap();
+    let title = format!(
+        "Halve per_device_train_batch_size (2→1) and double gradient_accumulation_steps (8→16): saves {:.1} GiB",
+        gib(lever.saves_bytes)
+    );
+    let action = actions.iter().find(|a| a["kind"] == "refactor.rewrite").expect("a lever action");
+    assert_eq!(
+        action,
+        &json!({
+            "title": title,
+            "kind": "refactor.rewrite",
+            "edit": {"changes": {SFT: [
+                {"range": range(10, 29, 30), "newText": "1"},
+                {"range": range(11, 29, 30), "newText": "16"}
+            ]}}
+        })
+    );
+    // On a line no lever edits, none is offered.
+    let elsewhere = code_actions(&mut session, SFT, range(24, 0, 0), json!([]));
+    assert!(elsewhere.iter().all(|a| a["kind"] != "refactor.rewrite"), "{elsewhere:?}");
+}
+
+#[test]
+fn completion_offers_missing_keys_and_enum_and_boolean_values() {
+    let mut session = Session::start(json!({}), Value::Null);
+    let text = fixture("litgpt/qlora-precision.yaml").replace("  epochs: 4\n", "  epochs: 4\n  lr\n");
+    session.open(QLORA, &text);
+    let line = text.lines().position(|l| l == "  lr").unwrap() as u32;
+    let params = json!({"textDocument": {"uri": QLORA}, "position": position(line, 4)});
+    let items = session.request("textDocument/completion", params);
+    let labels: Vec<&str> = items.as_array().unwrap().iter().map(|i| i["label"].as_str().unwrap()).collect();
+    assert!(labels.contains(&"lr_warmup_fraction"), "{labels:?}");
+    assert!(labels.contains(&"max_steps"), "{labels:?}");
+    assert!(!labels.contains(&"epochs") && !labels.contains(&"micro_batch_size"), "keys already present: {labels:?}");
+    assert!(!labels.contains(&"precision"), "top-level keys belong elsewhere: {labels:?}");
+    let warmup = items.as_array().unwrap().iter().find(|i| i["label"] == "lr_warmup_fraction").unwrap();
+    assert_eq!(warmup["kind"], 10, "property");
+    assert_eq!(warmup["textEdit"], json!({"range": range(line, 2, 4), "newText": "lr_warmup_fraction: "}));
+    assert_eq!(warmup["documentation"]["kind"], "markdown");
+
+    let precision_line = text.lines().position(|l| l.starts_with("precision:")).unwrap() as u32;
+    let edited = text.replace("precision: bf16-mixed", "precision: bf");
+    session.change(QLORA, 2, &edited);
+    session.diagnostics(QLORA);
+    let params = json!({"textDocument": {"uri": QLORA}, "position": position(precision_line, 13)});
+    let values = session.request("textDocument/completion", params);
+    let bf16_true = values.as_array().unwrap().iter().find(|i| i["label"] == "bf16-true").expect("bf16-true");
+    assert_eq!(bf16_true["textEdit"], json!({"range": range(precision_line, 11, 13), "newText": "bf16-true"}));
+    assert_eq!(bf16_true["kind"], 12, "value");
+
+    let mut session = Session::start(json!({}), Value::Null);
+    let sft = fixture("trl/sft-qwen2.5-7b.yaml").replace("packing: true", "packing: ");
+    session.open(SFT, &sft);
+    let line = sft.lines().position(|l| l.starts_with("packing:")).unwrap() as u32;
+    let params = json!({"textDocument": {"uri": SFT}, "position": position(line, 9)});
+    let values = session.request("textDocument/completion", params);
+    let labels: Vec<&str> = values.as_array().unwrap().iter().map(|i| i["label"].as_str().unwrap()).collect();
+    assert_eq!(labels, ["true", "false"]);
+}
+
+#[test]
+fn the_code_lens_summarises_the_estimate() {
+    let mut session = Session::with_gpu("A10G");
+    session.open(SFT, &fixture("trl/sft-qwen2.5-7b.yaml"));
+    let lenses = session.request("textDocument/codeLens", json!({"textDocument": {"uri": SFT}}));
+    let estimate = sft_estimate();
+    let gpu = resolve_gpu("A10G").unwrap();
+    let title = format!(
+        "≈ {:.1} GiB of {:.1} GiB on A10G — does not fit",
+        gib(estimate.peak.device_bytes),
+        gib(gpu.memory_bytes)
+    );
+    assert_eq!(
+        lenses,
+        json!([{"range": range(0, 0, 0), "command": {"title": title, "command": "oomlint.showEstimate", "arguments": [SFT]}}])
+    );
+    let shown =
+        session.request("workspace/executeCommand", json!({"command": "oomlint.showEstimate", "arguments": [SFT]}));
+    assert_eq!(shown["summary"], title);
+    assert_eq!(shown["estimate"]["peak"]["device_bytes"], estimate.peak.device_bytes);
+    assert!(shown["markdown"].as_str().unwrap().contains("| component | GiB |"));
+
+    let mut without_gpu = Session::start(json!({}), Value::Null);
+    without_gpu.open(SFT, &fixture("trl/sft-qwen2.5-7b.yaml"));
+    let lenses = without_gpu.request("textDocument/codeLens", json!({"textDocument": {"uri": SFT}}));
+    let title = lenses[0]["command"]["title"].as_str().unwrap();
+    assert!(title.ends_with("; set oomlint.gpu to judge the fit"), "{title}");
+}
+
+#[test]
+fn configuration_changes_republish_every_open_document() {
+    let mut session = Session::start(json!({}), Value::Null);
+    let first = session.open(SFT, &fixture("trl/sft-qwen2.5-7b.yaml"));
+    assert!(!codes(&first).contains(&"OOM601".to_string()), "no GPU, no verdict");
+
+    session.notify("workspace/didChangeConfiguration", json!({"settings": {"oomlint": {"gpu": "A10G"}}}));
+    let with_gpu = session.diagnostics(SFT);
+    assert_eq!(with_gpu["version"], 1);
+    assert!(codes(&with_gpu).contains(&"OOM601".to_string()), "{with_gpu}");
+
+    let settings = json!({"settings": {"oomlint": {"gpu": "A10G", "ignore": ["exceeds-gpu-memory"]}}});
+    session.notify("workspace/didChangeConfiguration", settings);
+    assert!(!codes(&session.diagnostics(SFT)).contains(&"OOM601".to_string()));
+
+    session.notify(
+        "workspace/didChangeConfiguration",
+        json!({"settings": {"oomlint": {"gpu": "A10G", "select": ["OOM6"]}}}),
+    );
+    assert_eq!(codes(&session.diagnostics(SFT)), ["OOM601"]);
+
+    session.notify("workspace/didChangeConfiguration", json!({"settings": {"oomlint": {"gpu": "Z99"}}}));
+    let message = session.notification("window/showMessage");
+    assert_eq!(message["type"], 2, "a warning");
+    assert!(message["message"].as_str().unwrap().contains("unknown GPU `Z99`"), "{message}");
+    assert!(session.shutdown().success());
+}
+
+#[test]
+fn project_settings_apply_and_a_modeline_wins() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("oomlint.toml"), "gpu = \"A10G\"\n").unwrap();
+    let file = dir.path().join("sft.yaml");
+    let text = fixture("trl/sft-qwen2.5-7b.yaml");
+    std::fs::write(&file, &text).unwrap();
+    let uri = format!("file://{}", file.display());
+    let mut session = Session::start(json!({}), Value::Null);
+    assert!(codes(&session.open(&uri, &text)).contains(&"OOM601".to_string()), "oomlint.toml names the A10G");
+    session.change(&uri, 2, &format!("# oomlint: gpu=H200\n{text}"));
+    let on_h200 = session.diagnostics(&uri);
+    assert_eq!(on_h200["version"], 2);
+    assert!(!codes(&on_h200).contains(&"OOM601".to_string()), "{on_h200}");
+}
+
+#[test]
+fn survives_malformed_messages_unknown_documents_and_bad_edits() {
+    let mut session = Session::start(json!({}), Value::Null);
+    session.send_raw("{this is not json");
+    let error = session.wait(|m| m.get("error").is_some());
+    assert_eq!(error["error"]["code"], -32700, "parse error: {error}");
+    session.send_raw(r#"{"jsonrpc":"2.0","id":"x","method":"textDocument/hover","params":{"nonsense":true}}"#);
+    let invalid = session.wait(|m| m["id"] == "x");
+    assert_eq!(invalid["error"]["code"], -32602, "invalid params: {invalid}");
+    session.change("file:///never-opened.yaml", 5, "a: 1");
+    session.notify("textDocument/didClose", json!({"textDocument": {"uri": "file:///never-opened.yaml"}}));
+
+    // A ranged edit past the end clamps to the end of the text.
+    session.open(QLORA, "checkpoint_dir: checkpoints/meta-llama/Llama-3.2-3B\n");
+    let change = json!({"range": range(99, 0, 120), "text": "precision: bf16-mixed\nquantize: bnb.nf4\n"});
+    session.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": QLORA, "version": 2}, "contentChanges": [change]}),
+    );
+    let published = session.diagnostics(QLORA);
+    assert_eq!(published["version"], 2);
+    assert_eq!(codes(&published), ["OOM101"]);
+    assert_eq!(published["diagnostics"][0]["range"], range(1, 11, 21));
+
+    let unknown = session.call("workspace/executeCommand", json!({"command": "nope", "arguments": []}));
+    assert_eq!(unknown["error"]["code"], -32602);
+    assert_eq!(
+        session.request("textDocument/codeLens", json!({"textDocument": {"uri": "file:///x.yaml"}})),
+        Value::Null
+    );
+    assert!(session.shutdown().success());
+}
+
+#[test]
+fn exit_without_shutdown_is_an_error_status() {
+    let mut session = Session::start(json!({}), Value::Null);
+    session.notify("exit", Value::Null);
+    assert_eq!(session.exit_status().code(), Some(1));
+}
+
+#[test]
+fn many_documents_and_rapid_changes_keep_their_versions() {
+    let mut session = Session::start(json!({}), Value::Null);
+    let qlora = fixture("litgpt/qlora-precision.yaml");
+    let other = "file:///project/other/qlora-precision.yaml";
+    session.open(QLORA, &qlora);
+    session.open(other, &qlora);
+    for version in 2..=30 {
+        let text = if version % 2 == 0 { qlora.replace("bf16-mixed", "bf16-true") } else { qlora.clone() };
+        session.change(QLORA, version, &text);
+    }
+    let last = session.wait(|m| m["params"]["uri"] == QLORA && m["params"]["version"] == 30);
+    assert_eq!(codes(&last["params"]), Vec::<String>::new());
+    session.notify("textDocument/didClose", json!({"textDocument": {"uri": QLORA}}));
+    assert_eq!(session.diagnostics(QLORA)["diagnostics"], json!([]));
+    let hover_other = hover(&mut session, other, 7, 3);
+    assert!(hover_other["contents"]["value"].as_str().unwrap().starts_with("**`precision`**"));
+    assert_eq!(hover(&mut session, QLORA, 7, 3), Value::Null, "closed");
+}

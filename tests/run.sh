@@ -25,3 +25,9 @@ if ! command -v nvim >/dev/null; then
 fi
 cargo build --locked
 bash tests/nvim/run.sh target/debug/oomlint
+
+echo "== VS Code extension (npm ci, build, node:test with the protocol test, vsce package)"
+bash tests/vscode/test.sh
+
+echo "== schema/ with check-jsonschema (metaschema, fixtures)"
+python3 tests/schemas/validate_fixtures.py

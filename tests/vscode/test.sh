@@ -22,7 +22,7 @@ npm test --silent
 echo "-- vsce package"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
-npx vsce package --out "$out/oomlint.vsix" < /dev/null
+npx @vscode/vsce package --out "$out/oomlint.vsix" < /dev/null
 [ -s "$out/oomlint.vsix" ] || { echo "FAIL: vsce built no .vsix" >&2; exit 1; }
 python3 - "$out/oomlint.vsix" <<'PY'
 import sys, zipfile

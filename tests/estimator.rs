@@ -81,7 +81,14 @@ fn allocated_view_matches_the_oracle() {
         let err = est.peak.allocated_bytes as f64 / row.peak - 1.0;
         println!("{} {:?} b={} s={}: {:+.1} %", row.model, row.method, row.batch, row.seq, err * 100.0);
         if err.abs() > TOLERANCE {
-            failures.push(format!("{} {:?} b={} s={}: {:+.1} %", row.model, row.method, row.batch, row.seq, err * 100.0));
+            failures.push(format!(
+                "{} {:?} b={} s={}: {:+.1} %",
+                row.model,
+                row.method,
+                row.batch,
+                row.seq,
+                err * 100.0
+            ));
         }
     }
     assert!(failures.is_empty(), "outside ±{} %: {failures:?}", TOLERANCE * 100.0);

@@ -388,6 +388,27 @@ pub fn logits_component(s: &Setup) -> Component {
     }
 }
 
+/// LitGPT's loop keeps the list of logit chunks referenced until the next iteration, so the
+/// 16-bit logits are still allocated during `optimizer.step()`.
+pub fn retained_logits(s: &Setup) -> Option<Component> {
+    if s.implementation != Implementation::Litgpt {
+        return None;
+    }
+    let v = vocab(s);
+    Some(Component {
+        name: "logits-retained",
+        bytes: s.tokens() * s.compute_bytes * v,
+        phase: Phase::OptimizerStep,
+        live_in: vec![Phase::OptimizerStep],
+        formula: format!(
+            "T × β·V = {} × {} × {v} (the loop's `logits` variable outlives backward)",
+            s.tokens(),
+            s.compute_bytes
+        ),
+        provenance: Provenance::Derived,
+    })
+}
+
 fn head_trainable(s: &Setup) -> bool {
     matches!(s.method, Method::Full | Method::Pretrain) || s.lora_targets.lm_head
 }

@@ -28,7 +28,11 @@ pub fn reference_model(s: &Setup) -> Option<Component> {
     })
 }
 
-/// vLLM colocated in the training process: a slab of `util × total` (Unsloth: `util × free`).
+/// vLLM colocated in the training process: a slab of `util × total`. Unsloth
+/// (`fraction_of_free`, `fast_inference=True`) budgets `util × free` at load time, before
+/// any weights are on the GPU, and vLLM holds the base weights the trainer then shares
+/// (`unsloth-zoo` `vllm_utils.py` `load_vllm`, `convert_vllm_to_huggingface`): the slab
+/// beyond the shared weights is what vLLM adds.
 pub fn vllm_reservation(s: &Setup, used_before_load: u64) -> Option<Component> {
     let rl = s.rl.as_ref()?;
     let vllm = rl.vllm.as_ref()?;
@@ -38,8 +42,14 @@ pub fn vllm_reservation(s: &Setup, used_before_load: u64) -> Option<Component> {
     let total = s.gpu_capacity?;
     let util = vllm.gpu_memory_utilization.value.clamp(0.0, 1.0);
     let (bytes, formula) = if vllm.fraction_of_free {
-        let free = total.saturating_sub(used_before_load);
-        ((util * free as f64) as u64, format!("{util} × free memory at load ({free} B)"))
+        // The base weights are not on the GPU yet when Unsloth measures free memory: vLLM loads them.
+        let shared = weights::weights_component(s).bytes;
+        let free = total.saturating_sub(used_before_load.saturating_sub(shared));
+        let budget = (util * free as f64) as u64;
+        (
+            budget.saturating_sub(shared),
+            format!("{util} × free memory at load ({free} B), less the base weights shared with training ({shared} B)"),
+        )
     } else {
         ((util * total as f64) as u64, format!("{util} × total memory ({total} B)"))
     };

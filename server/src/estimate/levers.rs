@@ -303,7 +303,7 @@ pub fn levers(plan: &Plan, arch: &Architecture, gpu: Option<&Gpu>, base: &Core) 
             })
         })
         .collect();
-    out.sort_by(|a, b| b.saves_bytes.cmp(&a.saves_bytes));
+    out.sort_by_key(|l| std::cmp::Reverse(l.saves_bytes));
     out
 }
 

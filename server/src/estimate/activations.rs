@@ -331,7 +331,7 @@ pub fn activations_component(s: &Setup) -> Component {
     };
     Component {
         name: "activations",
-        bytes: tokens * per_token,
+        bytes: tokens.saturating_mul(per_token),
         phase: Phase::Forward,
         live_in: vec![Phase::Forward, Phase::Backward],
         formula: format!("{tokens} tokens: {formula}"),
@@ -377,7 +377,7 @@ pub fn logits_component(s: &Setup) -> Component {
             )
         }
     };
-    let bytes = tokens * (per_token + head_input + final_norm) + chunk_bytes;
+    let bytes = tokens.saturating_mul(per_token + head_input + final_norm).saturating_add(chunk_bytes);
     Component {
         name: "logits-loss",
         bytes,
@@ -397,7 +397,7 @@ pub fn retained_logits(s: &Setup) -> Option<Component> {
     let v = vocab(s);
     Some(Component {
         name: "logits-retained",
-        bytes: s.tokens() * s.compute_bytes * v,
+        bytes: s.tokens().saturating_mul(s.compute_bytes * v),
         phase: Phase::OptimizerStep,
         live_in: vec![Phase::OptimizerStep],
         formula: format!(
@@ -421,7 +421,7 @@ pub fn backward_temporaries(s: &Setup) -> Component {
     let per_token = 2 * beta * h + 2 * beta * i;
     Component {
         name: "backward-temporaries",
-        bytes: s.tokens() * per_token,
+        bytes: s.tokens().saturating_mul(per_token),
         phase: Phase::Backward,
         live_in: vec![Phase::Backward],
         formula: format!(

@@ -78,7 +78,7 @@ pub fn generate_kv_cache(s: &Setup) -> Option<Component> {
     let per_token = 2 * attention_layers * weights::kv_width(a) * s.compute_bytes;
     Some(Component {
         name: "kv-cache",
-        bytes: batch * length * per_token,
+        bytes: batch.saturating_mul(length).saturating_mul(per_token),
         phase: Phase::Generation,
         live_in: vec![Phase::Generation],
         formula: format!(

@@ -158,7 +158,8 @@ pub fn estimate(plan: &Plan, arch: &Architecture, gpu: Option<&Gpu>) -> Estimate
 
 /// Fits, tight (< 10 % headroom) or exceeds.
 pub fn judge(device_bytes: u64, capacity: u64) -> Fit {
-    let headroom = capacity as i64 - device_bytes as i64;
+    let headroom =
+        (i128::from(capacity) - i128::from(device_bytes)).clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
     let verdict = if headroom < 0 {
         Verdict::Exceeds
     } else if (headroom as f64) < TIGHT_HEADROOM * capacity as f64 {

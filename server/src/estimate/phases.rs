@@ -45,8 +45,7 @@ pub fn evaluate(s: &Setup) -> Core {
             allocated_bytes: components
                 .iter()
                 .filter(|c| !outside_allocator(c.name) && c.live_in.contains(&phase))
-                .map(|c| c.bytes)
-                .sum(),
+                .fold(0u64, |acc, c| acc.saturating_add(c.bytes)),
         })
         .collect();
     let top = phases
@@ -57,10 +56,10 @@ pub fn evaluate(s: &Setup) -> Core {
     let paged: u64 = components.iter().filter(|c| c.name == "optimizer-paged").map(|c| c.bytes).sum();
     components.retain(|c| c.name != "optimizer-paged");
     let overhead = views::allocator_overhead(s, top.allocated_bytes, top.phase);
-    let reserved = top.allocated_bytes + overhead.bytes;
+    let reserved = top.allocated_bytes.saturating_add(overhead.bytes);
     components.push(overhead);
     let outside = views::outside_allocator(s, paged);
-    let device = reserved + outside.iter().map(|c| c.bytes).sum::<u64>();
+    let device = outside.iter().fold(reserved, |acc, c| acc.saturating_add(c.bytes));
     components.extend(outside);
     Core {
         components,

@@ -151,6 +151,7 @@ impl Setup {
             Some(l) => (l.rank.value, l.dropout.value > 0.0, l.targets.value.clone()),
             None => (8, false, LoraTargets::default()),
         };
+        let arch = &bounded(arch);
         let counts = weights::count(arch, implementation);
         let expandable_segments = plan
             .allocator
@@ -167,8 +168,8 @@ impl Setup {
             compute_bytes,
             trainable_bytes,
             mixed,
-            micro_batch: micro_batch.max(1),
-            seq_len,
+            micro_batch: micro_batch.clamp(1, MAX_MICRO_BATCH),
+            seq_len: seq_len.min(MAX_SEQ_LEN),
             grad_accumulation,
             world,
             checkpointing,
@@ -193,6 +194,34 @@ impl Setup {
         setup.trainable = trainable_parameters(&setup);
         setup
     }
+}
+
+const MAX_MICRO_BATCH: u64 = 1 << 16;
+const MAX_SEQ_LEN: u64 = 1 << 22;
+
+/// The architecture with every dimension capped, so that no product of them overflows.
+fn bounded(arch: &Architecture) -> Architecture {
+    let mut a = arch.clone();
+    a.n_layer = a.n_layer.min(1 << 10);
+    a.n_mamba_layers = a.n_mamba_layers.min(a.n_layer);
+    a.n_embd = a.n_embd.min(1 << 16);
+    a.n_head = a.n_head.min(1 << 10);
+    a.n_query_groups = a.n_query_groups.min(a.n_head.max(1));
+    a.head_size = a.head_size.min(1 << 10);
+    a.intermediate_size = a.intermediate_size.min(1 << 20);
+    a.moe_intermediate_size = a.moe_intermediate_size.map(|w| w.min(1 << 20));
+    a.shared_expert_intermediate_size = a.shared_expert_intermediate_size.map(|w| w.min(1 << 20));
+    a.n_expert = a.n_expert.min(1 << 10);
+    a.n_expert_per_token = a.n_expert_per_token.min(a.n_expert.max(1));
+    a.vocab_size = a.vocab_size.min(1 << 22);
+    a.padded_vocab_size = a.padded_vocab_size.min(1 << 22);
+    if let Some(m) = a.mamba.as_mut() {
+        m.d_state = m.d_state.min(1 << 12);
+        m.n_heads = m.n_heads.min(1 << 10);
+        m.head_dim = m.head_dim.min(1 << 10);
+        m.n_groups = m.n_groups.min(1 << 6);
+    }
+    a
 }
 
 fn value_or(field: &Option<crate::plan::Sourced<u64>>, default: u64, what: &str, missing: &mut Vec<String>) -> u64 {
@@ -288,7 +317,7 @@ fn trainable_parameters(s: &Setup) -> u64 {
     let h = a.n_embd;
     match s.method {
         Method::Full | Method::Pretrain => s.counts.total,
-        Method::Lora | Method::Qlora => lora_modules(s).iter().map(|(d_in, d_out)| s.lora_rank * (d_in + d_out)).sum(),
+        Method::Lora | Method::Qlora => lora_parameters(s),
         Method::Adapter => adapter_v1(a),
         Method::AdapterV2 => {
             let per_layer_out = weights::q_width(a) + 2 * weights::kv_width(a) + h + mlp_out_features(a);
@@ -314,52 +343,22 @@ fn mlp_out_features(a: &Architecture) -> u64 {
     }
 }
 
-/// (d_in, d_out) of every LoRA-adapted linear in the model.
-pub fn lora_modules(s: &Setup) -> Vec<(u64, u64)> {
+/// `r·(d_in + d_out)` summed over every LoRA-adapted linear in the model.
+fn lora_parameters(s: &Setup) -> u64 {
     let a = &s.arch;
     let t = &s.lora_targets;
     let h = a.n_embd;
     let q = weights::q_width(a);
     let kv = weights::kv_width(a);
-    let i = match a.mlp {
-        MlpKind::Moe => a.moe_intermediate_size.unwrap_or(a.intermediate_size),
-        _ => a.intermediate_size,
-    };
-    let experts = if a.mlp == MlpKind::Moe { a.n_expert.max(1) } else { 1 };
-    let attention_layers = a.n_layer - a.n_mamba_layers.min(a.n_layer);
-    let mut per_attention = Vec::new();
-    if t.query {
-        per_attention.push((h, q));
-    }
-    if t.key {
-        per_attention.push((h, kv));
-    }
-    if t.value {
-        per_attention.push((h, kv));
-    }
-    if t.output {
-        per_attention.push((q, h));
-    }
-    let mut per_mlp = Vec::new();
     let gated = a.mlp != MlpKind::Gelu;
-    if t.mlp_gate && gated {
-        per_mlp.push((h, i));
-    }
-    if t.mlp_up {
-        per_mlp.push((h, i));
-    }
-    if t.mlp_down {
-        per_mlp.push((i, h));
-    }
-    let mut modules = Vec::new();
-    for _ in 0..attention_layers {
-        modules.extend(per_attention.iter().copied());
-    }
-    for _ in 0..a.n_layer * experts {
-        modules.extend(per_mlp.iter().copied());
-    }
-    if t.lm_head {
-        modules.push((h, weights::vocab_rows(a, s.implementation)));
-    }
-    modules
+    let (i, experts) = match a.mlp {
+        MlpKind::Moe => (a.expert_intermediate_size(), a.n_expert.max(1)),
+        _ => (a.intermediate_size, 1),
+    };
+    let width = |on: bool, d_in: u64, d_out: u64| if on { d_in + d_out } else { 0 };
+    let per_attention = width(t.query, h, q) + width(t.key, h, kv) + width(t.value, h, kv) + width(t.output, q, h);
+    let per_mlp = width(t.mlp_gate && gated, h, i) + width(t.mlp_up, h, i) + width(t.mlp_down, i, h);
+    let attention_layers = a.n_layer - a.n_mamba_layers.min(a.n_layer);
+    let head = width(t.lm_head, h, weights::vocab_rows(a, s.implementation));
+    s.lora_rank * (attention_layers * per_attention + a.n_layer * experts * per_mlp + head)
 }

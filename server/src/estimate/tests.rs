@@ -195,3 +195,23 @@ fn degenerate_architecture_does_not_panic() {
     let est = estimate(&litgpt_lora(0, 0), &a, Some(&gpu(0)));
     assert!(est.peak.device_bytes > 0);
 }
+
+#[test]
+fn huge_dimensions_saturate_instead_of_overflowing() {
+    let a = Architecture {
+        n_layer: u64::MAX,
+        n_embd: u64::MAX,
+        n_head: u64::MAX,
+        n_query_groups: u64::MAX,
+        head_size: u64::MAX,
+        intermediate_size: u64::MAX,
+        vocab_size: u64::MAX,
+        padded_vocab_size: u64::MAX,
+        block_size: u64::MAX,
+        ..Architecture::default()
+    };
+    let mut p = litgpt_lora(u64::MAX, u64::MAX);
+    p.devices = Some(d(u64::MAX));
+    let est = estimate(&p, &a, Some(&gpu(80)));
+    assert_eq!(est.fit.map(|f| f.verdict), Some(Verdict::Exceeds));
+}

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds and tests the VS Code extension in editors/vscode on a fresh machine (Node 20, npm):
 # `npm ci`, the TypeScript build and bundle, the node:test tests (unit tests, the bundle
-# activated against a stand-in `vscode` module, and the protocol test that drives this
-# checkout's `oomlint server` with vscode-jsonrpc), then `vsce package`, checking what the
-# .vsix holds and deleting it.
+# activated against a stand-in `vscode` module, the protocol test that drives this
+# checkout's `oomlint server` with vscode-jsonrpc, and yaml-language-server reading schema/
+# through the modeline and `yaml.schemas`), then `vsce package`, checking what the .vsix
+# holds and deleting it.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 

@@ -1,0 +1,3 @@
+//! Speed benchmark (being written): `cargo bench --bench speed`.
+
+fn main() {}

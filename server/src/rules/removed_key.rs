@@ -21,8 +21,10 @@
 //!
 //! ## Fix
 //! Rename the key to its replacement. Fix safety: **safe** when the replacement is not
-//! already set and the value is valid for it (a pure rename keeps the meaning); no fix
-//! when the key has no replacement or the value must change shape.
+//! already set and the value is valid for it (a pure rename keeps the meaning). When the
+//! replacement is already set, the fix deletes the old entry: **unsafe**, since the two
+//! values may differ. No fix when the key has no replacement or the value must change
+//! shape.
 //!
 //! ## Source
 //! `x-removed` / `x-deprecated` in `schema/*.json`, from transformers
@@ -30,8 +32,9 @@
 //! `utils/schemas/deprecated.py` (each entry names the release).
 
 use super::{Context, Reporter};
-use crate::diagnostic::{Applicability, Fix, Severity};
+use crate::diagnostic::{Applicability, Edit, Fix, Severity};
 use crate::fix::replace_keeping_quotes;
+use crate::span::Span;
 
 pub fn check(ctx: &Context, out: &mut Reporter) {
     for removed in &ctx.schema.removed_keys {
@@ -54,14 +57,33 @@ pub fn check(ctx: &Context, out: &mut Reporter) {
         if removed.deprecated_only {
             diagnostic.severity = diagnostic.severity.min(Severity::Warning);
         }
-        if let Some(replacement) = &removed.replacement {
-            if !removed.replacement_present && removed.value_fits_replacement {
+        let Some(replacement) = &removed.replacement else { continue };
+        if !removed.replacement_present && removed.value_fits_replacement {
+            diagnostic.with_fix(Fix {
+                title: format!("Rename to `{replacement}`"),
+                applicability: Applicability::Safe,
+                edits: vec![replace_keeping_quotes(ctx.text, removed.key_span, replacement)],
+            });
+        } else if removed.replacement_present {
+            if let Some(lines) = entry_lines(ctx.text, removed.key_span, removed.value_span) {
                 diagnostic.with_fix(Fix {
-                    title: format!("Rename to `{replacement}`"),
-                    applicability: Applicability::Safe,
-                    edits: vec![replace_keeping_quotes(ctx.text, removed.key_span, replacement)],
+                    title: format!("Remove `{}` (`{replacement}` is set)", removed.key),
+                    applicability: Applicability::Unsafe,
+                    edits: vec![Edit::delete(lines)],
                 });
             }
         }
     }
+}
+
+/// The whole lines of an entry that starts its line and ends its last one (a trailing
+/// comment goes with it); None when other content shares those lines.
+fn entry_lines(text: &str, key: Span, value: Span) -> Option<Span> {
+    let start = text[..key.start].rfind('\n').map_or(0, |i| i + 1);
+    if !text[start..key.start].trim().is_empty() {
+        return None;
+    }
+    let end = text[value.end..].find('\n').map_or(text.len(), |i| value.end + i + 1);
+    let rest = text[value.end..end].trim();
+    (rest.is_empty() || rest.starts_with('#')).then_some(Span::new(start, end))
 }

@@ -38,7 +38,7 @@ pub fn check(ctx: &Context, out: &mut Reporter) {
     let Some(world) = batch.world else { return };
     let step = batch.micro.saturating_mul(world);
     let accumulation = (batch.global / world.max(1)).checked_div(batch.micro).unwrap_or(0);
-    if step == 0 || accumulation == 0 || batch.global % step == 0 {
+    if step == 0 || accumulation == 0 || batch.global.is_multiple_of(step) {
         return;
     }
     let effective = accumulation * step;

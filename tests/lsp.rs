@@ -140,6 +140,20 @@ fn hover_on_a_memory_key_breaks_the_estimate_down() {
 }
 
 #[test]
+fn hover_prices_the_other_values_of_enums_and_booleans() {
+    let mut session = Session::with_gpu("A10G");
+    session.open(QLORA, &fixture("litgpt/qlora-precision.yaml"));
+    let precision = hover(&mut session, QLORA, 7, 2);
+    let markdown = precision["contents"]["value"].as_str().unwrap();
+    assert!(markdown.contains("**This key:** "), "{markdown}");
+    assert!(markdown.contains("`bf16-true`: −") && markdown.contains("`32-true`: +"), "{markdown}");
+    assert!(!markdown.contains("`bf16-mixed`:"), "the current value is not priced: {markdown}");
+    let line = fixture("litgpt/qlora-precision.yaml").lines().position(|l| l == "lora_mlp: true").unwrap() as u32;
+    let lora_mlp = hover(&mut session, QLORA, line, 2);
+    assert!(lora_mlp["contents"]["value"].as_str().unwrap().contains("**This key:** set to false: −"));
+}
+
+#[test]
 fn hover_on_a_plain_key_shows_its_schema_documentation() {
     let mut session = Session::with_gpu("A10G");
     session.open(SFT, &fixture("trl/sft-qwen2.5-7b.yaml"));
@@ -179,6 +193,13 @@ fn quick_fixes_come_from_diagnostic_data_and_rules_can_be_disabled_per_line() {
     let republished = session.diagnostics(QLORA);
     assert_eq!(republished["version"], 2);
     assert_eq!(codes(&republished), Vec::<String>::new());
+
+    // Hovering the code in the comment shows the rule's documentation.
+    let on_code = hover(&mut session, QLORA, 7, 22);
+    assert_eq!(on_code["range"], range(7, 18, 24));
+    let markdown = on_code["contents"]["value"].as_str().unwrap();
+    let rule = oomlint::rules::find("OOM101").unwrap();
+    assert_eq!(markdown, format!("**OOM101** · `litgpt-quantize-mixed-precision`\n\n{}", rule.doc()));
 }
 
 #[test]

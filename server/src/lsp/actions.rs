@@ -138,10 +138,10 @@ fn verb(old: &str, edit: &Edit) -> &'static str {
 }
 
 /// Inserts `# oomlint: ignore[CODE]` on the line above the finding, or adds the code to
-/// such a comment already there. `None` for JSON, which has no comments.
+/// such a comment already there. `None` for JSON and notebooks, which have no `#` comments.
 fn suppression(document: &OpenDocument, positions: &Positions, range: Range, code: &str) -> Option<TextEdit> {
     let analysis = &document.analysis;
-    if analysis.document.language == Language::Json {
+    if matches!(analysis.document.language, Language::Json | Language::Notebook) {
         return None;
     }
     let text = &analysis.text;

@@ -6,40 +6,44 @@ use super::breakdown::{gib, markdown};
 use super::docs::property_markdown;
 use super::locate::{entry_at, Located};
 use super::state::OpenDocument;
-use crate::analysis::{analyze_text, Options};
+use crate::analysis::analyze_text;
+use crate::diagnostic::Edit;
 use crate::estimate::Estimate;
+use crate::fix::replace_keeping_quotes;
 use crate::format::Format;
+use crate::rules;
 use crate::schema::property_doc;
 use crate::span::Span;
+use crate::suppression;
 use crate::syntax::{Entry, ScalarKind};
 use serde_json::Value;
 
 /// The Markdown shown for the key under `offset`, and the key's span.
-pub fn hover(
-    document: &OpenDocument,
-    offset: usize,
-    options: &Options,
-    headroom: Option<f64>,
-) -> Option<(String, Span)> {
+pub fn hover(document: &OpenDocument, offset: usize) -> Option<(String, Span)> {
     let analysis = &document.analysis;
+    if let Some(found) = suppressed_rule(document, offset) {
+        return Some(found);
+    }
     if analysis.format == Format::Unknown {
         return None;
     }
     let Located { path, entry } = entry_at(&analysis.document, offset)?;
     let mut out = format!("**`{}`** · {}", path.join("."), analysis.format.name());
-    if let Some(doc) = property_doc(analysis.format, &path) {
-        let text = property_markdown(&doc);
+    let doc = property_doc(analysis.format, &path);
+    if let Some(doc) = &doc {
+        let text = property_markdown(doc);
         if !text.is_empty() {
             out.push_str("\n\n");
             out.push_str(&text);
         }
     }
     if let Some(estimate) = &analysis.estimate {
-        let costs = costs(document, entry, estimate, options);
+        let enum_values = doc.as_ref().map_or(&[][..], |d| &d.enum_values[..]);
+        let costs = costs(document, entry, enum_values, estimate);
         let levers = levers_on(entry, estimate);
         if !costs.is_empty() || !levers.is_empty() || sets_plan_field(document, entry) {
             out.push_str("\n\n---\n\n");
-            out.push_str(&markdown(estimate, analysis.gpu.as_ref(), headroom));
+            out.push_str(&markdown(estimate, analysis.gpu.as_ref(), document.headroom));
             if !costs.is_empty() {
                 out.push_str(&format!("\n\n**This key:** {}", costs.join(" · ")));
             }
@@ -51,39 +55,71 @@ pub fn hover(
     Some((out, entry.key_span))
 }
 
-/// Values to try in place of the entry's: halved and doubled numbers, the other boolean.
-fn variations(entry: &Entry) -> Vec<(&'static str, String)> {
+/// The documentation of the rule named at `offset` inside `# oomlint: ignore[...]`.
+fn suppressed_rule(document: &OpenDocument, offset: usize) -> Option<(String, Span)> {
+    let analysis = &document.analysis;
+    let suppressions = suppression::parse(&analysis.text, &analysis.document.comments, &analysis.line_index);
+    let code = suppressions.iter().flat_map(|s| &s.codes).find(|c| c.span.start <= offset && offset <= c.span.end)?;
+    let rule = rules::find(code.rule?)?;
+    Some((format!("**{}** · `{}`\n\n{}", rule.code, rule.name, rule.doc()), code.span))
+}
+
+/// Values to try in place of the entry's, each with its label: halved and doubled
+/// numbers, the other boolean, and the other values of a string enum.
+fn variations(entry: &Entry, enum_values: &[Value]) -> Vec<(String, String)> {
     let Some(scalar) = entry.value.as_scalar() else { return Vec::new() };
+    let halve_double = |half: String, double: Option<String>| {
+        let mut out = vec![(format!("halved ({half})"), half)];
+        out.extend(double.map(|d| (format!("doubled ({d})"), d)));
+        out
+    };
     match scalar.kind {
-        ScalarKind::Int(n) if n >= 2 => vec![("halved", (n / 2).to_string()), ("doubled", (n * 2).to_string())],
-        ScalarKind::Int(1) => vec![("doubled", "2".into())],
+        ScalarKind::Int(n) if n >= 2 => halve_double((n / 2).to_string(), n.checked_mul(2).map(|d| d.to_string())),
+        ScalarKind::Int(1) => vec![("doubled (2)".into(), "2".into())],
+        // A fraction (vLLM's memory share) is not doubled past 1.
         ScalarKind::Float(f) if f > 0.0 => {
-            let mut out = vec![("halved", format!("{}", f / 2.0))];
-            if f > 1.0 || f * 2.0 <= 1.0 {
-                out.push(("doubled", format!("{}", f * 2.0)));
-            }
-            out
+            halve_double(format!("{}", f / 2.0), (f > 1.0 || f * 2.0 <= 1.0).then(|| format!("{}", f * 2.0)))
         }
-        ScalarKind::Bool(b) => vec![("set to", (!b).to_string())],
+        ScalarKind::Bool(b) => vec![(format!("set to {}", !b), (!b).to_string())],
+        ScalarKind::Str => enum_values
+            .iter()
+            .filter_map(Value::as_str)
+            .filter(|v| *v != scalar.text)
+            .take(MAX_ALTERNATIVES)
+            .map(|v| (format!("`{v}`"), v.to_string()))
+            .collect(),
         _ => Vec::new(),
     }
 }
 
-/// The change of the device peak for each variation, e.g. `halved (1): −2.10 GiB`.
-fn costs(document: &OpenDocument, entry: &Entry, estimate: &Estimate, options: &Options) -> Vec<String> {
+/// At most this many other enum values are tried (each is one more analysis).
+const MAX_ALTERNATIVES: usize = 8;
+
+/// The change of the device peak for each variation, e.g. `halved (1): −2.10 GiB`
+/// (enum values that change nothing are left out); empty when none changes it.
+fn costs(document: &OpenDocument, entry: &Entry, enum_values: &[Value], estimate: &Estimate) -> Vec<String> {
     let analysis = &document.analysis;
-    let span = entry.value.span;
+    let is_string = entry.value.as_scalar().is_some_and(|s| s.kind == ScalarKind::Str);
     let mut out = Vec::new();
     let mut any_change = false;
-    for (label, value) in variations(entry) {
+    for (label, value) in variations(entry, enum_values) {
+        let edit = if is_string {
+            replace_keeping_quotes(&analysis.text, entry.value.span, &value)
+        } else {
+            Edit::replace(entry.value.span, value)
+        };
         let mut text = analysis.text.clone();
-        text.replace_range(span.start..span.end, &value);
-        let varied = analyze_text(&analysis.path, text, options);
+        text.replace_range(edit.span.start..edit.span.end, &edit.content);
+        let varied = analyze_text(&analysis.path, text, &document.options);
         let Some(other) = varied.estimate else { continue };
         let delta = gib(other.peak.device_bytes) - gib(estimate.peak.device_bytes);
-        any_change |= delta.abs() >= 0.005;
+        let changes = delta.abs() >= 0.005;
+        any_change |= changes;
+        if is_string && !changes {
+            continue;
+        }
         let sign = if delta < 0.0 { '−' } else { '+' };
-        out.push(format!("{label} ({value}): {sign}{:.2} GiB", delta.abs()));
+        out.push(format!("{label}: {sign}{:.2} GiB", delta.abs()));
     }
     if any_change {
         out

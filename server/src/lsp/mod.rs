@@ -138,7 +138,7 @@ impl LanguageServer for Backend {
         let Some(document) = state.get(&at.text_document.uri) else { return Ok(None) };
         let positions = document.positions(state.encoding());
         let offset = positions.offset(at.position);
-        let found = hover::hover(document, offset, &document.options, document.headroom);
+        let found = hover::hover(document, offset);
         Ok(found.map(|(markdown, span)| Hover {
             contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value: markdown }),
             range: Some(positions.range(span)),

@@ -9,7 +9,7 @@ local M = {}
 
 M.defaults = {
   cmd = { "oomlint", "server" },
-  filetypes = { "yaml", "json", "jsonc", "toml", "sh", "bash", "dotenv" },
+  filetypes = { "yaml", "json", "jsonc", "toml", "sh", "bash", "dotenv", "python" },
   root_markers = { "oomlint.toml", ".oomlint.toml", "pyproject.toml", ".git" },
   -- Server settings, sent as `initializationOptions` and `workspace/didChangeConfiguration`:
   gpu = nil, -- a GPU name ("A10G", "A100 80GB") or "auto"

@@ -113,6 +113,12 @@ fn config_option_and_bad_configs() {
     assert_eq!(out.status.code(), Some(0));
     assert!(rules_reported(&out).is_empty(), "{:?}", rules_reported(&out));
 
+    let out = oomlint(root, &["check", "lora.yaml", "--ignore", "OOM603,unknown-key", "--output-format", "concise"]);
+    assert!(rules_reported(&out).is_empty(), "{:?}", rules_reported(&out));
+    let out = oomlint(root, &["check", "lora.yaml", "--select", "unknown-key", "--output-format", "concise"]);
+    assert_eq!(rules_reported(&out), ["unknown-key"]);
+    assert_eq!(oomlint(root, &["check", "lora.yaml", "--select", "nope"]).status.code(), Some(2));
+
     std::fs::write(root.join("broken.toml"), "ignore = [\"no-such-rule\"]\n").unwrap();
     let out = oomlint(root, &["check", "lora.yaml", "--config", "broken.toml"]);
     assert_eq!(out.status.code(), Some(2));

@@ -208,6 +208,23 @@ impl Settings {
         Ok(settings)
     }
 
+    /// These settings with `--select` (replacing `select`) and `--ignore` (added to `ignore`)
+    /// from the command line.
+    pub fn with_selection(&self, select: &[String], ignore: &[String]) -> Result<Settings, SettingsError> {
+        let mut settings = self.clone();
+        if !select.is_empty() {
+            let mut codes = Vec::new();
+            for name in select {
+                codes.extend(resolve_rules(name)?);
+            }
+            settings.select = Some(codes);
+        }
+        for name in ignore {
+            settings.ignore.extend(resolve_rules(name)?);
+        }
+        Ok(settings)
+    }
+
     /// Applies a `# oomlint: gpu=A10G headroom=0.15` modeline from the first 20 lines.
     pub fn with_modeline(&self, text: &str) -> Settings {
         let mut settings = self.clone();
@@ -399,6 +416,16 @@ mod tests {
             let error = Settings::from_toml(text).unwrap_err();
             assert!(error.0.contains(expected), "{text}: {error}");
         }
+    }
+
+    #[test]
+    fn command_line_selection() {
+        let settings = Settings::from_toml("ignore = [\"OOM001\"]\n").unwrap();
+        let narrowed = settings.with_selection(&["OOM00".into()], &["duplicate-key".into()]).unwrap();
+        assert_eq!(narrowed.level(rule("yaml-syntax"), Path::new("a.yaml")), Level::Off, "config ignore stays");
+        assert_eq!(narrowed.level(rule("duplicate-key"), Path::new("a.yaml")), Level::Off);
+        assert_eq!(narrowed.level(rule("unknown-key"), Path::new("a.yaml")), Level::Default);
+        assert!(settings.with_selection(&[], &["nope".into()]).is_err());
     }
 
     #[test]

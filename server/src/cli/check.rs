@@ -34,6 +34,12 @@ pub struct CheckArgs {
     /// oomlint.toml (or pyproject.toml with [tool.oomlint]) to use instead of the nearest one.
     #[arg(long)]
     config: Option<PathBuf>,
+    /// Run only these rules (codes, code prefixes such as OOM1, names, or ALL), replacing the config's `select`.
+    #[arg(long, value_delimiter = ',')]
+    select: Vec<String>,
+    /// Skip these rules (codes, code prefixes or names), on top of the config's `ignore`.
+    #[arg(long, value_delimiter = ',')]
+    ignore: Vec<String>,
     /// Apply safe fixes in place (repeated until nothing changes).
     #[arg(long)]
     fix: bool,
@@ -92,6 +98,10 @@ pub fn run(args: &CheckArgs) -> ExitCode {
                 Ok(settings) => settings,
                 Err(e) => return usage_error(format!("config {e}")),
             },
+        };
+        let settings = match settings.with_selection(&args.select, &args.ignore) {
+            Ok(settings) => Arc::new(settings),
+            Err(e) => return usage_error(e),
         };
         let options = Options { gpu: gpu.clone(), settings, ..Options::default() };
         let bytes = match std::fs::read(file) {

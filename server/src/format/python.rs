@@ -118,7 +118,7 @@ impl Script<'_> {
 
     /// A loader keyword argument read through the document (`model_init_kwargs.*`).
     fn loader_bool(&self, name: &str) -> Option<Sourced<bool>> {
-        self.reader.bool(&format!("model_init_kwargs.{name}"))
+        arg(self.loader(), name, as_bool)
     }
 
     fn unsloth(&self, plan: &mut Plan) {
@@ -165,16 +165,27 @@ impl Script<'_> {
         }));
         plan.lora = peft.filter(|_| full.is_none()).map(|p| self.lora(p, 16, 16.0, unsloth_targets()));
         plan.attention = self.attention();
-        if self.reader.bool("use_liger_kernel").is_none_or(|l| !l.value) {
+        if plan.rl.is_some() {
+            // GRPO's per-token log-probabilities materialize the logits of the batch
+            // (`_get_per_token_logps_and_entropies`): the allocation that runs out of memory
+            // in the Unsloth GRPO memory guide (Gemma 3 1B, 6.01 GiB).
+            plan.loss = Some(Sourced::default_of(LossImpl::Full, "GRPO per-token log-probabilities over full logits"));
+        } else if self.reader.bool("use_liger_kernel").is_none_or(|l| !l.value) {
             plan.loss = Some(Sourced::default_of(LossImpl::Liger, "Unsloth's fused, chunked cross-entropy"));
         }
         plan.gradient_checkpointing = Some(self.unsloth_checkpointing(plan));
         if plan.max_seq_length.as_ref().is_none_or(|m| !m.is_from_file()) && format_is_sft(plan) {
-            if let Some(len) = self.reader.u64("model_init_kwargs.max_seq_length") {
+            if let Some(len) = arg(self.loader(), "max_seq_length", as_u64) {
                 plan.max_seq_length = Some(len);
             }
         }
         if let Some(rl) = plan.rl.as_mut() {
+            // Without `max_prompt_length`, prompt + completion are bounded by the loader's length.
+            if rl.max_prompt_length.is_none() {
+                if let Some(len) = arg(self.loader(), "max_seq_length", as_u64) {
+                    plan.max_seq_length = Some(len);
+                }
+            }
             rl.vllm = self.unsloth_vllm();
             if plan.lora.is_some() {
                 plan.reference_model =
@@ -209,14 +220,16 @@ impl Script<'_> {
         let fast = self.loader_bool("fast_inference").filter(|f| f.value)?;
         let standby =
             self.program.env.iter().rev().find(|e| e.name == "UNSLOTH_VLLM_STANDBY").map(|e| match &e.value {
+                // Derived, not a file value: a generic edit would write `true` where Unsloth reads "1".
                 ArgValue::Known(v) => {
-                    Sourced::file(matches!(&v.value, PyValue::Str(s, _) if s == "1"), e.name_span, v.span)
+                    let on = matches!(&v.value, PyValue::Str(s, _) if s == "1");
+                    Sourced::derived(on, format!("UNSLOTH_VLLM_STANDBY={}", if on { "1" } else { "unset or not 1" }))
                 }
                 other => Sourced::unknown(false, why_of(other)),
             });
         Some(VllmPlan {
             mode: fast.map(|_| VllmMode::Colocate),
-            gpu_memory_utilization: self.reader.f64("model_init_kwargs.gpu_memory_utilization").unwrap_or_else(|| {
+            gpu_memory_utilization: arg(self.loader(), "gpu_memory_utilization", as_f64).unwrap_or_else(|| {
                 Sourced::default_of(0.5, format!("{UNSLOTH} from_pretrained gpu_memory_utilization=0.5"))
             }),
             fraction_of_free: true,
@@ -239,12 +252,10 @@ impl Script<'_> {
         let bnb = self.bnb();
         plan.quantization = Some(match &bnb {
             Some((four, _)) if four.value => {
-                let fp4 = self.reader.str("model_init_kwargs.quantization_config.bnb_4bit_quant_type");
-                let double = self
-                    .reader
-                    .bool("model_init_kwargs.quantization_config.bnb_4bit_use_double_quant")
-                    .is_some_and(|d| d.value);
-                let q = if fp4.is_some_and(|t| t.value == "fp4") {
+                let quantization = self.call(self.roles.quantization);
+                let fp4 = arg(quantization, "bnb_4bit_quant_type", as_str).is_some_and(|t| t.value == "fp4");
+                let double = arg(quantization, "bnb_4bit_use_double_quant", as_bool).is_some_and(|d| d.value);
+                let q = if fp4 {
                     Quantization::Fp4 { double_quant: double }
                 } else {
                     Quantization::Nf4 { double_quant: double }
@@ -270,26 +281,39 @@ impl Script<'_> {
         }
     }
 
-    /// The 4-bit and 8-bit flags of the loader's `quantization_config`.
+    /// The 4-bit and 8-bit flags of the loader's `quantization_config` (a `BitsAndBytesConfig`).
     fn bnb(&self) -> Option<(Sourced<bool>, Sourced<bool>)> {
-        self.reader.entry("model_init_kwargs.quantization_config")?;
+        let quantization = self.call(self.roles.quantization)?;
+        let linked = self.loader().and_then(|l| l.arg("quantization_config")).is_some();
+        if !linked {
+            return None;
+        }
         let flag = |name: &str| {
-            self.reader
-                .bool(&format!("model_init_kwargs.quantization_config.{name}"))
+            arg(Some(quantization), name, as_bool)
                 .unwrap_or_else(|| Sourced::default_of(false, format!("BitsAndBytesConfig {name}=False")))
         };
         Some((flag("load_in_4bit"), flag("load_in_8bit")))
     }
 
+    /// The loader's dtype, else the dtype in the config's `model_init_kwargs` (the trainer loads the model).
     fn dtype(&self) -> Option<Sourced<Dtype>> {
-        let written =
-            self.reader.first(&["model_init_kwargs.dtype", "model_init_kwargs.torch_dtype"], |r, k| r.str(k))?;
+        let from_loader = || arg(self.loader(), "dtype", as_str).or_else(|| arg(self.loader(), "torch_dtype", as_str));
+        let from_config = || {
+            let (_, kwargs) = self.call(self.roles.config)?.known("model_init_kwargs")?;
+            let PyValue::Dict(entries) = &kwargs.value else { return None };
+            entries
+                .iter()
+                .rev()
+                .find(|(k, _, _)| k == "dtype" || k == "torch_dtype")
+                .and_then(|(_, key, value)| Some(Sourced::file(as_str(&value.value)?, *key, value.span)))
+        };
+        let written = from_loader().or_else(from_config)?;
         let value = dtype_of(&written.value).unwrap_or(Dtype::Auto);
         Some(Sourced { value, origin: written.origin })
     }
 
     fn attention(&self) -> Option<Sourced<crate::plan::Attention>> {
-        let written = self.reader.str("model_init_kwargs.attn_implementation")?;
+        let written = arg(self.loader(), "attn_implementation", as_str)?;
         Some(Sourced { value: attention_of(&written.value)?, origin: written.origin })
     }
 
@@ -297,18 +321,13 @@ impl Script<'_> {
         let default = |what: &str| {
             format!("{} {what}", if call.callee == Callee::LoraConfig { "PEFT LoraConfig" } else { UNSLOTH })
         };
+        let call = Some(call);
         LoraPlan {
-            rank: self.reader.u64("lora_r").unwrap_or_else(|| Sourced::default_of(rank, default("r"))),
-            alpha: self.reader.f64("lora_alpha").unwrap_or_else(|| Sourced::default_of(alpha, default("lora_alpha"))),
-            dropout: self
-                .reader
-                .f64("lora_dropout")
+            rank: arg(call, "r", as_u64).unwrap_or_else(|| Sourced::default_of(rank, default("r"))),
+            alpha: arg(call, "lora_alpha", as_f64).unwrap_or_else(|| Sourced::default_of(alpha, default("lora_alpha"))),
+            dropout: arg(call, "lora_dropout", as_f64)
                 .unwrap_or_else(|| Sourced::default_of(0.0, default("lora_dropout"))),
-            targets: self
-                .reader
-                .strings("lora_target_modules", false)
-                .map(|s| s.map(|n| lora_targets(&n)))
-                .unwrap_or(targets),
+            targets: arg(call, "target_modules", as_strings).map(|s| s.map(|n| lora_targets(&n))).unwrap_or(targets),
         }
     }
 
@@ -348,6 +367,52 @@ impl Script<'_> {
         if let (Some(lora), Some(why)) = (plan.lora.as_mut(), unknown(self.peft(), "r")) {
             lora.rank = Sourced::unknown(lora.rank.value, why);
         }
+    }
+}
+
+/// A statically known argument of `call`, converted, with its spans.
+fn arg<T>(call: Option<&Call>, name: &str, convert: impl Fn(&PyValue) -> Option<T>) -> Option<Sourced<T>> {
+    let (arg, value) = call?.known(name)?;
+    Some(Sourced::file(convert(&value.value)?, arg.key_span, value.span))
+}
+
+fn as_bool(v: &PyValue) -> Option<bool> {
+    match v {
+        PyValue::Bool(b) => Some(*b),
+        PyValue::None => Some(false),
+        _ => None,
+    }
+}
+
+fn as_u64(v: &PyValue) -> Option<u64> {
+    match v {
+        PyValue::Int(i) => u64::try_from(*i).ok(),
+        PyValue::Float(f) if f.fract() == 0.0 && *f >= 0.0 && *f < 9.0e15 => Some(*f as u64),
+        _ => None,
+    }
+}
+
+fn as_f64(v: &PyValue) -> Option<f64> {
+    match v {
+        PyValue::Int(i) => Some(*i as f64),
+        PyValue::Float(f) => Some(*f),
+        _ => None,
+    }
+}
+
+fn as_str(v: &PyValue) -> Option<String> {
+    match v {
+        PyValue::Str(s, _) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+/// One module name or a list of them.
+fn as_strings(v: &PyValue) -> Option<Vec<String>> {
+    match v {
+        PyValue::Str(s, _) => Some(vec![s.clone()]),
+        PyValue::List(items) => items.iter().map(|i| as_str(&i.value)).collect(),
+        _ => None,
     }
 }
 

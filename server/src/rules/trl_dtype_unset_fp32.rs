@@ -29,9 +29,14 @@
 use super::support;
 use super::{Context, Reporter};
 use crate::diagnostic::{Applicability, Edit, Fix};
+use crate::syntax::Language;
 
 pub fn check(ctx: &Context, out: &mut Reporter) {
-    if !support::is_trl(ctx.format) || !support::trl_at_least(ctx, (0, 27, 0)) {
+    if !support::is_trl(ctx.format) || !support::trl_at_least(ctx, "0.27") {
+        return;
+    }
+    // `ModelConfig.dtype` belongs to the `trl` CLI; a script loads its model itself.
+    if matches!(ctx.document.language, Language::Python | Language::Notebook) {
         return;
     }
     let Some(r) = support::reader(ctx) else { return };

@@ -613,12 +613,24 @@ impl Program {
         }
     }
 
-    /// The recognized arguments laid out like a TRL CLI YAML (see the module docs).
+    /// The recognized arguments laid out like a TRL CLI YAML (see the module docs). With
+    /// `TrainingArguments` (the `transformers` schema) only its own arguments are laid out.
     pub fn document(&self, language: Language) -> Document {
         let roles = self.roles();
         let mut root = Mapping::default();
-        if let Some(config) = roles.config.and_then(|i| self.calls.get(i)) {
+        let config = roles.config.and_then(|i| self.calls.get(i));
+        if let Some(config) = config {
             root.entries.extend(config.args.iter().filter_map(|a| known_entry(&a.name, a)));
+        }
+        let trainer = roles.trainer.and_then(|i| self.calls.get(i)).map(|c| c.callee);
+        let transformers = config.map_or(trainer == Some(Callee::Trainer), |c| c.callee == Callee::TrainingArguments);
+        if transformers {
+            return Document {
+                language,
+                root: Some(Node { span: covering(&root), value: Value::Mapping(root) }),
+                comments: self.comments.iter().map(|&span| Comment { span }).collect(),
+                problems: Vec::new(),
+            };
         }
         if let Some(peft) = roles.peft.and_then(|i| self.calls.get(i)) {
             for arg in &peft.args {
@@ -662,10 +674,9 @@ impl Program {
                 value: Node { span, value: Value::Mapping(Mapping { entries: env }) },
             });
         }
-        let span = root.entries.iter().map(|e| e.key_span.cover(e.value.span)).reduce(Span::cover).unwrap_or_default();
         Document {
             language,
-            root: Some(Node { span, value: Value::Mapping(root) }),
+            root: Some(Node { span: covering(&root), value: Value::Mapping(root) }),
             comments: self.comments.iter().map(|&span| Comment { span }).collect(),
             problems: Vec::new(),
         }
@@ -681,6 +692,11 @@ impl Program {
             value: Node { span: call.args_span, value: Value::Mapping(Mapping { entries }) },
         })
     }
+}
+
+/// The span covering every entry of a mapping.
+fn covering(mapping: &Mapping) -> Span {
+    mapping.entries.iter().map(|e| e.key_span.cover(e.value.span)).reduce(Span::cover).unwrap_or_default()
 }
 
 /// `LoraConfig`/`get_peft_model` argument → TRL `ModelConfig` key.

@@ -28,6 +28,7 @@ pub fn evaluate(s: &Setup) -> Core {
     components.push(activations::backward_temporaries(s));
     components.extend(dequantization_buffer(s));
     components.extend(autocast_weight_copies(s));
+    components.extend(stable_embedding_gradient(s));
     components.extend(sharding_buffers(s));
     components.extend(generation::reference_model(s));
     let before_vllm: u64 =
@@ -77,13 +78,37 @@ pub fn evaluate(s: &Setup) -> Core {
 /// bitsandbytes dequantizes one weight matrix at a time into the compute dtype.
 fn dequantization_buffer(s: &Setup) -> Option<Component> {
     s.quantization?;
-    let bytes = s.counts.largest_linear * s.compute_bytes;
+    let head_quantized = s.implementation == Implementation::Litgpt;
+    let largest = if head_quantized { s.counts.largest_linear.max(s.counts.head) } else { s.counts.largest_linear };
     Some(Component {
         name: "dequantization-buffer",
-        bytes,
+        bytes: largest * s.compute_bytes,
         phase: Phase::Backward,
         live_in: vec![Phase::Forward, Phase::Backward],
-        formula: format!("largest quantized matrix {} params × {} B", s.counts.largest_linear, s.compute_bytes),
+        formula: format!(
+            "largest quantized matrix ({largest} params{}) × {} B",
+            if head_quantized { ", lm_head included" } else { "" },
+            s.compute_bytes
+        ),
+        provenance: Provenance::Derived,
+    })
+}
+
+/// LitGPT swaps the embedding for bitsandbytes' `StableEmbedding` after building the optimizer:
+/// the new weight requires grad but is in no parameter group, so its gradient is never cleared.
+fn stable_embedding_gradient(s: &Setup) -> Option<Component> {
+    if s.implementation != Implementation::Litgpt || s.quantization.is_none() {
+        return None;
+    }
+    Some(Component {
+        name: "embedding-gradient",
+        bytes: s.counts.embedding * s.compute_bytes,
+        phase: Phase::Backward,
+        live_in: Phase::ALL.to_vec(),
+        formula: format!(
+            "{} embedding params × {} B: StableEmbedding's gradient, outside the optimizer",
+            s.counts.embedding, s.compute_bytes
+        ),
         provenance: Provenance::Derived,
     })
 }

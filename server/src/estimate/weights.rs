@@ -112,6 +112,16 @@ pub fn quantized_bytes_per_param(q: Quantization) -> (f64, &'static str) {
     }
 }
 
+/// Linear parameters that 4/8-bit quantization replaces: every block linear, and in LitGPT
+/// also `lm_head` (Fabric's bitsandbytes plugin converts every `nn.Linear`; transformers
+/// keeps `lm_head` in 16 bits).
+pub fn quantized_linear_params(s: &Setup) -> u64 {
+    match s.implementation {
+        Implementation::Litgpt => s.counts.block_linear + s.counts.head,
+        _ => s.counts.block_linear,
+    }
+}
+
 /// The base weights: quantized block linears plus 16-bit embedding, head and norms.
 pub fn weights_component(s: &Setup) -> Component {
     let c = &s.counts;
@@ -119,14 +129,12 @@ pub fn weights_component(s: &Setup) -> Component {
     let (bytes, formula, provenance) = match s.quantization {
         Some(q) => {
             let (per, why) = quantized_bytes_per_param(q);
-            let quantized = c.block_linear as f64 * per;
-            let kept = (c.embedding + c.head + c.small) as f64 * s.compute_bytes as f64;
+            let linear = quantized_linear_params(s);
+            let kept = c.total - linear;
             (
-                quantized + kept,
+                linear as f64 * per + kept as f64 * s.compute_bytes as f64,
                 format!(
-                    "{} block linears × {why} + {} embedding/head/norm params × {} B",
-                    c.block_linear,
-                    c.embedding + c.head + c.small,
+                    "{linear} quantized linear params × {why} + {kept} embedding/norm/unquantized params × {} B",
                     s.compute_bytes
                 ),
                 Provenance::Exact,

@@ -29,7 +29,7 @@ use crate::diagnostic::{Applicability, Edit, Fix};
 
 pub fn check(ctx: &Context, out: &mut Reporter) {
     let Some(plan) = ctx.plan else { return };
-    if !support::torch_at_least(ctx, (2, 10, 0)) || plan.allocator.iter().any(|s| s.variable == "PYTORCH_ALLOC_CONF") {
+    if !support::torch_at_least(ctx, "2.10") || plan.allocator.iter().any(|s| s.variable == "PYTORCH_ALLOC_CONF") {
         return;
     }
     // vLLM's sleep-mode check reads only the old name: keep it in vLLM configs.

@@ -35,7 +35,7 @@ pub fn check(ctx: &Context, out: &mut Reporter) {
     }
     let Some(r) = support::reader(ctx) else { return };
     let Some(sync) = r.entry("sync_ref_model").filter(|_| support::flag(&r, "sync_ref_model")) else { return };
-    let default_beta = if support::trl_at_least(ctx, (0, 19, 0)) { 0.0 } else { 0.04 };
+    let default_beta = if support::trl_at_least(ctx, "0.19") { 0.0 } else { 0.04 };
     let beta = r.f64("beta").map_or(default_beta, |b| b.value);
     if beta != 0.0 {
         return;

@@ -102,21 +102,20 @@ pub fn set_value(entry: &Entry, content: &str, title: impl Into<String>, applica
     Fix { title: title.into(), applicability, edits: vec![Edit::replace(entry.value.span, content)] }
 }
 
-/// A framework version as (major, minor, patch).
-pub type Version = (u32, u32, u32);
-
-/// The newest versions the rules know (formats.md §0 snapshots).
-pub const TRL_NEWEST: Version = (1, 10, 0);
-
-/// The TRL version the rules assume: the one pinned near the config when known, else
-/// the newest. (Wired to `Context` versions by the project configuration.)
-pub fn trl_version(_ctx: &Context) -> Version {
-    TRL_NEWEST
+/// Whether the framework version pinned near the config (or set in `oomlint.toml`) is
+/// at least `version`; true without a pin, since rules assume the newest release.
+pub fn at_least(ctx: &Context, framework: &str, version: &str) -> bool {
+    crate::versions::Version::parse(version).is_none_or(|v| ctx.versions.at_least(framework, &v))
 }
 
-/// Whether the assumed TRL version is at least `min`.
-pub fn trl_at_least(ctx: &Context, min: Version) -> bool {
-    trl_version(ctx) >= min
+/// TRL at least `version` (the TRL-dependent defaults: `dtype`, GRPO `beta`).
+pub fn trl_at_least(ctx: &Context, version: &str) -> bool {
+    at_least(ctx, "trl", version)
+}
+
+/// PyTorch at least `version` (allocator variable names).
+pub fn torch_at_least(ctx: &Context, version: &str) -> bool {
+    at_least(ctx, "torch", version)
 }
 
 /// The start of the line holding `key` when the key begins that line (a top-level
@@ -212,12 +211,4 @@ pub fn allocator_span(setting: &crate::plan::AllocatorSetting, relative: Span) -
     } else {
         setting.value_span
     }
-}
-
-/// The PyTorch version the rules assume: pinned near the config when known, else the
-/// newest the allocator rules know.
-pub const TORCH_NEWEST: Version = (2, 11, 0);
-
-pub fn torch_at_least(_ctx: &Context, min: Version) -> bool {
-    TORCH_NEWEST >= min
 }

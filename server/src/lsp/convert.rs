@@ -81,12 +81,25 @@ pub fn uri_to_path(uri: &Uri) -> PathBuf {
             return path.into_owned();
         }
     }
+    // A notebook cell (`vscode-notebook-cell:/dir/nb.ipynb#cell-id`) holds one cell's Python
+    // source, not the notebook's JSON: read it as a Python script next to the notebook.
+    if uri.scheme().as_str().eq_ignore_ascii_case("vscode-notebook-cell") {
+        return PathBuf::from(format!("{}.cell.py", uri.path().as_str()));
+    }
     PathBuf::from(uri.path().as_str())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn notebook_cells_are_read_as_python() {
+        let uri: Uri = "vscode-notebook-cell:/work/grpo.ipynb#W2sZmlsZQ%3D%3D".parse().unwrap();
+        let path = uri_to_path(&uri);
+        assert_eq!(crate::format::language_of(&path), Some(crate::syntax::Language::Python));
+        assert!(path.starts_with("/work"));
+    }
 
     #[test]
     fn positions_follow_the_encoding_and_clamp() {

@@ -64,33 +64,44 @@ def litgpt(fixture: Path):
     class Stop(Exception):
         pass
 
+    def checks(devices, num_nodes, train, eval_, config=None, initial_checkpoint_dir=None, resume=None):
+        """What main() checks first: validate_args, the batch arithmetic, the scheduler
+        (fine-tuning) or the context length (pretrain)."""
+        if module is pretrain:
+            module.validate_args(train, eval_, initial_checkpoint_dir, resume)
+            if config is not None and train.max_seq_length:
+                from litgpt.model import GPT
+
+                with torch.device("meta"):
+                    GPT(config).max_seq_length = train.max_seq_length
+        else:
+            module.validate_args(train, eval_)
+        train.gradient_accumulation_iters(devices, num_nodes)
+        if module is not pretrain:
+            optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=0.1)
+            module.get_lr_scheduler(optimizer, warmup_steps=train.lr_warmup_steps, max_steps=1000)
+        raise Stop()
+
+    class FakeLogger:
+        def log_hyperparams(self, *_args, **_kwargs):
+            pass
+
     class FakeFabric:
         def __init__(self, devices=1, num_nodes=1, **_):
             self.devices, self.num_nodes = devices, num_nodes
             self.global_rank = 0
+            self.logger = FakeLogger()
 
-        def launch(self, main, *args, **kwargs):
+        def print(self, *_args, **_kwargs):
+            pass
+
+        def launch(self, main=None, *args, **kwargs):
+            if main is None:  # pretrain launches first and calls main() itself
+                return
             devices = args[0] if args else self.devices
             train = next(a for a in args if type(a).__name__ == "TrainArgs")
             eval_ = next(a for a in args if type(a).__name__ == "EvalArgs")
-            if module is pretrain:
-                module.validate_args(train, eval_, kwargs.get("initial_checkpoint_dir"), kwargs.get("resume"))
-                config = next((a for a in args if isinstance(a, Config)), None)
-                config = config or Config.from_name(str(kwargs.get("model_name") or "pythia-14m"))
-                if config is not None and train.max_seq_length:
-                    from litgpt.model import GPT
-
-                    with torch.device("meta"):
-                        GPT(config).max_seq_length = train.max_seq_length
-            else:
-                module.validate_args(train, eval_)
-            num_nodes = self.num_nodes
-            train.gradient_accumulation_iters(devices, num_nodes)
-            param = torch.nn.Parameter(torch.zeros(1))
-            if module is not pretrain:
-                optimizer = torch.optim.SGD([param], lr=0.1)
-                module.get_lr_scheduler(optimizer, warmup_steps=train.lr_warmup_steps, max_steps=1000)
-            raise Stop()
+            checks(devices, self.num_nodes, train, eval_)
 
     def fake_bnb(*_args, **_kwargs):
         return None
@@ -105,7 +116,8 @@ def litgpt(fixture: Path):
         module.BitsandbytesPrecision = fake_bnb
     module.choose_logger = lambda *a, **k: None
     if module is pretrain:
-        module.initialize_weights = lambda *a, **k: None
+        module.main = lambda **kw: checks(kw["devices"], kw.get("num_nodes", 1), kw["train"], kw["eval"],
+                                          kw.get("config"), kw.get("initial_checkpoint_dir"), kw.get("resume"))
     # quantize: the optimizer check runs in main() after model setup; call it directly.
     raw = yaml.safe_load(text) or {}
     if str(raw.get("quantize") or "").startswith("bnb.") and "optimizer" in raw:

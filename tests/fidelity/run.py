@@ -145,7 +145,26 @@ def main():
             rows.append((rule, harness, found.get(harness, "-"), fixture.name, v, fw.get("detail", ""),
                          "fires" if fires else "silent", agree))
             print(rows[-1], file=sys.stderr)
+    if ns.only:
+        rows = previous_rows(ns.only) + rows
+        order = list(RULES)
+        rows.sort(key=lambda r: (order.index(r[0]) if r[0] in order else len(order), r[3]))
     write(rows, found)
+
+
+def previous_rows(only):
+    """Rows of the committed AGREEMENT.md for the rules not re-run (with --only)."""
+    path = HERE / "AGREEMENT.md"
+    if not path.exists():
+        return []
+    rows = []
+    for line in path.read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+        if len(cells) != 7 or cells[0] in ("rule", "---") or only in cells[0]:
+            continue
+        verdict, _, detail = cells[4].partition(": ")
+        rows.append((cells[0], cells[1], cells[2], cells[3], verdict, detail.replace("\\|", "|"), cells[5], cells[6]))
+    return rows
 
 
 def write(rows, found):

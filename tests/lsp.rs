@@ -319,7 +319,7 @@ fn the_code_lens_summarises_the_estimate() {
 
 #[test]
 fn configuration_changes_republish_every_open_document() {
-    let mut session = Session::start(json!({}), Value::Null);
+    let mut session = Session::start(json!({"workspace": {"codeLens": {"refreshSupport": true}}}), Value::Null);
     let first = session.open(SFT, &fixture("trl/sft-qwen2.5-7b.yaml"));
     assert!(!codes(&first).contains(&"OOM601".to_string()), "no GPU, no verdict");
 
@@ -327,6 +327,8 @@ fn configuration_changes_republish_every_open_document() {
     let with_gpu = session.diagnostics(SFT);
     assert_eq!(with_gpu["version"], 1);
     assert!(codes(&with_gpu).contains(&"OOM601".to_string()), "{with_gpu}");
+    let refresh = session.wait(|m| m["method"] == "workspace/codeLens/refresh");
+    assert_eq!(refresh["params"], Value::Null, "the summary lens is refreshed: {refresh}");
 
     let settings = json!({"settings": {"oomlint": {"gpu": "A10G", "ignore": ["exceeds-gpu-memory"]}}});
     session.notify("workspace/didChangeConfiguration", settings);

@@ -79,8 +79,12 @@ impl Backend {
 impl LanguageServer for Backend {
     async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
         let encoding = Encoding::negotiate(&params.capabilities);
-        self.state().encoding = Some(encoding);
-        self.state().configure(ClientOptions::from_json(params.initialization_options.as_ref()));
+        let refresh = params.capabilities.workspace.as_ref().and_then(|w| w.code_lens.as_ref());
+        let mut state = self.state();
+        state.encoding = Some(encoding);
+        state.code_lens_refresh = refresh.and_then(|c| c.refresh_support).unwrap_or(false);
+        state.configure(ClientOptions::from_json(params.initialization_options.as_ref()));
+        drop(state);
         Ok(InitializeResult {
             capabilities: capabilities(encoding),
             server_info: Some(ServerInfo { name: "oomlint".into(), version: Some(env!("CARGO_PKG_VERSION").into()) }),
@@ -129,7 +133,10 @@ impl LanguageServer for Backend {
         for uri in uris {
             self.publish(uri).await;
         }
-        let _ = self.client.code_lens_refresh().await;
+        let refresh = self.state().code_lens_refresh;
+        if refresh {
+            let _ = self.client.code_lens_refresh().await;
+        }
     }
 
     async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {

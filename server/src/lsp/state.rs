@@ -37,6 +37,8 @@ impl OpenDocument {
 #[derive(Default)]
 pub struct State {
     pub encoding: Option<Encoding>,
+    /// Whether the client accepts `workspace/codeLens/refresh`.
+    pub code_lens_refresh: bool,
     pub options: ClientOptions,
     /// The GPU `options.gpu` names, or why it names none.
     pub gpu: Option<Result<Gpu, String>>,

@@ -148,3 +148,26 @@ fn suppression_comments_and_unused_ones() {
         "{stdout}"
     );
 }
+
+#[test]
+fn removed_keys_follow_the_pinned_versions() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::create_dir_all(root.join("recipes/sft")).unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/rules/removed-key/fail.yaml");
+    std::fs::copy(&fixture, root.join("recipes/sft/config.yaml")).unwrap();
+    let removed = |out: &Output| rules_reported(out).iter().filter(|r| *r == "removed-key").count();
+    let check = || oomlint(root, &["check", "recipes/sft/config.yaml", "--output-format", "concise"]);
+
+    // No pin: the newest releases, where both keys are gone.
+    assert_eq!(removed(&check()), 2);
+    // Pinned before both removals in the repository's requirements.
+    std::fs::write(root.join("requirements.txt"), "trl==0.19.1\ntransformers>=4.44,<4.47\n").unwrap();
+    assert_eq!(removed(&check()), 0, "{}", String::from_utf8_lossy(&check().stdout));
+    // framework-versions in oomlint.toml wins over the requirements.
+    std::fs::write(root.join("oomlint.toml"), "[framework-versions]\ntrl = \"0.27.0\"\n").unwrap();
+    let out = check();
+    assert_eq!(removed(&out), 1);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("`torch_dtype` was removed in trl 0.27, pinned trl==0.27.0"));
+}

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Builds and tests the VS Code extension in editors/vscode on a fresh machine (Node 20, npm):
-# `npm ci`, the TypeScript build and bundle, the node:test tests (unit tests, the bundle
+# `npm ci`, `vsce package` (which runs the TypeScript build and bundle first), checking what
+# the .vsix holds and deleting it, then the node:test tests (unit tests, the bundle
 # activated against a stand-in `vscode` module, the protocol test that drives this
 # checkout's `oomlint server` with vscode-jsonrpc, and yaml-language-server reading schema/
-# through the modeline and `yaml.schemas`), then `vsce package`, checking what the .vsix
-# holds and deleting it.
+# through the modeline and `yaml.schemas`).
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 
@@ -15,12 +15,10 @@ export OOMLINT_BIN="${CARGO_TARGET_DIR:-$repo/target}/debug/oomlint"
 cd "$repo/editors/vscode"
 echo "-- npm ci"
 npm ci --no-audit --no-fund --loglevel=error
-echo "-- build (tsc, esbuild bundle)"
-npm run --silent build
-echo "-- node --test"
-npm test --silent
 
-echo "-- vsce package"
+# `vsce package` runs the `vscode:prepublish` script first (`npm run build`: tsc, then the
+# esbuild bundle), so this one command is the build the README shows.
+echo "-- npx @vscode/vsce package (builds first)"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 npx @vscode/vsce package --out "$out/oomlint.vsix" < /dev/null
@@ -37,4 +35,7 @@ size = sum(i.file_size for i in vsix.infolist())
 print(f"oomlint.vsix: {len(names)} files, {size // 1024} KiB unpacked")
 PY
 rm -f "$out/oomlint.vsix"
-echo "vscode extension: build, tests and package passed"
+
+echo "-- npm test (node --test on the build)"
+npm test --silent
+echo "vscode extension: build, package and tests passed"

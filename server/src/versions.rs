@@ -26,6 +26,11 @@ const MAX_LEVELS: usize = 5;
 pub struct Version(Vec<u64>);
 
 impl Version {
+    /// A release from its numbers, for rules: `Version::release(&[0, 27])` is TRL 0.27.
+    pub fn release(parts: &[u64]) -> Version {
+        Version(parts.to_vec())
+    }
+
     /// Parses the leading dotted numbers: `0.27`, `2.5.1+cu121`, `1.0.0rc1`, `v4.46`.
     pub fn parse(text: &str) -> Option<Version> {
         let text = text.trim().trim_start_matches(['v', 'V']);
@@ -452,6 +457,7 @@ mod tests {
         assert_eq!(v("2.5.1+cu121"), Version(vec![2, 5, 1]));
         assert_eq!(v("1.0.0rc1"), Version(vec![1, 0, 0]));
         assert!(v("4.46") == v("4.46.0"));
+        assert_eq!(Version::release(&[0, 27]), v("0.27.0"));
         assert!(v("0.27") > v("0.9.6"));
         assert_eq!(Version::parse("dev"), None);
     }

@@ -182,6 +182,17 @@ test('"Show memory estimate": the server answers and the page renders the breakd
   }
 });
 
+test('the summary code lens runs the estimate command with the document URI, as the middleware expects', async () => {
+  const lenses: any[] = await connection.sendRequest('textDocument/codeLens', { textDocument: { uri } });
+  assert.equal(lenses.length, 1);
+  assert.equal(lenses[0].range.start.line, 0);
+  assert.equal(lenses[0].command.command, SHOW_ESTIMATE_COMMAND);
+  assert.deepEqual(lenses[0].command.arguments, [uri]);
+  const answer = await showEstimate(uri);
+  assert.ok(isEstimateAnswer(answer));
+  assert.equal(lenses[0].command.title, answer.summary);
+});
+
 test('a document the server does not have answers no estimate', async () => {
   const answer = await showEstimate(pathToFileURL(path.join(workspace, 'not-open.yaml')).href);
   assert.equal(answer, null);

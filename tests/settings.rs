@@ -171,3 +171,13 @@ fn removed_keys_follow_the_pinned_versions() {
     assert_eq!(removed(&out), 1);
     assert!(String::from_utf8_lossy(&out.stdout).contains("`torch_dtype` was removed in trl 0.27, pinned trl==0.27.0"));
 }
+
+#[test]
+fn suppressions_are_not_unused_while_the_file_does_not_parse() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!("{TYPO}  # oomlint: ignore[unknown-key]\ntrain:\n\tmicro_batch_size: 4\n")
+        .replace("csv\n  #", "csv  #");
+    std::fs::write(dir.path().join("lora.yaml"), text).unwrap();
+    let out = oomlint(dir.path(), &["check", "lora.yaml", "--output-format", "concise"]);
+    assert_eq!(rules_reported(&out), ["yaml-syntax"]);
+}

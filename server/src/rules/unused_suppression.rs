@@ -5,7 +5,8 @@
 //! ## Why
 //! A suppression outlives the problem it silenced: after the config is fixed, or the
 //! rule stops firing, the comment only hides the next real finding on that line.
-//! A misspelt code suppresses nothing at all.
+//! A misspelt code suppresses nothing at all. Not reported while the file has a syntax
+//! error (the other rules then see only part of it).
 //!
 //! ## Example
 //! ```yaml
@@ -26,6 +27,10 @@ use crate::span::Span;
 use crate::suppression::Suppression;
 
 pub fn check(ctx: &Context, out: &mut Reporter) {
+    // After a syntax error other rules see only part of the file: nothing is "unused" yet.
+    if ctx.document.is_incomplete() {
+        return;
+    }
     for suppression in ctx.suppressions.unwrap_or_default() {
         if suppression.is_unused() {
             let what = if suppression.codes.is_empty() {

@@ -4,7 +4,7 @@
 
 use oomlint::catalog::resolve_model;
 use oomlint::estimate::estimate;
-use oomlint::plan::{Dtype, Framework, LoraPlan, LoraTargets, Method, Plan, Precision, Sourced};
+use oomlint::plan::{Checkpointing, Dtype, Framework, LoraPlan, LoraTargets, Method, Plan, Precision, Sourced};
 
 /// The oracle runs dropout on the CPU, which keeps a 16-bit noise tensor where CUDA keeps a
 /// 1-byte mask, and counts a few small buffers; the estimator follows the GPU.
@@ -113,4 +113,58 @@ fn per_token_growth_matches_the_oracle() {
             assert!(err.abs() < 0.08, "{}: {ours:.0} B/token vs oracle {oracle:.0} ({:+.1} %)", a.model, err * 100.0);
         }
     }
+}
+
+/// Hugging Face modelling code (`../shared/oracle/fake_peak.py`): bf16 weights without
+/// autocast, PEFT adapters in fp32, full-vocabulary logits upcast to fp32 for the loss.
+const HF_TOLERANCE: f64 = 0.10;
+
+#[test]
+fn hf_allocated_view_matches_the_oracle() {
+    let text = include_str!("estimator/oracle_hf.csv");
+    let mut failures = Vec::new();
+    for line in text.lines().filter(|l| !l.starts_with('#') && !l.starts_with("model,") && !l.trim().is_empty()) {
+        let f: Vec<&str> = line.split(',').collect();
+        let arch = resolve_model(f[0]).unwrap_or_else(|e| panic!("{e}"));
+        let d = |what: &str| format!("oracle table: {what}");
+        let mut p = Plan::new(Framework::Transformers);
+        let method = if f[1] == "full" { Method::Full } else { Method::Lora };
+        p.method = Some(Sourced::derived(method, d("method")));
+        p.load_dtype = Some(Sourced::derived(Dtype::Bf16, d("dtype")));
+        p.precision = Some(Sourced::derived(Precision::True(Dtype::Bf16), d("precision")));
+        let checkpointing = if f[3] == "yes" { Checkpointing::Full } else { Checkpointing::None };
+        p.gradient_checkpointing = Some(Sourced::derived(checkpointing, d("ckpt")));
+        let (batch, seq): (u64, u64) = (f[4].parse().expect("batch"), f[5].parse().expect("seq"));
+        p.micro_batch_size = Some(Sourced::derived(batch, d("batch")));
+        p.max_seq_length = Some(Sourced::derived(seq, d("seq")));
+        if method == Method::Lora {
+            let mut targets = LoraTargets::default();
+            for t in f[2].split(';') {
+                match t {
+                    "q_proj" => targets.query = true,
+                    "k_proj" => targets.key = true,
+                    "v_proj" => targets.value = true,
+                    "o_proj" => targets.output = true,
+                    "gate_proj" => targets.mlp_gate = true,
+                    "up_proj" => targets.mlp_up = true,
+                    "down_proj" => targets.mlp_down = true,
+                    _ => {}
+                }
+            }
+            p.lora = Some(LoraPlan {
+                rank: Sourced::derived(8, d("r")),
+                alpha: Sourced::derived(8.0, d("alpha")),
+                dropout: Sourced::derived(0.0, d("dropout")),
+                targets: Sourced::derived(targets, d("targets")),
+            });
+        }
+        let peak: f64 = f[6].parse().expect("peak");
+        let est = estimate(&p, arch, None);
+        let err = est.peak.allocated_bytes as f64 / peak - 1.0;
+        println!("{line}: {:+.1} %", err * 100.0);
+        if err.abs() > HF_TOLERANCE {
+            failures.push(format!("{line}: {:+.1} %", err * 100.0));
+        }
+    }
+    assert!(failures.is_empty(), "outside ±{} %: {failures:?}", HF_TOLERANCE * 100.0);
 }

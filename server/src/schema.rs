@@ -274,6 +274,8 @@ pub struct UnknownKey {
     pub suggestion: Option<String>,
     /// The enclosing mapping's path (`train`), empty at the top level.
     pub parent: String,
+    /// A nested mapping where this exact key is valid (`micro_batch_size` → `train`).
+    pub belongs_under: Option<String>,
 }
 
 /// A value of the wrong type, outside an enum or a range, or a missing required key.
@@ -340,11 +342,13 @@ pub fn check(format: Format, doc: &Document) -> Findings {
                     let child = format!("{pointer}/{}", key.replace('~', "~0").replace('/', "~1"));
                     let span = instance.spans.get(&child).and_then(|l| l.key).unwrap_or(at.value);
                     let suggestion = sub.and_then(|s| closest(key, allowed_keys(s)));
+                    let belongs_under = sub.and_then(|s| nested_owner(s, key));
                     findings.unknown_keys.push(UnknownKey {
                         key: key.clone(),
                         span,
                         suggestion,
                         parent: display_path(&pointer),
+                        belongs_under,
                     });
                 }
             }
@@ -415,6 +419,15 @@ fn allowed_keys(schema: &Value) -> Vec<String> {
     let mut docs = Vec::new();
     collect_properties(schema, &mut docs);
     docs.into_iter().filter(|d| !d.deprecated).map(|d| d.name).collect()
+}
+
+/// The property of `schema` whose own properties include `key` (one level down).
+fn nested_owner(schema: &Value, key: &str) -> Option<String> {
+    let mut children = Vec::new();
+    collect_properties(schema, &mut children);
+    children.into_iter().map(|c| c.name).find(|name| {
+        property(schema, name).and_then(|child| property(child, key)).is_some_and(|p| p.get("x-removed").is_none())
+    })
 }
 
 /// The candidate closest to `word` (case-insensitive match or Jaro-Winkler ≥ 0.85).
@@ -604,6 +617,8 @@ mod tests {
         assert!(keys.contains(&("micro_batch_sise", "micro_batch_sise", Some("micro_batch_size"))), "{keys:?}");
         assert!(keys.contains(&("zzz", "zzz", None)), "{keys:?}");
         assert_eq!(found.unknown_keys.iter().find(|u| u.key == "zzz").unwrap().parent, "train");
+        let misplaced = check_yaml(Format::LitgptLora, "checkpoint_dir: x\nmicro_batch_size: 4\n");
+        assert_eq!(misplaced.unknown_keys[0].belongs_under.as_deref(), Some("train"));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! ## What it does
 //! Reports a key that the format's schema does not know, with the closest known key
-//! when one is close enough ("did you mean `precision`?").
+//! when one is close enough ("did you mean `precision`?"), or the block where the key
+//! belongs (LitGPT's `micro_batch_size` goes under `train:`).
 //!
 //! ## Why
 //! Most training CLIs refuse unknown keys, but only after start-up: `HfArgumentParser`
@@ -37,6 +38,8 @@ pub fn check(ctx: &Context, out: &mut Reporter) {
         let mut message = format!("unknown key `{}`{place} for {}", unknown.key, ctx.format);
         if let Some(suggestion) = &unknown.suggestion {
             message.push_str(&format!("; did you mean `{suggestion}`?"));
+        } else if let Some(owner) = &unknown.belongs_under {
+            message.push_str(&format!("; `{}` belongs under `{owner}:`", unknown.key));
         }
         let diagnostic = out.report(unknown.span, message);
         if let Some(suggestion) = &unknown.suggestion {

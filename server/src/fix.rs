@@ -144,8 +144,9 @@ pub fn write_atomically(path: &Path, original: &[u8], text: &str) -> Result<(), 
     let name = path.file_name().map_or_else(|| "file".into(), |n| n.to_string_lossy().into_owned());
     // One fixed name: a second `--fix` on the same file at once fails instead of racing.
     let temp = dir.join(format!(".{name}.oomlint-fix.tmp"));
+    // A temporary file that exists already belongs to another run: fail, and leave it be.
+    let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(&temp).map_err(io)?;
     let result = (|| {
-        let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(&temp)?;
         file.write_all(text.as_bytes())?;
         file.sync_all()?;
         std::fs::set_permissions(&temp, permissions)?;
@@ -205,6 +206,20 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "a: 2\n");
         write_atomically(&path, b"a: 2\n", "b: 1\n").unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "b: 1\n");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn another_runs_temporary_file_is_left_alone() {
+        let dir = std::env::temp_dir().join(format!("oomlint-fix-busy-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("a.yaml");
+        std::fs::write(&path, "a: 1\n").unwrap();
+        let temp = dir.join(".a.yaml.oomlint-fix.tmp");
+        std::fs::write(&temp, "another run's fixes\n").unwrap();
+        assert!(matches!(write_atomically(&path, b"a: 1\n", "b: 1\n"), Err(WriteError::Io(..))));
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "a: 1\n");
+        assert_eq!(std::fs::read_to_string(&temp).unwrap(), "another run's fixes\n", "not deleted");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -26,7 +26,7 @@ fi
 cargo build --locked
 bash tests/nvim/run.sh target/debug/oomlint
 
-echo "== VS Code extension (npm ci, build, node:test with the protocol test, vsce package)"
+echo "== VS Code extension (npm ci, vsce package, node:test incl. the protocol and yaml-language-server tests)"
 bash tests/vscode/test.sh
 
 echo "== schema/ with check-jsonschema (metaschema, fixtures)"

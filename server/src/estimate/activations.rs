@@ -9,7 +9,7 @@ use super::setup::{Implementation, Setup};
 use super::weights::{self, mamba_dims};
 use super::{Component, Phase, Provenance};
 use crate::catalog::{MlpKind, NormKind};
-use crate::plan::{Attention, Checkpointing, LossImpl, Method};
+use crate::plan::{Attention, Checkpointing, LossImpl, Method, RlAlgorithm};
 
 /// One named term of a per-token table.
 #[derive(Debug, Clone, PartialEq)]
@@ -344,10 +344,20 @@ fn vocab(s: &Setup) -> u64 {
     weights::vocab_rows(&s.arch, s.implementation)
 }
 
-/// Logits and cross-entropy: (forward bytes, backward bytes, formula).
+/// Tokens that reach the output head: GRPO keeps only the completion (`logits_to_keep`).
+fn logit_tokens(s: &Setup) -> u64 {
+    match (&s.rl, s.algorithm) {
+        (Some(rl), Some(RlAlgorithm::Grpo)) => {
+            s.micro_batch.saturating_mul(rl.max_completion_length.value.min(s.seq_len))
+        }
+        _ => s.tokens(),
+    }
+}
+
+/// Logits and the loss at the start of backward, the final norm's input and the head's input.
 pub fn logits_component(s: &Setup) -> Component {
     let v = vocab(s);
-    let tokens = s.tokens();
+    let tokens = logit_tokens(s);
     let beta = s.compute_bytes;
     let h = s.arch.n_embd;
     let head_input = if head_trainable(s) { beta * h } else { 0 };
@@ -377,13 +387,19 @@ pub fn logits_component(s: &Setup) -> Component {
             )
         }
     };
-    let bytes = tokens.saturating_mul(per_token + head_input + final_norm).saturating_add(chunk_bytes);
+    let bytes = s
+        .tokens()
+        .saturating_mul(head_input + final_norm)
+        .saturating_add(tokens.saturating_mul(per_token))
+        .saturating_add(chunk_bytes);
     Component {
         name: "logits-loss",
         bytes,
         phase: Phase::Backward,
         live_in: vec![Phase::Forward, Phase::Backward],
-        formula: format!("{formula} + final norm {final_norm}/token + head input {head_input}/token, V = {v}"),
+        formula: format!(
+            "{formula} (T = {tokens} tokens reach the head) + final norm {final_norm}/token + head input {head_input}/token, V = {v}"
+        ),
         provenance: Provenance::Derived,
     }
 }

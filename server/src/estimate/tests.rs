@@ -1,6 +1,9 @@
 use super::*;
 use crate::catalog::resolve_model;
-use crate::plan::{Checkpointing, Dtype, Framework, LoraPlan, LoraTargets, Method, Precision, Quantization, Sourced};
+use crate::plan::{
+    Checkpointing, Dtype, Framework, LoraPlan, LoraTargets, Method, Precision, Quantization, RlAlgorithm, RlPlan,
+    Sourced, VllmMode, VllmPlan,
+};
 use crate::span::Span;
 
 fn arch(name: &str) -> &'static Architecture {
@@ -214,4 +217,56 @@ fn huge_dimensions_saturate_instead_of_overflowing() {
     p.devices = Some(d(u64::MAX));
     let est = estimate(&p, &a, Some(&gpu(80)));
     assert_eq!(est.fit.map(|f| f.verdict), Some(Verdict::Exceeds));
+}
+
+fn grpo(sleep: bool) -> Plan {
+    let mut p = Plan::new(Framework::Trl);
+    p.method = Some(d(Method::Full));
+    p.algorithm = Some(d(RlAlgorithm::Grpo));
+    p.micro_batch_size = Some(d(8));
+    p.max_seq_length = Some(d(1024));
+    p.gradient_checkpointing = Some(d(Checkpointing::Full));
+    p.rl = Some(RlPlan {
+        num_generations: d(8),
+        max_prompt_length: Some(d(512)),
+        max_completion_length: d(512),
+        generation_batch_size: None,
+        steps_per_generation: None,
+        beta: d(0.0),
+        vllm: Some(VllmPlan {
+            mode: d(VllmMode::Colocate),
+            gpu_memory_utilization: Sourced::file(0.3, Span::new(0, 27), Span::new(29, 32)),
+            fraction_of_free: false,
+            enable_sleep_mode: d(sleep),
+        }),
+    });
+    p
+}
+
+#[test]
+fn colocated_vllm_reserves_a_fraction_of_total_memory() {
+    let g = gpu(80);
+    let est = estimate(&grpo(false), arch("Qwen2.5-0.5B"), Some(&g));
+    let vllm = est.components.iter().find(|c| c.name == "vllm-reservation").expect("colocated vLLM");
+    assert_eq!(vllm.bytes, (0.3 * g.memory_bytes as f64) as u64);
+    assert!(vllm.live_in.contains(&Phase::Backward), "without sleep mode the slab stays during training");
+    let lever = est.levers.iter().find(|l| l.changes.iter().any(|c| c.field == "vllm_gpu_memory_utilization"));
+    let fix = &lever.expect("lowering the fraction saves memory").fixes[0];
+    assert_eq!((fix.edits[0].span, fix.edits[0].content.as_str()), (Span::new(29, 32), "0.2"));
+    let asleep = estimate(&grpo(true), arch("Qwen2.5-0.5B"), Some(&g));
+    let vllm = asleep.components.iter().find(|c| c.name == "vllm-reservation").expect("colocated vLLM");
+    assert_eq!(vllm.live_in, vec![Phase::Generation]);
+    assert!(asleep.peak.allocated_bytes < est.peak.allocated_bytes);
+}
+
+#[test]
+fn grpo_logits_cover_only_the_completion() {
+    let est = estimate(&grpo(false), arch("Qwen2.5-0.5B"), None);
+    let logits = est.components.iter().find(|c| c.name == "logits-loss").expect("logits");
+    let mut sft = grpo(false);
+    sft.algorithm = Some(d(RlAlgorithm::Sft));
+    sft.rl = None;
+    let full = estimate(&sft, arch("Qwen2.5-0.5B"), None);
+    let full_logits = full.components.iter().find(|c| c.name == "logits-loss").expect("logits");
+    assert!(logits.bytes * 3 / 2 < full_logits.bytes, "{} vs {}", logits.bytes, full_logits.bytes);
 }

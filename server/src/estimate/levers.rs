@@ -7,7 +7,9 @@ use super::setup::Setup;
 use super::{Phase, TIGHT_HEADROOM};
 use crate::catalog::{Architecture, Gpu};
 use crate::diagnostic::{Applicability, Edit, Fix};
-use crate::plan::{Checkpointing, Framework, LossImpl, Method, Optimizer, Plan, Quantization, Sourced, VllmMode};
+use crate::plan::{
+    Checkpointing, Framework, LossImpl, Method, Optimizer, Plan, Precision, Quantization, Sourced, VllmMode,
+};
 use serde::Serialize;
 
 /// One plan field a lever sets, with its new value as the config would spell it.
@@ -126,6 +128,11 @@ fn apply(kind: Kind, plan: &Plan) -> Option<(Plan, Vec<Change>)> {
         Kind::Qlora => {
             let method = plan.method.as_ref().map(|m| m.value);
             if method != Some(Method::Lora) || quantization(plan).is_some() {
+                return None;
+            }
+            // LitGPT refuses quantization with mixed precision.
+            let mixed = matches!(plan.precision.as_ref().map(|p| p.value), Some(Precision::Mixed(_)) | None);
+            if plan.framework == Framework::Litgpt && mixed {
                 return None;
             }
             p.method = Some(derived(Method::Qlora, "4-bit base weights"));
@@ -255,7 +262,8 @@ fn fixes(kind: Kind, plan: &Plan, changes: &[Change], title: &str) -> Vec<Fix> {
             "micro_batch_size" => plan.micro_batch_size.as_ref().and_then(|s| s.value_span()),
             "gradient_accumulation" => plan.gradient_accumulation.as_ref().and_then(|s| s.value_span()),
             "gradient_checkpointing" => plan.gradient_checkpointing.as_ref().and_then(|s| s.value_span()),
-            "optimizer" => plan.optimizer.as_ref().and_then(|s| s.value_span()),
+            // LitGPT's optimizer may be a class_path mapping whose init_args a scalar would drop.
+            "optimizer" if plan.framework != Framework::Litgpt => plan.optimizer.as_ref().and_then(|s| s.value_span()),
             "quantization" if plan.framework == Framework::Litgpt => {
                 plan.quantization.as_ref().and_then(|s| s.value_span())
             }

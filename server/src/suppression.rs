@@ -97,9 +97,10 @@ pub fn parse(text: &str, comments: &[Comment], index: &LineIndex) -> Vec<Suppres
         };
         let after_start = directive_start + (directive.len() - after.len());
         let codes = match after.strip_prefix('[') {
-            Some(list) => match list.find(']') {
-                Some(close) => codes(&list[..close], after_start + 1),
-                None => continue,
+            // An unclosed or empty list (`ignore[]`) is not a directive: it must not mean "all".
+            Some(list) => match list.find(']').map(|close| codes(&list[..close], after_start + 1)) {
+                Some(codes) if !codes.is_empty() => codes,
+                _ => continue,
             },
             // `ignore` must end there or be followed by a blank (`ignored` is not a directive).
             None if after.is_empty() || after.starts_with(char::is_whitespace) => Vec::new(),
@@ -218,14 +219,14 @@ mod tests {
 
     #[test]
     fn bare_and_file_wide() {
-        let text = "# oomlint: disable-file[OOM002]\na: 1\nb: 2 # oomlint: ignore\nc: 3 # oomlint: ignored\n";
+        let text = "# oomlint: disable-file[OOM002]\na: 1\nb: 2 # oomlint: ignore\nc: 3 # oomlint: ignored\nd: 4 # oomlint: ignore[ , ]\n";
         let mut diagnostics = vec![
             diagnostic("OOM002", text, "a: 1"),
             diagnostic("OOM001", text, "b: 2"),
             diagnostic("OOM001", text, "c: 3"),
         ];
         let found = run(text, &mut diagnostics);
-        assert_eq!(found.len(), 2, "`ignored` is not a directive");
+        assert_eq!(found.len(), 2, "`ignored` and an empty list are not directives");
         assert_eq!(diagnostics.len(), 1);
         assert!(found.iter().all(|s| !s.is_unused()));
     }

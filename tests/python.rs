@@ -50,7 +50,8 @@ fn unsloth_grpo_fits_after_the_guides_changes() {
     let est = estimate("fixtures/python/unsloth-grpo-fixed.py");
     assert_eq!(est["fit"]["verdict"], "fits", "{est:#}");
     let device = est["peak"]["device_bytes"].as_f64().unwrap() / GIB;
-    assert!((16.0..=18.5).contains(&device), "device peak {device:.2} GiB, the guide measured about 17");
+    // "About 17 GB" in the guide: 15.8 GiB if decimal, 17 GiB if PyTorch's GiB printed as GB.
+    assert!((15.5..=18.5).contains(&device), "device peak {device:.2} GiB, the guide measured about 17 GB");
     let check = json(&["check", "fixtures/python/unsloth-grpo-fixed.py", "--gpu", "A10G", "--output-format", "json"]);
     let found = codes(&check);
     assert!(!found.iter().any(|c| c == "OOM601" || c == "OOM602"), "{found:?}");

@@ -52,7 +52,7 @@ pub fn detect(program: &Program) -> Format {
         (Some(Callee::DpoConfig), _) | (_, Some(Callee::DpoTrainer)) => Format::TrlDpo,
         (Some(Callee::SftConfig), _) | (_, Some(Callee::SftTrainer)) => Format::TrlSft,
         (Some(Callee::TrainingArguments), _) | (_, Some(Callee::Trainer)) => Format::Transformers,
-        _ if matches!(callee(roles.loader), Some(Callee::UnslothFromPretrained { .. })) => Format::TrlSft,
+        _ if matches!(callee(roles.loader), Some(Callee::UnslothFromPretrained)) => Format::TrlSft,
         _ => Format::Unknown,
     }
 }
@@ -65,7 +65,7 @@ pub fn plan(format: Format, doc: &Document, text: &str) -> Option<Plan> {
     let mut plan = trl::plan(format, &reader);
     let roles = program.roles();
     let script = Script { program: &program, roles, reader: &reader };
-    let unsloth = script.loader().is_some_and(|c| matches!(c.callee, Callee::UnslothFromPretrained { .. }));
+    let unsloth = script.loader().is_some_and(|c| matches!(c.callee, Callee::UnslothFromPretrained));
     if unsloth {
         plan.framework = Framework::Unsloth;
     }
@@ -173,11 +173,11 @@ impl Script<'_> {
         } else if self.reader.bool("use_liger_kernel").is_none_or(|l| !l.value) {
             plan.loss = Some(Sourced::default_of(LossImpl::Liger, "Unsloth's fused, chunked cross-entropy"));
         }
-        plan.gradient_checkpointing = Some(self.unsloth_checkpointing(plan));
+        // Unsloth's SFTTrainer takes the model's `max_seq_length` when the config sets no length.
         if plan.max_seq_length.as_ref().is_none_or(|m| !m.is_from_file()) && format_is_sft(plan) {
-            if let Some(len) = arg(self.loader(), "max_seq_length", as_u64) {
-                plan.max_seq_length = Some(len);
-            }
+            plan.max_seq_length = Some(arg(self.loader(), "max_seq_length", as_u64).unwrap_or_else(|| {
+                Sourced::default_of(2048, format!("{UNSLOTH} from_pretrained max_seq_length=2048"))
+            }));
         }
         if let Some(rl) = plan.rl.as_mut() {
             // Without `max_prompt_length`, prompt + completion are bounded by the loader's length.
@@ -192,6 +192,8 @@ impl Script<'_> {
                     Some(Sourced::derived(false, "LoRA: the reference log-probabilities come from the base weights"));
             }
         }
+        // After the length is known: below 512 tokens Unsloth checkpoints on the GPU.
+        plan.gradient_checkpointing = Some(self.unsloth_checkpointing(plan));
     }
 
     /// `use_gradient_checkpointing` of `get_peft_model` (else `from_pretrained`), default "unsloth".

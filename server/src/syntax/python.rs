@@ -26,10 +26,8 @@ use values::{Bindings, Evaluator};
 /// A call oomlint understands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Callee {
-    /// `FastLanguageModel.from_pretrained`; `fast_model` for `FastModel`/`FastVisionModel`.
-    UnslothFromPretrained {
-        fast_model: bool,
-    },
+    /// `FastLanguageModel.from_pretrained`, `FastModel.from_pretrained`, `FastVisionModel.from_pretrained`.
+    UnslothFromPretrained,
     /// `FastLanguageModel.get_peft_model` / `FastModel.get_peft_model`.
     UnslothGetPeftModel,
     /// `AutoModelForCausalLM.from_pretrained` (and the other `AutoModelFor…` classes).
@@ -54,9 +52,8 @@ impl Callee {
         let last = path.last()?.as_str();
         let owner = path.len().checked_sub(2).and_then(|i| path.get(i)).map(String::as_str);
         Some(match (owner, last) {
-            (Some("FastLanguageModel"), "from_pretrained") => Callee::UnslothFromPretrained { fast_model: false },
-            (Some("FastModel" | "FastVisionModel"), "from_pretrained") => {
-                Callee::UnslothFromPretrained { fast_model: true }
+            (Some("FastLanguageModel" | "FastModel" | "FastVisionModel"), "from_pretrained") => {
+                Callee::UnslothFromPretrained
             }
             (Some("FastLanguageModel" | "FastModel" | "FastVisionModel"), "get_peft_model") => {
                 Callee::UnslothGetPeftModel
@@ -86,13 +83,13 @@ impl Callee {
     }
 
     pub fn is_loader(self) -> bool {
-        matches!(self, Callee::UnslothFromPretrained { .. } | Callee::HfFromPretrained)
+        matches!(self, Callee::UnslothFromPretrained | Callee::HfFromPretrained)
     }
 
     /// The parameter names of the leading positional arguments oomlint reads.
     fn positional(self) -> &'static [&'static str] {
         match self {
-            Callee::UnslothFromPretrained { .. } => &["model_name"],
+            Callee::UnslothFromPretrained => &["model_name"],
             Callee::HfFromPretrained => &["pretrained_model_name_or_path"],
             Callee::UnslothGetPeftModel => &["model"],
             Callee::GetPeftModel => &["model", "peft_config"],
@@ -561,7 +558,7 @@ impl Program {
         };
         let trainer = last(&|c| c.is_trainer());
         let config = linked(trainer, "args", &|c| c.is_config()).or_else(|| last(&|c| c.is_config()));
-        let unsloth = last(&|c| matches!(c, Callee::UnslothFromPretrained { .. }));
+        let unsloth = last(&|c| matches!(c, Callee::UnslothFromPretrained));
         let loader = unsloth.or_else(|| last(&|c| c.is_loader()));
         let is_lora = |c: Callee| c == Callee::LoraConfig;
         let peft = linked(trainer, "peft_config", &is_lora)

@@ -77,8 +77,38 @@ fn unsloth_loads_in_4bit_by_default_and_rejects_two_precisions() {
     assert_eq!(full.quantization.as_ref().unwrap().value, None);
     assert_eq!(full.method.as_ref().unwrap().value, Method::Full);
     assert!(full.lora.is_none());
-    let gc = with(", max_seq_length=256");
-    assert_eq!(gc.framework, Framework::Unsloth);
+    // 4-bit is on by default, so asking for 16-bit alone is a combination too.
+    let sixteen = with(", load_in_16bit=True");
+    assert!(matches!(sixteen.quantization.as_ref().unwrap().origin, Origin::Unknown { .. }));
+    let short = with(", max_seq_length=256");
+    assert_eq!(short.max_seq_length.as_ref().unwrap().value, 256);
+    assert!(matches!(short.gradient_checkpointing.as_ref().unwrap().origin, Origin::Derived { .. }));
+    assert_eq!(short.gradient_checkpointing.as_ref().unwrap().value, Checkpointing::Full);
+    assert_eq!(default.max_seq_length.as_ref().unwrap().value, 2048);
+    assert_eq!(default.gradient_checkpointing.as_ref().unwrap().value, Checkpointing::CpuOffload);
+}
+
+#[test]
+fn a_notebook_plans_like_the_same_script() {
+    let cells: Vec<String> = UNSLOTH_GRPO
+        .split("\n\n")
+        .map(|cell| {
+            let lines: Vec<String> =
+                cell.split_inclusive('\n').map(|l| serde_json::to_string(l).unwrap_or_default()).collect();
+            format!("{{\"cell_type\": \"code\", \"source\": [{}]}}", lines.join(", "))
+        })
+        .collect();
+    let text = format!("{{\"cells\": [{}], \"nbformat\": 4}}", cells.join(", "));
+    let doc = syntax::parse(&text, Language::Notebook);
+    let program = notebook::program(&text).unwrap();
+    let notebook_plan = plan(detect(&program), &doc, &text).unwrap();
+    let (_, script_plan) = plan_of(UNSLOTH_GRPO);
+    assert_eq!(notebook_plan.framework, Framework::Unsloth);
+    assert_eq!(notebook_plan.lora.as_ref().unwrap().rank.value, script_plan.lora.as_ref().unwrap().rank.value);
+    let rank = notebook_plan.lora.as_ref().unwrap().rank.value_span().unwrap();
+    assert_eq!(&text[rank.start..rank.end], "32");
+    let util = &notebook_plan.rl.as_ref().unwrap().vllm.as_ref().unwrap().gpu_memory_utilization;
+    assert_eq!(util.value, 0.6);
 }
 
 #[test]

@@ -1,0 +1,15 @@
+#![no_main]
+//! The OOM-log reader on arbitrary text, with both renderers.
+
+use libfuzzer_sys::fuzz_target;
+use oomlint::explain;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    let errors = explain::explain(text);
+    for error in &errors {
+        oomlint_fuzz::assert_span(text, error.span, "OOM message");
+    }
+    let _ = explain::render::render(&errors, "train.log", text, true);
+    let _ = explain::json::report(&errors);
+});

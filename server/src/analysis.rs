@@ -145,6 +145,14 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
         diagnostics.sort_by_key(|d| (d.span.start, d.code));
         diagnostics
     };
+    let (mut diagnostics, mut estimate) = (diagnostics, estimate);
+    if matches!(document.language, Language::Python | Language::Notebook) {
+        let fixes = diagnostics.iter_mut().map(|d| &mut d.fixes);
+        let lever_fixes = estimate.iter_mut().flat_map(|e| e.levers.iter_mut().map(|l| &mut l.fixes));
+        for fixes in fixes.chain(lever_fixes) {
+            format::python::adapt_fixes(document.language, &text, fixes);
+        }
+    }
     Analysis { path: path.to_path_buf(), line_index, text, document, format, plan, model, gpu, estimate, diagnostics }
 }
 

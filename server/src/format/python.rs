@@ -22,6 +22,7 @@
 
 use super::trl::{self, attention_of, dtype_of, lora_targets};
 use super::{Format, Reader};
+use crate::diagnostic::{Edit, Fix};
 use crate::plan::{
     Checkpointing, Dtype, Framework, LoraPlan, LossImpl, Method, ModelRef, Plan, Quantization, Sourced, VllmMode,
     VllmPlan,
@@ -370,6 +371,34 @@ impl Script<'_> {
             lora.rank = Sourced::unknown(lora.rank.value, why);
         }
     }
+}
+
+/// Makes fixes written for YAML keys and values valid in a script or notebook: booleans and
+/// null in Python spelling, and JSON string escapes inside a notebook. A fix that inserts
+/// text, writes YAML structure (`key: value`, several lines) or deletes anything but a
+/// comment is dropped: its Python form is not a one-for-one replacement.
+pub fn adapt_fixes(language: Language, text: &str, fixes: &mut Vec<Fix>) {
+    fixes.retain_mut(|fix| fix.edits.iter_mut().all(|edit| adapt_edit(language, text, edit)));
+}
+
+fn adapt_edit(language: Language, text: &str, edit: &mut Edit) -> bool {
+    let replaced = text.get(edit.span.start..edit.span.end).unwrap_or_default();
+    let yaml_shaped = edit.content.contains('\n') || edit.content.contains(": ") || edit.content.starts_with("- ");
+    let deletes_code = edit.content.is_empty() && !replaced.trim_start().starts_with('#');
+    if edit.span.is_empty() || yaml_shaped || deletes_code {
+        return false;
+    }
+    let python = match edit.content.as_str() {
+        "true" => "True",
+        "false" => "False",
+        "null" | "~" => "None",
+        other => other,
+    };
+    edit.content = match language {
+        Language::Notebook => python.replace('\\', "\\\\").replace('"', "\\\""),
+        _ => python.to_string(),
+    };
+    true
 }
 
 /// A statically known argument of `call`, converted, with its spans.

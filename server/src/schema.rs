@@ -320,13 +320,9 @@ pub fn check(format: Format, doc: &Document) -> Findings {
     let (Some(schema), Some(root)) = (for_format(format), doc.root.as_ref()) else {
         return findings;
     };
-    let node = match (format, root.as_mapping()) {
-        (Format::Oomlint, Some(m)) if m.contains("tool") => match m.entry_path("tool.oomlint") {
-            Some(entry) => &entry.value,
-            None => return findings,
-        },
-        _ => root,
-    };
+    // `pyproject.toml`: only `[tool.oomlint]` is oomlint's.
+    let tool_table = root.as_mapping().and_then(|m| m.entry_path("tool.oomlint")).filter(|_| format == Format::Oomlint);
+    let node = tool_table.map_or(root, |entry| &entry.value);
     let instance = Instance::new(node);
     let coerces = coerces_strings(format);
     for error in schema.validator.iter_errors(&instance.value) {

@@ -75,6 +75,7 @@ RULES = {
     "alloc-conf-legacy-variable": ("torch-alloc", "silent"),
     "expandable-segments-with-vllm-sleep": ("vllm", "trainer"),
     "seq-longer-than-context": ("trl", "silent"),
+    "bf16-unsupported-gpu": ("trl", "gpu"),
 }
 
 
@@ -133,6 +134,8 @@ def main():
             fires = oomlint_fires(ns.oomlint, rule, fixture)
             if kind == "trainer":
                 fw = {"verdict": "not-run", "detail": "checked inside the Trainer/vLLM with a loaded model"}
+            elif kind == "gpu":
+                fw = {"verdict": "not-run", "detail": "needs the target GPU (the check asks the device)"}
             else:
                 fw = framework_verdict(ns.python, harness, fixture)
             v = fw["verdict"]

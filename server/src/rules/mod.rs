@@ -67,6 +67,7 @@ mod alloc_conf_both_variables;
 mod alloc_conf_legacy_variable;
 mod expandable_segments_with_vllm_sleep;
 mod seq_longer_than_context;
+mod bf16_unsupported_gpu;
 
 use crate::diagnostic::{Diagnostic, Fix, Related, Severity};
 use crate::format::Format;
@@ -272,6 +273,7 @@ pub static RULES: &[Rule] = &[
     rule!(alloc_conf_legacy_variable, "OOM504", "alloc-conf-legacy-variable", Allocator, Info, Sometimes),
     rule!(expandable_segments_with_vllm_sleep, "OOM505", "expandable-segments-with-vllm-sleep", Allocator, Error, None),
     rule!(seq_longer_than_context, "OOM701", "seq-longer-than-context", Framework, Warning, Always),
+    rule!(bf16_unsupported_gpu, "OOM702", "bf16-unsupported-gpu", Framework, Error, Sometimes),
 ];
 
 /// Finds a rule by code (`OOM101`, case-insensitive) or name (`yaml-syntax`).

@@ -3,7 +3,8 @@
 //! `block_size`, Hugging Face `max_position_embeddings`): LitGPT `train.max_seq_length`,
 //! TRL `max_length`, Axolotl `sequence_len`, LLaMA-Factory `cutoff_len`. The model comes
 //! from the config (`checkpoint_dir`, `model_name_or_path`, `base_model`); unknown models
-//! are skipped.
+//! are skipped, and so are sliding-window models outside LitGPT, whose catalog block size
+//! is the window rather than the position limit.
 //!
 //! ## Why
 //! LitGPT refuses: the `max_seq_length` setter raises `ValueError: Cannot attend to
@@ -51,8 +52,13 @@ pub fn check(ctx: &Context, out: &mut Reporter) {
     if arch.block_size == 0 || length.value <= arch.block_size {
         return;
     }
-    let Some(entry) = r.entry(path) else { return };
     let litgpt = support::is_litgpt(ctx.format);
+    // LitGPT's block size of sliding-window models (Mistral 7B v0.1) is the window; the
+    // Hugging Face position limit is larger, so only LitGPT is held to it.
+    if !litgpt && arch.sliding_window_size == Some(arch.block_size) {
+        return;
+    }
+    let Some(entry) = r.entry(path) else { return };
     let consequence = if litgpt {
         format!("LitGPT raises \"Cannot attend to {}, block size is only {}.\"", length.value, arch.block_size)
     } else {

@@ -422,3 +422,33 @@ fn many_documents_and_rapid_changes_keep_their_versions() {
     assert!(hover_other["contents"]["value"].as_str().unwrap().starts_with("**`precision`**"));
     assert_eq!(hover(&mut session, QLORA, 7, 3), Value::Null, "closed");
 }
+
+#[test]
+fn ranged_edits_are_applied_in_utf16_units() {
+    let mut session = Session::start(json!({}), Value::Null);
+    let uri = "file:///project/lora.yaml";
+    let text = "checkpoint_dir: checkpoints/meta-llama/Llama-3.2-3B\nprecision: bf16-true\n\
+                data: {\"é😀\": 1, seed: 2, sead: 3}\n";
+    assert!(!codes(&session.open(uri, text)).contains(&"OOM002".to_string()));
+    // `sead` starts at UTF-16 column 26 (byte column 29).
+    let change = json!({"range": range(2, 28, 29), "text": "e"});
+    session.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": [change]}),
+    );
+    let published = session.diagnostics(uri);
+    let duplicate = published["diagnostics"].as_array().unwrap().iter().find(|d| d["code"] == "OOM002");
+    assert_eq!(duplicate.expect("seed is now duplicated")["range"], range(2, 26, 30));
+}
+
+#[test]
+fn json_findings_offer_no_comment_suppression() {
+    let mut session = Session::start(json!({}), Value::Null);
+    let uri = "file:///project/ds_config.json";
+    let text = "{\"train_micro_batch_size_per_gpu\": 1, \"train_micro_batch_size_per_gpu\": 2,\n \"zero_optimization\": {\"stage\": 2}}\n";
+    let published = session.open(uri, text);
+    let duplicate = published["diagnostics"].as_array().unwrap().iter().find(|d| d["code"] == "OOM002").cloned();
+    let duplicate = duplicate.expect("a duplicate key");
+    let actions = code_actions(&mut session, uri, duplicate["range"].clone(), json!([duplicate]));
+    assert!(actions.iter().all(|a| !a["title"].as_str().unwrap().starts_with("Disable")), "{actions:?}");
+}

@@ -108,6 +108,12 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
         }
         _ => None,
     };
+    let mut estimate = estimate;
+    if let (Some(estimate), Some(plan)) = (estimate.as_mut(), plan.as_ref()) {
+        if matches!(document.language, Language::Python | Language::Notebook) {
+            estimate.missing_inputs.extend(format::python::unknown_inputs(plan));
+        }
+    }
     let versions = versions::for_config(path).with_overrides(&settings.framework_versions);
     let schema_rules_on = ["unknown-key", "invalid-value", "removed-key"]
         .iter()
@@ -145,7 +151,7 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
         diagnostics.sort_by_key(|d| (d.span.start, d.code));
         diagnostics
     };
-    let (mut diagnostics, mut estimate) = (diagnostics, estimate);
+    let mut diagnostics = diagnostics;
     if matches!(document.language, Language::Python | Language::Notebook) {
         let fixes = diagnostics.iter_mut().map(|d| &mut d.fixes);
         let lever_fixes = estimate.iter_mut().flat_map(|e| e.levers.iter_mut().map(|l| &mut l.fixes));

@@ -24,8 +24,8 @@ use super::trl::{self, attention_of, dtype_of, lora_targets};
 use super::{Format, Reader};
 use crate::diagnostic::{Edit, Fix};
 use crate::plan::{
-    Checkpointing, Dtype, Framework, LoraPlan, LossImpl, Method, ModelRef, Plan, Quantization, Sourced, VllmMode,
-    VllmPlan,
+    Checkpointing, Dtype, Framework, LoraPlan, LossImpl, Method, ModelRef, Origin, Plan, Quantization, Sourced,
+    VllmMode, VllmPlan,
 };
 use crate::syntax::python::{self, ArgValue, Call, Callee, Program, PyValue, Roles};
 use crate::syntax::{notebook, Document, Language};
@@ -371,6 +371,29 @@ impl Script<'_> {
             lora.rank = Sourced::unknown(lora.rank.value, why);
         }
     }
+}
+
+/// The plan inputs the script computes at run time, one sentence each, for the estimate's
+/// missing inputs (the estimate used the value shown: the framework default or a bound).
+pub fn unknown_inputs(plan: &Plan) -> Vec<String> {
+    fn note<T: std::fmt::Debug>(out: &mut Vec<String>, what: &str, field: Option<&Sourced<T>>) {
+        if let Some(Sourced { value, origin: Origin::Unknown { why } }) = field {
+            out.push(format!("{what} not known statically ({why}); assumed {value:?}"));
+        }
+    }
+    let mut out = Vec::new();
+    note(&mut out, "micro batch size", plan.micro_batch_size.as_ref());
+    note(&mut out, "gradient accumulation", plan.gradient_accumulation.as_ref());
+    note(&mut out, "sequence length", plan.max_seq_length.as_ref());
+    note(&mut out, "quantization", plan.quantization.as_ref());
+    note(&mut out, "load dtype", plan.load_dtype.as_ref());
+    note(&mut out, "LoRA rank", plan.lora.as_ref().map(|l| &l.rank));
+    if let Some(rl) = &plan.rl {
+        note(&mut out, "generations per prompt", Some(&rl.num_generations));
+        note(&mut out, "completion length", Some(&rl.max_completion_length));
+        note(&mut out, "vLLM memory fraction", rl.vllm.as_ref().map(|v| &v.gpu_memory_utilization));
+    }
+    out
 }
 
 /// Makes fixes written for YAML keys and values valid in a script or notebook: booleans and

@@ -261,6 +261,17 @@ mod tests {
     }
 
     #[test]
+    fn escapes_map_back_to_their_json_bytes() {
+        // "é" as \u00e9, an emoji as a surrogate pair, a tab, then a constant.
+        let text = "{\"cells\": [{\"cell_type\": \"code\", \"source\": \"# \\u00e9 \\ud83d\\ude00\\tx\\nfrom trl import SFTConfig\\nSFTConfig(max_length=77)\"}, {\"cell_type\": \"code\", \"source\": 5}, \"junk\"]}";
+        let doc = parse(text);
+        let entry = doc.root_mapping().unwrap().entry("max_length").unwrap();
+        assert_eq!(&text[entry.value.span.start..entry.value.span.end], "77");
+        assert_eq!(&text[entry.key_span.start..entry.key_span.end], "max_length");
+        assert_eq!(cell_position(text, entry.key_span.start), Some((1, 3, 11)));
+    }
+
+    #[test]
     fn broken_notebooks_are_syntax_problems() {
         assert!(parse("{\"cells\": [").is_incomplete());
         assert!(parse("{\"nbformat\": 4}").is_incomplete());

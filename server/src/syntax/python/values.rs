@@ -394,14 +394,15 @@ fn arithmetic(operator: &str, a: Value, b: Value) -> Option<Value> {
         },
         (x @ (Int(_) | Float(_)), y @ (Int(_) | Float(_))) => {
             let (x, y) = (as_f64(&x)?, as_f64(&y)?);
-            Float(match operator {
+            let result = match operator {
                 "+" => x + y,
                 "-" => x - y,
                 "*" => x * y,
                 "/" if y != 0.0 => x / y,
                 "**" => x.powf(y),
                 _ => return None,
-            })
+            };
+            Float(Some(result).filter(|r| r.is_finite())?)
         }
         (Str(x, q), Str(y, _)) if operator == "+" => Str(x + &y, q),
         _ => return None,

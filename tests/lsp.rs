@@ -330,9 +330,14 @@ fn configuration_changes_republish_every_open_document() {
     let refresh = session.wait(|m| m["method"] == "workspace/codeLens/refresh");
     assert_eq!(refresh["params"], Value::Null, "the summary lens is refreshed: {refresh}");
 
+    // A payload without oomlint's settings (pull-model clients send null) changes nothing.
+    session.notify("workspace/didChangeConfiguration", json!({"settings": null}));
+    let lenses = session.request("textDocument/codeLens", json!({"textDocument": {"uri": SFT}}));
+    assert!(lenses[0]["command"]["title"].as_str().unwrap().contains("on A10G"), "{lenses}");
     let settings = json!({"settings": {"oomlint": {"gpu": "A10G", "ignore": ["exceeds-gpu-memory"]}}});
     session.notify("workspace/didChangeConfiguration", settings);
-    assert!(!codes(&session.diagnostics(SFT)).contains(&"OOM601".to_string()));
+    let ignored = session.diagnostics(SFT);
+    assert!(!codes(&ignored).contains(&"OOM601".to_string()), "{ignored}");
 
     session.notify(
         "workspace/didChangeConfiguration",

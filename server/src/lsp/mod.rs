@@ -124,6 +124,9 @@ impl LanguageServer for Backend {
     }
 
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
+        if !ClientOptions::present_in(&params.settings) {
+            return;
+        }
         let uris = {
             let mut state = self.state();
             state.configure(ClientOptions::from_json(Some(&params.settings)));

@@ -45,6 +45,13 @@ impl ClientOptions {
         }
     }
 
+    /// Whether a `didChangeConfiguration` payload carries oomlint's settings at all
+    /// (clients of the pull model send `null`, which must not reset them).
+    pub fn present_in(settings: &Value) -> bool {
+        const KEYS: [&str; 5] = ["oomlint", "gpu", "headroom", "select", "ignore"];
+        settings.as_object().is_some_and(|object| KEYS.iter().any(|k| object.contains_key(*k)))
+    }
+
     /// Whether `diagnostic` passes `select` and `ignore`.
     pub fn reports(&self, diagnostic: &Diagnostic) -> bool {
         let matches = |selector: &String| {
@@ -96,6 +103,8 @@ mod tests {
         assert_eq!(ClientOptions::from_json(Some(&json!({"gpu": "L4"}))).gpu.as_deref(), Some("L4"));
         assert_eq!(ClientOptions::from_json(Some(&json!({"gpu": 3, "headroom": 7}))), ClientOptions::default());
         assert_eq!(ClientOptions::from_json(Some(&json!([1]))), ClientOptions::default());
+        assert!(ClientOptions::present_in(&nested) && ClientOptions::present_in(&json!({"gpu": null})));
+        assert!(!ClientOptions::present_in(&Value::Null) && !ClientOptions::present_in(&json!({"yaml": {}})));
     }
 
     #[test]

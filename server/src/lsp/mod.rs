@@ -33,6 +33,7 @@ use tower_lsp_server::{Client, LanguageServer, LspService, Server};
 /// with the document URI, answering the estimate as Markdown and JSON.
 pub const SHOW_ESTIMATE: &str = "oomlint.showEstimate";
 
+/// The language server: the client handle and the state every handler shares.
 pub struct Backend {
     client: Client,
     state: Mutex<State>,

@@ -257,9 +257,9 @@ pub fn run_stdio() -> ExitCode {
     }
 }
 
-/// Serves one session over `input`/`output` (stdio in [`run_stdio`]; pipes in tests and
-/// the fuzzer) until `exit` or the end of input. Returns whether `shutdown` was requested.
-/// Runs inside a tokio runtime.
+/// Serves one session over `input`/`output` (stdio, or pipes in tests and fuzzing) until
+/// `exit` or the end of input; returns whether `shutdown` was requested first. Must run
+/// inside a tokio runtime (the input is read by a spawned task).
 pub async fn serve<I, O>(input: I, output: O) -> bool
 where
     I: tokio::io::AsyncRead + Unpin + Send + 'static,
@@ -276,8 +276,8 @@ where
     shut_down.load(Ordering::SeqCst)
 }
 
-/// Copies `input` to the server through [`framing::Framer`]; closing `forward` at the end
-/// of input ends the session.
+/// Copies `input` to the server through [`framing::Framer`]; closing `forward` at the
+/// end of input ends the session.
 async fn pump(mut input: impl tokio::io::AsyncRead + Unpin, mut forward: tokio::io::DuplexStream) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut framer = framing::Framer::default();

@@ -179,3 +179,19 @@ fn fixes_write_through_symlinks() {
     assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
     assert!(std::fs::read_to_string(&file).unwrap().contains("eval_strategy: steps"));
 }
+
+/// Truncated configs (an editor mid-typing) never make fixing panic, and fixing them converges.
+#[test]
+fn fixing_truncated_fixtures_terminates() {
+    for path in fixtures() {
+        let text = std::fs::read_to_string(&path).expect("read fixture");
+        for step in 1..8 {
+            let mut cut = text.len() * step / 8;
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            let fixed = fix::fix_text(&path, &text[..cut], &Options::default(), Applicability::Unsafe);
+            assert!(fixed.converged, "{}: cut at {cut} still changing after {} rounds", path.display(), fixed.rounds);
+        }
+    }
+}

@@ -26,7 +26,6 @@ git config user.email test@example.com
 git config user.name test
 cp "$repo/fixtures/litgpt/qlora-precision.yaml" bad-qlora.yaml
 cp "$repo/fixtures/trl/sft-qwen2.5-7b.yaml" clean-sft.yaml
-sed -i '/warmup_ratio/d' clean-sft.yaml
 git add bad-qlora.yaml clean-sft.yaml
 export PRE_COMMIT_HOME="${PRE_COMMIT_HOME:-$scratch/.pre-commit-cache}"
 

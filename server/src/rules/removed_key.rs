@@ -84,6 +84,8 @@ fn entry_lines(text: &str, key: Span, value: Span) -> Option<Span> {
         return None;
     }
     let end = text[value.end..].find('\n').map_or(text.len(), |i| value.end + i + 1);
+    // An empty value's span sits at the key's end, before the colon.
     let rest = text[value.end..end].trim();
+    let rest = if value.is_empty() { rest.trim_start_matches(':').trim() } else { rest };
     (rest.is_empty() || rest.starts_with('#')).then_some(Span::new(start, end))
 }

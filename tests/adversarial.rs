@@ -440,8 +440,7 @@ fn a_garbled_language_server_session_keeps_answering() {
     assert!(completion["result"].as_array().is_some_and(|items| !items.is_empty()), "{completion}");
     let published = seen
         .iter()
-        .filter(|m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri)
-        .last()
+        .rfind(|m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri)
         .expect("diagnostics published");
     assert_eq!(published["params"]["version"], 3, "the out-of-range edit clamps to the end and applies");
     assert!(published["params"]["diagnostics"].to_string().contains("learnin_rate"), "{published}");
@@ -449,7 +448,7 @@ fn a_garbled_language_server_session_keeps_answering() {
     send(&frame(r#"{"jsonrpc":"2.0","id":6,"method":"shutdown"}"#));
     reply(&incoming, &mut seen, json!(6));
     send(&frame(r#"{"jsonrpc":"2.0","method":"exit"}"#));
-    drop(send);
+    drop(stdin);
     assert_eq!(wait(&mut child, "oomlint server").code(), Some(0), "a clean exit after the garbage");
     let _ = reader.join();
 }

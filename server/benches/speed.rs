@@ -1,3 +1,308 @@
-//! Speed benchmark (being written): `cargo bench --bench speed`.
+//! Speed, side by side in one run, printed as the Markdown of `tests/bench/SPEED.md`:
+//! - `oomlint check` over `../shared/corpus` versus `check-jsonschema` (PyPI) parsing the
+//!   same YAML/JSON/TOML files against an empty schema, per file (target: ≥ 50× faster);
+//! - `didChange` → `publishDiagnostics` latency on a 200-line config (target: median ≤ 2 ms);
+//! - cold start of `oomlint --version`;
+//! - peak memory (max RSS) of the corpus check, through GNU time.
+//!
+//! Run: `cargo bench --bench speed > tests/bench/SPEED.md`. check-jsonschema is installed
+//! into a cache venv outside the repository (`$XDG_CACHE_HOME` or `~/.cache`,
+//! `oomlint-bench/venv`) on first use; without Python or PyPI that row says why it is missing.
 
-fn main() {}
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const OOMLINT: &str = env!("CARGO_BIN_EXE_oomlint");
+/// Repetitions of each corpus run; the median is reported.
+const CORPUS_RUNS: usize = 5;
+const COLD_STARTS: usize = 50;
+const LSP_LINES: usize = 200;
+const LSP_CHANGES: usize = 300;
+const LSP_WARMUP: usize = 20;
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1e3)
+}
+
+/// Runs a command to completion, discarding its output; returns the wall time.
+fn timed(command: &mut Command) -> Duration {
+    let started = Instant::now();
+    let status = command.stdout(Stdio::null()).stderr(Stdio::null()).status().expect("run benchmark command");
+    assert!(status.code().is_some(), "{command:?} was killed");
+    started.elapsed()
+}
+
+/// The corpus files both tools read: YAML, JSON and TOML (check-jsonschema reads no shell or env files).
+fn corpus_files(root: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut dirs = vec![root.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| ["yaml", "yml", "json", "toml"].contains(&e))
+            {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// check-jsonschema from a cache venv, installed on first use.
+fn check_jsonschema() -> Result<PathBuf, String> {
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".cache")))
+        .ok_or("no cache directory (HOME unset)")?;
+    let venv = cache.join("oomlint-bench/venv");
+    let tool = venv.join("bin/check-jsonschema");
+    if tool.exists() {
+        return Ok(tool);
+    }
+    let ok = |c: &mut Command| c.stdout(Stdio::null()).status().is_ok_and(|s| s.success());
+    if !ok(Command::new("python3").args(["-m", "venv"]).arg(&venv)) {
+        return Err("python3 -m venv failed".into());
+    }
+    if !ok(Command::new(venv.join("bin/pip")).args(["install", "--quiet", "check-jsonschema"])) {
+        return Err("pip install check-jsonschema failed".into());
+    }
+    Ok(tool)
+}
+
+/// Max RSS in KiB of `oomlint ARGS`, through GNU time (`None` without it).
+fn max_rss_kib(args: &[&std::ffi::OsStr]) -> Option<u64> {
+    let output =
+        Command::new("/usr/bin/time").args(["-f", "%M", OOMLINT]).args(args).stdout(Stdio::null()).output().ok()?;
+    String::from_utf8_lossy(&output.stderr).lines().last()?.trim().parse().ok()
+}
+
+struct Row {
+    measure: String,
+    oomlint: String,
+    other: String,
+    target: String,
+    verdict: String,
+}
+
+fn corpus_rows(rows: &mut Vec<Row>) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+    let files = corpus_files(&root);
+    if files.is_empty() {
+        eprintln!("notice: {} not found; corpus rows skipped", root.display());
+        return;
+    }
+    let n = files.len() as u32;
+    let oomlint_run = || {
+        let mut c = Command::new(OOMLINT);
+        c.args(["check", "--output-format", "json"]).args(&files);
+        timed(&mut c)
+    };
+    oomlint_run();
+    let ours = median((0..CORPUS_RUNS).map(|_| oomlint_run()).collect());
+    let theirs = match check_jsonschema() {
+        Ok(tool) => {
+            let schema = std::env::temp_dir().join(format!("oomlint-bench-empty-schema-{}.json", std::process::id()));
+            std::fs::write(&schema, "{}").expect("write empty schema");
+            let run = || {
+                let mut c = Command::new(&tool);
+                c.arg("--schemafile").arg(&schema).args(&files);
+                timed(&mut c)
+            };
+            run();
+            let time = median((0..CORPUS_RUNS).map(|_| run()).collect());
+            let _ = std::fs::remove_file(&schema);
+            Ok(time)
+        }
+        Err(why) => Err(why),
+    };
+    let (other, verdict, ratio) = match &theirs {
+        Ok(time) => {
+            let ratio = time.as_secs_f64() / ours.as_secs_f64();
+            (ms(*time / n), if ratio >= 50.0 { "met" } else { "missed" }.to_string(), format!(" ({ratio:.0}×)"))
+        }
+        Err(why) => (format!("n/a: {why}"), "n/a".into(), String::new()),
+    };
+    rows.push(Row {
+        measure: format!("corpus check, per file ({n} YAML/JSON/TOML files, one process; median of {CORPUS_RUNS})"),
+        oomlint: format!("{}{ratio}", ms(ours / n)),
+        other,
+        target: "≥ 50× faster".into(),
+        verdict,
+    });
+    rows.push(Row {
+        measure: "corpus check, whole run".into(),
+        oomlint: ms(ours),
+        other: theirs.map_or_else(|why| format!("n/a: {why}"), ms),
+        target: String::new(),
+        verdict: String::new(),
+    });
+    let mut args: Vec<&std::ffi::OsStr> = vec!["check".as_ref(), "--output-format".as_ref(), "json".as_ref()];
+    args.push(root.as_os_str());
+    let rss =
+        max_rss_kib(&args).map_or("n/a (no /usr/bin/time)".into(), |kib| format!("{:.1} MiB", kib as f64 / 1024.0));
+    rows.push(Row {
+        measure: "peak memory (max RSS) of `oomlint check` over the whole corpus".into(),
+        oomlint: rss,
+        other: String::new(),
+        target: String::new(),
+        verdict: String::new(),
+    });
+}
+
+fn cold_start_row(rows: &mut Vec<Row>) {
+    let runs: Vec<Duration> = (0..COLD_STARTS).map(|_| timed(Command::new(OOMLINT).arg("--version"))).collect();
+    let fastest = runs.iter().min().copied().unwrap_or_default();
+    rows.push(Row {
+        measure: format!("cold start, `oomlint --version` (median of {COLD_STARTS}; fastest {})", ms(fastest)),
+        oomlint: ms(median(runs)),
+        other: String::new(),
+        target: String::new(),
+        verdict: String::new(),
+    });
+}
+
+/// A 200-line TRL config: the fixture padded with settings and comments.
+fn lsp_config() -> String {
+    let mut text = include_str!("../../fixtures/trl/sft-qwen2.5-7b.yaml").to_string();
+    let extra = ["logging_steps: 10", "save_steps: 500", "seed: 42", "warmup_ratio: 0.03", "weight_decay: 0.0"];
+    for line in extra {
+        if !text.contains(&format!("\n{}", line.split(':').next().unwrap_or(line))) {
+            text.push_str(line);
+            text.push('\n');
+        }
+    }
+    while text.lines().count() < LSP_LINES {
+        text.push_str("# padding comment to reach the benchmark's line count\n");
+    }
+    text
+}
+
+struct Server {
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Server {
+    fn send(&mut self, message: Value) {
+        let body = message.to_string();
+        write!(self.stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).expect("write to server");
+        self.stdin.flush().expect("flush");
+    }
+
+    fn receive(&mut self) -> Value {
+        let mut length = 0;
+        loop {
+            let mut line = String::new();
+            self.stdout.read_line(&mut line).expect("read header");
+            match line.trim_end() {
+                "" => break,
+                header => length = header.strip_prefix("Content-Length: ").map_or(length, |n| n.parse().unwrap_or(0)),
+            }
+        }
+        let mut body = vec![0; length];
+        self.stdout.read_exact(&mut body).expect("read body");
+        serde_json::from_slice(&body).expect("JSON")
+    }
+
+    fn wait_for(&mut self, wanted: impl Fn(&Value) -> bool) {
+        while !wanted(&self.receive()) {}
+    }
+}
+
+fn lsp_row(rows: &mut Vec<Row>) {
+    let text = lsp_config();
+    let uri = "file:///bench/sft.yaml";
+    let mut child = Command::new(OOMLINT)
+        .arg("server")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start oomlint server");
+    let mut server = Server {
+        stdin: child.stdin.take().expect("stdin"),
+        stdout: BufReader::new(child.stdout.take().expect("stdout")),
+    };
+    server.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"capabilities": {}, "initializationOptions": {"oomlint": {"gpu": "A10G"}}}}));
+    server.wait_for(|m| m["id"] == 1);
+    server.send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
+    server.send(json!({"jsonrpc": "2.0", "method": "textDocument/didOpen",
+        "params": {"textDocument": {"uri": uri, "languageId": "yaml", "version": 0, "text": text}}}));
+    server.wait_for(|m| m["method"] == "textDocument/publishDiagnostics");
+    // One incremental edit per change: the batch size's digit, alternating 2 and 4.
+    let (line, column) = text
+        .lines()
+        .enumerate()
+        .find_map(|(i, l)| l.strip_prefix("per_device_train_batch_size: ").map(|_| (i, l.len() - 1)))
+        .expect("the fixture sets per_device_train_batch_size");
+    let mut samples = Vec::with_capacity(LSP_CHANGES);
+    for version in 1..=(LSP_WARMUP + LSP_CHANGES) as i64 {
+        let digit = if version % 2 == 0 { "2" } else { "4" };
+        let range =
+            json!({"start": {"line": line, "character": column}, "end": {"line": line, "character": column + 1}});
+        let started = Instant::now();
+        server.send(json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": uri, "version": version}, "contentChanges": [{"range": range, "text": digit}]}}));
+        server.wait_for(|m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["version"] == version);
+        if version > LSP_WARMUP as i64 {
+            samples.push(started.elapsed());
+        }
+    }
+    server.send(json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}));
+    server.wait_for(|m| m["id"] == 2);
+    server.send(json!({"jsonrpc": "2.0", "method": "exit"}));
+    let _ = child.wait();
+    samples.sort();
+    let median = percentile(&samples, 0.5);
+    rows.push(Row {
+        measure: format!(
+            "`didChange` → `publishDiagnostics`, {}-line TRL config, GPU set ({} changes; p90 {}, max {})",
+            text.lines().count(),
+            samples.len(),
+            ms(percentile(&samples, 0.9)),
+            ms(percentile(&samples, 1.0))
+        ),
+        oomlint: format!("{} median", ms(median)),
+        other: String::new(),
+        target: "median ≤ 2 ms".into(),
+        verdict: if median <= Duration::from_millis(2) { "met" } else { "missed" }.into(),
+    });
+}
+
+fn main() {
+    let mut rows = Vec::new();
+    corpus_rows(&mut rows);
+    lsp_row(&mut rows);
+    cold_start_row(&mut rows);
+    let cores = std::thread::available_parallelism().map_or(0, usize::from);
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!("# oomlint speed\n");
+    println!(
+        "`cargo bench --bench speed` (release build), one run, {cores} cores, load average at the end: {}.",
+        load.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
+    );
+    println!("check-jsonschema parses the same files against an empty schema (`{{}}`), all in one process, as pre-commit runs it.\n");
+    println!("| measure | oomlint | check-jsonschema | target | verdict |");
+    println!("|---|---|---|---|---|");
+    for row in rows {
+        println!("| {} | {} | {} | {} | {} |", row.measure, row.oomlint, row.other, row.target, row.verdict);
+    }
+}

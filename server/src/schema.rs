@@ -376,10 +376,11 @@ pub fn check(format: Format, doc: &Document) -> Findings {
     findings
 }
 
-/// TRL's parser sets YAML values as argparse defaults, and argparse converts string
-/// defaults with the field's type: `"1e-5"` is a valid learning rate there.
+/// Formats whose loader converts quoted numbers and booleans: TRL's parser sets YAML
+/// values as argparse defaults, which argparse converts with the field's type, and
+/// Axolotl's pydantic model validates in lax mode. `"1e-5"` is a valid learning rate there.
 fn coerces_strings(format: Format) -> bool {
-    matches!(format, Format::TrlSft | Format::TrlDpo | Format::TrlGrpo)
+    matches!(format, Format::TrlSft | Format::TrlDpo | Format::TrlGrpo | Format::Axolotl)
 }
 
 /// Whether a quoted string, read as a plain YAML scalar, satisfies `schema`.
@@ -630,11 +631,13 @@ mod tests {
     }
 
     #[test]
-    fn trl_accepts_quoted_numbers_like_argparse() {
+    fn trl_and_axolotl_accept_quoted_numbers() {
         let quoted = check_yaml(Format::TrlSft, "model_name_or_path: x\nlearning_rate: \"2e-5\"\n");
         assert_eq!(quoted.invalid_values, Vec::new());
         let wrong = check_yaml(Format::TrlSft, "model_name_or_path: x\nlearning_rate: fast\n");
         assert_eq!(wrong.invalid_values.len(), 1);
+        let axolotl = check_yaml(Format::Axolotl, "base_model: x\nlearning_rate: \"0.0002\"\nwarmup_steps: \"0.1\"\n");
+        assert_eq!(axolotl.invalid_values.len(), 1, "pydantic converts the rate, but not 0.1 to an int");
     }
 
     #[test]

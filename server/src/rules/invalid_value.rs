@@ -4,10 +4,11 @@
 //!
 //! ## Why
 //! The framework checks these only when it starts: jsonargparse (LitGPT) rejects a
-//! string where an int is expected, `TrainingArguments.__post_init__` raises on an
-//! unknown `lr_scheduler_type` or `eval_strategy`, accelerate raises on an unknown
-//! `distributed_type`, DeepSpeed's pydantic models reject a `stage: 4`. By then the job
-//! has queued, pulled the image and maybe downloaded the model.
+//! string where an int is expected, `TrainingArguments.__post_init__` converts
+//! `lr_scheduler_type` and `eval_strategy` to enums and raises
+//! `ValueError: 'cosine_with_restart' is not a valid SchedulerType`, accelerate raises
+//! the same way on an unknown `distributed_type`, DeepSpeed's pydantic models reject a
+//! `stage: 4`. By then the job has queued, pulled the image and maybe downloaded the model.
 //!
 //! ## Example
 //! ```yaml
@@ -22,7 +23,8 @@
 //!
 //! ## Source
 //! The format's JSON Schema in `schema/` (types, `enum`, `minimum`/`maximum`, `required`),
-//! each property citing the framework file it mirrors in `x-source`.
+//! each property citing the framework file it mirrors in `x-source`; the enum conversion
+//! above is in transformers `training_args.py` (`TrainingArguments.__post_init__`).
 
 use super::{Context, Reporter};
 use crate::diagnostic::{Applicability, Fix};

@@ -239,7 +239,8 @@ fn adapter_terms(s: &Setup) -> Vec<Term> {
                 }
                 // PEFT casts each adapter's input to the adapter dtype (fp32) before lora_A.
                 Implementation::Hf => {
-                    let cast = s.trainable_bytes;
+                    // Under autocast the adapter matmul keeps a 16-bit copy instead of the fp32 cast.
+                    let cast = if s.mixed { s.compute_bytes } else { s.trainable_bytes };
                     let inputs: u64 = modules.iter().map(|m| m.1).sum();
                     vec![
                         term("LoRA input casts (and dropout masks) per adapter", inputs * (cast + mask)),

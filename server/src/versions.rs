@@ -52,7 +52,7 @@ impl Version {
     fn bump(&self, depth: usize) -> Version {
         let mut parts: Vec<u64> = self.0.iter().take(depth + 1).copied().collect();
         parts.resize(depth + 1, 0);
-        parts[depth] += 1;
+        parts[depth] = parts[depth].saturating_add(1);
         Version(parts)
     }
 }
@@ -460,6 +460,9 @@ mod tests {
         assert_eq!(Version::release(&[0, 27]), v("0.27.0"));
         assert!(v("0.27") > v("0.9.6"));
         assert_eq!(Version::parse("dev"), None);
+        assert_eq!(Version::parse("99999999999999999999"), None, "out of range");
+        let huge = from("requirements.txt", "trl~=18446744073709551615.1\n");
+        assert!(huge.at_least("trl", &v("1.0")));
     }
 
     #[test]

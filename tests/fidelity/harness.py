@@ -2,7 +2,7 @@
 
 Usage: python harness.py FRAMEWORK FIXTURE
 
-FRAMEWORK is one of: litgpt, trl, transformers, deepspeed, accelerate, axolotl, torch-alloc.
+FRAMEWORK is one of: litgpt, trl, trl-trainer, transformers, deepspeed, accelerate, axolotl, torch-alloc.
 Prints {"verdict": "raises"|"accepts"|"not-run", "detail": "..."}:
 - raises: the framework raised while reading/validating the config (the exception and
   its first line are in detail);
@@ -186,6 +186,49 @@ def transformers_run(fixture: Path):
     verdict("accepts")
 
 
+def tiny_model_dir():
+    """A two-layer random Qwen2 model and a word-level tokenizer saved locally, so the
+    trainers can load (and re-load, for a reference model) without the network."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
+
+    path = Path(tempfile.mkdtemp(prefix="oomlint-tiny-"))
+    vocab = {w: i for i, w in enumerate(["<pad>", "<eos>", "<unk>", "hello", "world", "the", "a"])}
+    tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<eos>", pad_token="<pad>", unk_token="<unk>")
+    config = Qwen2Config(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                         num_key_value_heads=1, intermediate_size=32)
+    Qwen2ForCausalLM(config).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path, tokenizer
+
+
+def trl_trainer_run(fixture: Path):
+    """The config checks, then the trainer's own __init__ (SFTTrainer or GRPOTrainer) on a
+    tiny local model and a four-row dataset: TRL's padding-free, packing and
+    sync_ref_model checks live there."""
+    args, _ = training_arguments(fixture, trl=True)
+    from datasets import Dataset
+
+    path, tokenizer = tiny_model_dir()
+    args.output_dir = str(path / "out")
+    try:
+        if type(args).__name__ == "GRPOConfig":
+            from trl import GRPOTrainer
+
+            GRPOTrainer(model=str(path), reward_funcs=[lambda completions, **_: [0.0] * len(completions)], args=args,
+                        train_dataset=Dataset.from_dict({"prompt": ["hello world"] * 8}), processing_class=tokenizer)
+        else:
+            from trl import SFTTrainer
+
+            SFTTrainer(model=str(path), args=args, train_dataset=Dataset.from_dict({"text": ["hello world the a"] * 4}),
+                       processing_class=tokenizer)
+    except (ValueError, NotImplementedError, TypeError) as exc:
+        verdict("raises", raised(exc))
+    verdict("accepts")
+
+
 # --- DeepSpeed ---------------------------------------------------------------------------
 
 
@@ -294,6 +337,7 @@ def torch_alloc_run(fixture: Path):
 RUNNERS = {
     "litgpt": litgpt,
     "trl": trl_run,
+    "trl-trainer": trl_trainer_run,
     "transformers": transformers_run,
     "deepspeed": deepspeed_run,
     "accelerate": accelerate_run,

@@ -35,15 +35,15 @@ RULES = {
     "fp16-and-bf16": ("trl", "error"),
     "conflicting-quantization": ("trl", "error"),
     "quantized-without-adapter": ("trl", "trainer"),
-    "trl-padding-free-without-packing": ("trl", "trainer"),
-    "trl-packing-without-max-length": ("trl", "trainer"),
+    "trl-padding-free-without-packing": ("trl-trainer", "error"),
+    "trl-packing-without-max-length": ("trl-trainer", "error"),
     "trl-dtype-unset-fp32": ("trl", "silent"),
     "grpo-generation-batch-divisibility": ("trl", "error"),
     "grpo-min-generations": ("trl", "error"),
     "grpo-generation-batch-and-steps": ("trl", "error"),
     "grpo-auto-find-batch-size": ("trl", "error"),
     "grpo-eval-batch-divisibility": ("trl", "error"),
-    "grpo-sync-ref-without-beta": ("trl", "trainer"),
+    "grpo-sync-ref-without-beta": ("trl-trainer", "error"),
     "vllm-tp-divides-world": ("trl", "trainer"),
     "trl-vllm-8bit": ("trl", "trainer"),
     "dpo-loss-weights-length": ("trl", "error"),
@@ -123,6 +123,7 @@ def main():
     ns = ap.parse_args()
     found = versions(ns.python)
     found["torch-alloc"] = found.get("torch", "-")
+    found["trl-trainer"] = found.get("trl", "-")
     found["vllm"] = "-"
     rows = []
     for rule, (default, kind) in RULES.items():

@@ -385,11 +385,29 @@ fn report(scored: &[(Case, Estimate)], ooms: &[(Case, Estimate)], skipped: &BTre
             e.peak.device_bytes as f64 / GIB
         );
     }
+    println!("\n## Known gaps\n");
+    for gap in KNOWN_GAPS {
+        println!("- {gap}");
+    }
     println!("\n## Measured rows not expressed\n");
     for (why, n) in skipped {
         println!("- {why}: {n}");
     }
 }
+
+/// What the model does not explain yet, in the terms of the rows above.
+const KNOWN_GAPS: &[&str] = &[
+    "LitGPT QLoRA rows from the config hub (2024, bitsandbytes ≥ 0.42) are 9–14 % under: a remaining \
+     ≈ 0.25–0.4 B per quantized parameter is not yet traced to a tensor; the 2023 resource-table QLoRA rows match.",
+    "LitGPT FSDP rows use a calibrated `unsharded-parameters` term (a full copy next to the shards); \
+     full fine-tuning on 2–4 GPUs is within −22 %…+16 % (Gemma-2b, phi-2).",
+    "bf16-mixed LitGPT (one row) is 12 % under: fp32 activations of non-matmul ops under autocast are not modelled.",
+    "Unsloth notebook rows record dynamic padding up to `max_seq_length`, so the sequence length is an upper \
+     bound; identical configurations differ up to 2× between notebooks. Gemma rows are far under: their \
+     loss path (FastModel) materializes full logits, the estimator assumes Unsloth's chunked loss.",
+    "HF/TRL, DPO/GRPO, vLLM and ZeRO have no measured rows here; they are checked against the oracle \
+     (`tests/estimator/oracle_hf.csv`) and by unit tests only.",
+];
 
 /// Minimal RFC 4180 reader: quoted fields, doubled quotes, newlines inside quotes.
 fn parse_csv(text: &str) -> Vec<Row> {

@@ -98,6 +98,14 @@ fn mlp_terms(s: &Setup) -> Vec<Term> {
     }
 }
 
+/// Families whose attention logits are softcapped (LitGPT `attention_logit_softcapping`; the
+/// catalog has no field for it yet). Source: Lightning-AI/litgpt litgpt/config.py, Gemma 2 configs.
+const ATTENTION_SOFTCAPPING_FAMILIES: &[&str] = &["gemma-2"];
+
+fn has_attention_softcapping(a: &crate::catalog::Architecture) -> bool {
+    ATTENTION_SOFTCAPPING_FAMILIES.iter().any(|f| a.family.eq_ignore_ascii_case(f))
+}
+
 /// Widths K and V reach the attention kernel with, and the storage V keeps alive.
 fn kernel_kv_bytes(s: &Setup) -> (u64, &'static str) {
     let a = &s.arch;
@@ -139,6 +147,10 @@ pub fn attention_layer_terms(s: &Setup) -> Vec<Term> {
     t.push(term("attention output β·q + log-sum-exp 4·heads", beta * q + 4 * a.n_head));
     if inputs {
         t.push(term("output-projection input β·q", beta * q));
+    }
+    if s.implementation == Implementation::Litgpt && has_attention_softcapping(a) {
+        // LitGPT's softcapped attention is plain PyTorch: tanh output, fp32 softmax and its cast.
+        t.push(term("softcapped scores heads·s·(2β + 4)", a.n_head * s.seq_len * (2 * beta + 4)));
     }
     if s.attention == Attention::Eager && s.implementation == Implementation::Hf {
         // fp32 softmax output and its 16-bit cast, per key position.

@@ -16,6 +16,7 @@ entry point is the one the framework runs at start-up, with the heavy steps arou
 
 import json
 import os
+import re
 import sys
 import tempfile
 import traceback
@@ -34,6 +35,7 @@ def raised(exc):
     text = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
     telling = next((line for line in text if line.startswith(("Value error,", "Assertion failed,"))), None)
     line = (telling or (text[0] if text else "")).split(" [type=")[0]
+    line = re.sub(r"/\S*/site-packages/", "", line)  # no local paths in the table
     return f"{type(exc).__name__}: {line}"[:300]
 
 

@@ -79,6 +79,13 @@ RULES = {
 }
 
 
+# Fixtures whose framework raises although the rule is a warning elsewhere.
+FIXTURE_KIND = {
+    ("seq-longer-than-context", "fail-litgpt.yaml"): "error",
+    ("quantized-without-adapter", "fail-axolotl.yaml"): "error",  # Axolotl validates it up front
+}
+
+
 def harness_for(rule, fixture, default):
     if "axolotl" in fixture.name:
         return "axolotl"
@@ -132,6 +139,7 @@ def main():
         for fixture in sorted((ROOT / "fixtures/rules" / rule).glob("*")):
             expect_fail = fixture.name.startswith("fail")
             harness = harness_for(rule, fixture, default)
+            kind = FIXTURE_KIND.get((rule, fixture.name), RULES[rule][1])
             fires = oomlint_fires(ns.oomlint, rule, fixture)
             if kind == "trainer":
                 fw = {"verdict": "not-run", "detail": "checked inside the Trainer/vLLM with a loaded model"}

@@ -270,3 +270,19 @@ fn grpo_logits_cover_only_the_completion() {
     let full_logits = full.components.iter().find(|c| c.name == "logits-loss").expect("logits");
     assert!(logits.bytes * 3 / 2 < full_logits.bytes, "{} vs {}", logits.bytes, full_logits.bytes);
 }
+
+#[test]
+fn serializes_in_the_json_v1_shape() {
+    let est = estimate(&litgpt_lora(1, 512), arch("Llama-2-7b-hf"), Some(&gpu(40)));
+    let json = serde_json::to_value(&est).expect("serializable");
+    assert_eq!(json["peak"]["phase"], "backward");
+    for key in ["allocated_bytes", "reserved_bytes", "device_bytes"] {
+        assert!(json["peak"][key].as_u64().is_some_and(|b| b > 0), "{key}");
+    }
+    let weights = &json["components"][0];
+    assert_eq!(weights["name"], "weights");
+    assert_eq!(weights["provenance"], "exact");
+    assert!(weights["formula"].as_str().is_some_and(|f| f.contains("params")));
+    assert_eq!(json["fit"]["verdict"], "fits");
+    assert!(json["levers"].as_array().is_some());
+}

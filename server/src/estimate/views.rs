@@ -81,10 +81,12 @@ pub fn outside_allocator(s: &Setup, paged_optimizer: u64) -> Vec<Component> {
 /// Relative band of the device view: the model's error plus the fragmentation spread.
 pub fn band(s: &Setup) -> (f64, f64) {
     let (phi, _) = fragmentation(s);
+    // Roughly the p90 |error| measured by `cargo bench --bench accuracy` (tests/estimator/ACCURACY.md);
+    // Hugging Face paths are checked against the oracle only.
     let model: f64 = match s.implementation {
-        Implementation::Litgpt => 0.06,
-        Implementation::Hf => 0.10,
-        Implementation::Unsloth => 0.15,
+        Implementation::Litgpt => 0.12,
+        Implementation::Hf => 0.15,
+        Implementation::Unsloth => 0.30,
     };
     let rl = if s.rl.is_some() { 0.05 } else { 0.0 };
     (-(model + phi / 2.0), model + phi + rl)

@@ -42,10 +42,10 @@ pub fn check(ctx: &Context, out: &mut Reporter) {
     let Some(fit) = estimate.fit.filter(|f| f.verdict == Verdict::Exceeds) else { return };
     let span = primary_span(ctx, estimate);
     let message = format!(
-        "estimated peak {} ({} phase) exceeds the {} GiB of the {} by {}; largest parts: {}",
+        "estimated peak {} ({} phase) exceeds the {:.1} GiB of the {} by {}; largest parts: {}",
         format_bytes(estimate.peak.device_bytes),
         estimate.peak.phase.as_str(),
-        format!("{:.1}", gpu.memory_bytes as f64 / (1u64 << 30) as f64),
+        gpu.memory_bytes as f64 / (1u64 << 30) as f64,
         gpu.name,
         format_bytes(fit.headroom_bytes.unsigned_abs()),
         breakdown(estimate).into_iter().take(3).collect::<Vec<_>>().join(", ")

@@ -15,9 +15,12 @@
 //! ```
 //!
 //! ## Fix
-//! Rename the variable to `PYTORCH_ALLOC_CONF`.
+//! Rename the variable to `PYTORCH_ALLOC_CONF`, offered only when the torch version
+//! (pinned, or the newest known) is 2.11 or later: torch 2.9.1 reads the new name but
+//! ignores `expandable_segments:True` set through it (pytorch#183387, fixed in 2.11).
 //!
-//! Fix safety: **unsafe**: torch before 2.9 ignores the new name.
+//! Fix safety: **unsafe**: an environment running an older torch than pinned ignores
+//! the new name.
 //!
 //! ## Source
 //! PyTorch `c10/core/AllocatorConfig.cpp` ("PYTORCH_CUDA_ALLOC_CONF is deprecated, use
@@ -39,8 +42,10 @@ pub fn check(ctx: &Context, out: &mut Reporter) {
     }
     for legacy in &plan.allocator {
         let exact = ctx.text.get(legacy.key_span.start..legacy.key_span.end) == Some(legacy.variable.as_str());
-        let diagnostic = out.report(legacy.key_span, format!("{} is deprecated since torch 2.10 (\"{} is deprecated, use PYTORCH_ALLOC_CONF instead\"); PYTORCH_ALLOC_CONF works from torch 2.9", legacy.variable, legacy.variable));
-        if exact {
+        let diagnostic = out.report(legacy.key_span, format!("{} is deprecated since torch 2.10 (\"{} is deprecated, use PYTORCH_ALLOC_CONF instead\"); torch reads PYTORCH_ALLOC_CONF from 2.9, but honours its expandable_segments only from 2.11 (pytorch#183387)", legacy.variable, legacy.variable));
+        // Before 2.11 the new name silently drops expandable_segments: renaming would
+        // turn it off, so the fix is offered only where the new name fully works.
+        if exact && support::torch_at_least(ctx, "2.11") {
             diagnostic.with_fix(Fix {
                 title: "Rename to PYTORCH_ALLOC_CONF".into(),
                 applicability: Applicability::Unsafe,

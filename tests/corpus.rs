@@ -20,9 +20,11 @@ fn corpus_dir() -> Option<PathBuf> {
 /// The manifest's framework column for a detected format.
 fn family(format: Format) -> &'static str {
     match format {
-        Format::LitgptLora | Format::LitgptAdapter | Format::LitgptAdapterV2 | Format::LitgptFull | Format::LitgptPretrain => {
-            "litgpt"
-        }
+        Format::LitgptLora
+        | Format::LitgptAdapter
+        | Format::LitgptAdapterV2
+        | Format::LitgptFull
+        | Format::LitgptPretrain => "litgpt",
         Format::TrlSft | Format::TrlDpo | Format::TrlGrpo => "trl",
         Format::Transformers => "transformers",
         Format::Axolotl => "axolotl",

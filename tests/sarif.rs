@@ -20,7 +20,8 @@ fn sarif_output_validates_against_the_schema() {
     let sarif: serde_json::Value = serde_json::from_slice(&out.stdout).expect("SARIF is JSON");
     let schema: serde_json::Value = serde_json::from_str(&schema_text).unwrap();
     let validator = jsonschema::validator_for(&schema).expect("the SARIF schema compiles");
-    let errors: Vec<String> = validator.iter_errors(&sarif).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+    let errors: Vec<String> =
+        validator.iter_errors(&sarif).map(|e| format!("{} at {}", e, e.instance_path())).collect();
     assert!(errors.is_empty(), "{}", errors.join("\n"));
 
     let run = &sarif["runs"][0];

@@ -12,9 +12,17 @@ use std::path::Path;
 pub enum ModelLookup {
     Found(Box<Architecture>),
     /// Not in the catalog; up to three similar known names.
-    Unknown { name: String, suggestions: Vec<String>, span: Option<Span> },
+    Unknown {
+        name: String,
+        suggestions: Vec<String>,
+        span: Option<Span>,
+    },
     /// A local directory that could not be read (missing, or no config.json/model_config.yaml).
-    Unreadable { name: String, reason: String, span: Option<Span> },
+    Unreadable {
+        name: String,
+        reason: String,
+        span: Option<Span>,
+    },
 }
 
 impl ModelLookup {

@@ -32,34 +32,19 @@ pub struct Sourced<T> {
 
 impl<T> Sourced<T> {
     pub fn file(value: T, key: Span, value_span: Span) -> Self {
-        Self {
-            value,
-            origin: Origin::File {
-                key,
-                value: value_span,
-            },
-        }
+        Self { value, origin: Origin::File { key, value: value_span } }
     }
 
     pub fn default_of(value: T, of: impl Into<String>) -> Self {
-        Self {
-            value,
-            origin: Origin::Default { of: of.into() },
-        }
+        Self { value, origin: Origin::Default { of: of.into() } }
     }
 
     pub fn derived(value: T, from: impl Into<String>) -> Self {
-        Self {
-            value,
-            origin: Origin::Derived { from: from.into() },
-        }
+        Self { value, origin: Origin::Derived { from: from.into() } }
     }
 
     pub fn unknown(value: T, why: impl Into<String>) -> Self {
-        Self {
-            value,
-            origin: Origin::Unknown { why: why.into() },
-        }
+        Self { value, origin: Origin::Unknown { why: why.into() } }
     }
 
     /// The value's span when the file set it.
@@ -83,10 +68,7 @@ impl<T> Sourced<T> {
     }
 
     pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Sourced<U> {
-        Sourced {
-            value: f(self.value),
-            origin: self.origin,
-        }
+        Sourced { value: f(self.value), origin: self.origin }
     }
 }
 

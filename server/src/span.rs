@@ -69,10 +69,7 @@ impl LineIndex {
     pub fn new(text: &str) -> Self {
         let mut line_starts = vec![0];
         line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-        Self {
-            line_starts,
-            len: text.len(),
-        }
+        Self { line_starts, len: text.len() }
     }
 
     pub fn line_count(&self) -> usize {
@@ -157,21 +154,9 @@ mod tests {
         let text = "a: 1\nkey: \"é😀x\"\n";
         let index = LineIndex::new(text);
         let x = text.find('x').unwrap();
-        assert_eq!(
-            index.position(text, x, ColumnUnit::Utf8),
-            LineCol {
-                line: 1,
-                column: 12
-            }
-        );
-        assert_eq!(
-            index.position(text, x, ColumnUnit::Utf16),
-            LineCol { line: 1, column: 9 }
-        );
-        assert_eq!(
-            index.position(text, x, ColumnUnit::Char),
-            LineCol { line: 1, column: 8 }
-        );
+        assert_eq!(index.position(text, x, ColumnUnit::Utf8), LineCol { line: 1, column: 12 });
+        assert_eq!(index.position(text, x, ColumnUnit::Utf16), LineCol { line: 1, column: 9 });
+        assert_eq!(index.position(text, x, ColumnUnit::Char), LineCol { line: 1, column: 8 });
         for unit in [ColumnUnit::Utf8, ColumnUnit::Utf16, ColumnUnit::Char] {
             let pos = index.position(text, x, unit);
             assert_eq!(index.offset(text, pos, unit), x);
@@ -182,29 +167,10 @@ mod tests {
     fn offsets_clamp_and_snap_to_char_boundaries() {
         let text = "é\r\nb";
         let index = LineIndex::new(text);
-        assert_eq!(
-            index.position(text, 1, ColumnUnit::Char),
-            LineCol { line: 0, column: 0 }
-        );
+        assert_eq!(index.position(text, 1, ColumnUnit::Char), LineCol { line: 0, column: 0 });
         assert_eq!(index.line_span(text, 0), Span::new(0, 2));
-        assert_eq!(
-            index.offset(
-                text,
-                LineCol {
-                    line: 0,
-                    column: 99
-                },
-                ColumnUnit::Utf16
-            ),
-            2
-        );
-        assert_eq!(
-            index.offset(text, LineCol { line: 9, column: 0 }, ColumnUnit::Utf16),
-            text.len()
-        );
-        assert_eq!(
-            index.position(text, 999, ColumnUnit::Utf8),
-            LineCol { line: 1, column: 1 }
-        );
+        assert_eq!(index.offset(text, LineCol { line: 0, column: 99 }, ColumnUnit::Utf16), 2);
+        assert_eq!(index.offset(text, LineCol { line: 9, column: 0 }, ColumnUnit::Utf16), text.len());
+        assert_eq!(index.position(text, 999, ColumnUnit::Utf8), LineCol { line: 1, column: 1 });
     }
 }

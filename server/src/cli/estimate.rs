@@ -53,7 +53,10 @@ pub fn run(args: &EstimateArgs) -> ExitCode {
     let out = match args.format {
         EstimateFormat::Table => render::estimate::table(&analysis, estimate),
         EstimateFormat::Json => {
-            format!("{}\n", serde_json::to_string_pretty(&render::estimate::json(&analysis, estimate)).unwrap_or_default())
+            format!(
+                "{}\n",
+                serde_json::to_string_pretty(&render::estimate::json(&analysis, estimate)).unwrap_or_default()
+            )
         }
     };
     print(&out);

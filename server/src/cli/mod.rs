@@ -17,7 +17,11 @@ use std::process::ExitCode;
 pub const USAGE_ERROR: u8 = 2;
 
 #[derive(Parser)]
-#[command(name = "oomlint", version, about = "Lint LLM training configs and predict their peak GPU memory before launch")]
+#[command(
+    name = "oomlint",
+    version,
+    about = "Lint LLM training configs and predict their peak GPU memory before launch"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -5,8 +5,8 @@
 
 use super::{Format, Reader};
 use crate::plan::{
-    Attention, Checkpointing, Dtype, Framework, LoraPlan, LoraTargets, LossImpl, Method, ModelRef,
-    Optimizer, Plan, Precision, Quantization, Sharding, Sourced,
+    Attention, Checkpointing, Dtype, Framework, LoraPlan, LoraTargets, LossImpl, Method, ModelRef, Optimizer, Plan,
+    Precision, Quantization, Sharding, Sourced,
 };
 
 const VERSION: &str = "LitGPT 0.5.13";
@@ -41,13 +41,9 @@ pub fn parse_precision(text: &str) -> Option<Precision> {
 
 pub fn parse_quantize(text: &str) -> Option<Quantization> {
     Some(match text {
-        "bnb.nf4" => Quantization::Nf4 {
-            double_quant: false,
-        },
+        "bnb.nf4" => Quantization::Nf4 { double_quant: false },
         "bnb.nf4-dq" => Quantization::Nf4 { double_quant: true },
-        "bnb.fp4" => Quantization::Fp4 {
-            double_quant: false,
-        },
+        "bnb.fp4" => Quantization::Fp4 { double_quant: false },
         "bnb.fp4-dq" => Quantization::Fp4 { double_quant: true },
         "bnb.int8-training" => Quantization::Int8,
         _ => return None,
@@ -77,33 +73,21 @@ fn model_ref(text: &str) -> ModelRef {
     let trimmed = text.trim_end_matches('/');
     let stripped = trimmed.strip_prefix("checkpoints/").unwrap_or(trimmed);
     let is_path = trimmed.starts_with(['/', '.', '~']) && !trimmed.starts_with("checkpoints/");
-    ModelRef {
-        name: stripped.to_string(),
-        is_path,
-    }
+    ModelRef { name: stripped.to_string(), is_path }
 }
 
 pub fn plan(format: Format, r: &Reader) -> Plan {
     let pretrain = format == Format::LitgptPretrain;
     let mut plan = Plan::new(Framework::Litgpt);
     plan.command = Some(script(format).to_string());
-    plan.model = r
-        .str("checkpoint_dir")
-        .or_else(|| r.str("model_name"))
-        .map(|s| s.map(|t| model_ref(&t)));
+    plan.model = r.str("checkpoint_dir").or_else(|| r.str("model_name")).map(|s| s.map(|t| model_ref(&t)));
 
     let quantize = r.str("quantize").and_then(|q| {
         let value = parse_quantize(&q.value)?;
-        Some(Sourced {
-            value: Some(value),
-            origin: q.origin,
-        })
+        Some(Sourced { value: Some(value), origin: q.origin })
     });
     plan.quantization = Some(quantize.unwrap_or_else(|| default(None, "quantize=None")));
-    let quantized = plan
-        .quantization
-        .as_ref()
-        .is_some_and(|q| q.value.is_some());
+    let quantized = plan.quantization.as_ref().is_some_and(|q| q.value.is_some());
 
     let method = match format {
         Format::LitgptLora if quantized => Method::Qlora,
@@ -113,10 +97,7 @@ pub fn plan(format: Format, r: &Reader) -> Plan {
         Format::LitgptFull => Method::Full,
         _ => Method::Pretrain,
     };
-    plan.method = Some(Sourced::derived(
-        method,
-        format!("litgpt {}", script(format)),
-    ));
+    plan.method = Some(Sourced::derived(method, format!("litgpt {}", script(format))));
 
     if format == Format::LitgptLora {
         let flag = |key: &str, on: bool| r.bool(key).map_or(on, |s| s.value);
@@ -129,40 +110,23 @@ pub fn plan(format: Format, r: &Reader) -> Plan {
             mlp_up: flag("lora_mlp", false),
             mlp_down: flag("lora_mlp", false),
             lm_head: flag("lora_head", false),
-            names: [
-                "lora_query",
-                "lora_key",
-                "lora_value",
-                "lora_projection",
-                "lora_mlp",
-                "lora_head",
-            ]
-            .iter()
-            .filter(|k| r.bool(k).is_some_and(|b| b.value))
-            .map(|k| k.trim_start_matches("lora_").to_string())
-            .collect(),
+            names: ["lora_query", "lora_key", "lora_value", "lora_projection", "lora_mlp", "lora_head"]
+                .iter()
+                .filter(|k| r.bool(k).is_some_and(|b| b.value))
+                .map(|k| k.trim_start_matches("lora_").to_string())
+                .collect(),
         };
         plan.lora = Some(LoraPlan {
             rank: r.u64("lora_r").unwrap_or_else(|| default(8, "lora_r")),
-            alpha: r
-                .f64("lora_alpha")
-                .unwrap_or_else(|| default(16.0, "lora_alpha")),
-            dropout: r
-                .f64("lora_dropout")
-                .unwrap_or_else(|| default(0.05, "lora_dropout")),
-            targets: Sourced::derived(
-                targets,
-                "lora_query/lora_key/lora_value/lora_projection/lora_mlp/lora_head",
-            ),
+            alpha: r.f64("lora_alpha").unwrap_or_else(|| default(16.0, "lora_alpha")),
+            dropout: r.f64("lora_dropout").unwrap_or_else(|| default(0.05, "lora_dropout")),
+            targets: Sourced::derived(targets, "lora_query/lora_key/lora_value/lora_projection/lora_mlp/lora_head"),
         });
     }
 
     let precision = r.str("precision").and_then(|p| {
         let value = parse_precision(&p.value)?;
-        Some(Sourced {
-            value,
-            origin: p.origin,
-        })
+        Some(Sourced { value, origin: p.origin })
     });
     plan.precision = Some(precision.unwrap_or_else(|| {
         Sourced::default_of(
@@ -172,38 +136,21 @@ pub fn plan(format: Format, r: &Reader) -> Plan {
     }));
     let precision_value = plan.precision.as_ref().map(|p| p.value);
     plan.load_dtype = precision_value.map(|p| match p {
-        Precision::True(d) => Sourced::derived(
-            d,
-            "precision (Fabric *-true keeps parameters in this dtype)",
-        ),
-        Precision::Mixed(_) => Sourced::derived(
-            Dtype::F32,
-            "precision (Fabric *-mixed keeps fp32 parameters)",
-        ),
+        Precision::True(d) => Sourced::derived(d, "precision (Fabric *-true keeps parameters in this dtype)"),
+        Precision::Mixed(_) => Sourced::derived(Dtype::F32, "precision (Fabric *-mixed keeps fp32 parameters)"),
     });
 
     let (mbs_default, gbs_default) = if pretrain { (4, 512) } else { (1, 16) };
-    plan.micro_batch_size = Some(
-        r.u64("train.micro_batch_size")
-            .unwrap_or_else(|| default(mbs_default, "train.micro_batch_size")),
-    );
-    plan.global_batch_size = Some(
-        r.u64("train.global_batch_size")
-            .unwrap_or_else(|| default(gbs_default, "train.global_batch_size")),
-    );
-    plan.num_nodes = Some(
-        r.u64("num_nodes")
-            .unwrap_or_else(|| default(1, "num_nodes")),
-    );
+    plan.micro_batch_size =
+        Some(r.u64("train.micro_batch_size").unwrap_or_else(|| default(mbs_default, "train.micro_batch_size")));
+    plan.global_batch_size =
+        Some(r.u64("train.global_batch_size").unwrap_or_else(|| default(gbs_default, "train.global_batch_size")));
+    plan.num_nodes = Some(r.u64("num_nodes").unwrap_or_else(|| default(1, "num_nodes")));
     plan.devices = Some(match r.i64("devices") {
         Some(d) if d.value > 0 => d.map(|v| v as u64),
         Some(d) => Sourced::unknown(1, format!("devices: {} uses every visible GPU", d.value)),
-        None if r.str("devices").is_some() => {
-            Sourced::unknown(1, "devices: auto uses every visible GPU")
-        }
-        None if pretrain => {
-            Sourced::unknown(1, "pretrain defaults to devices='auto' (every visible GPU)")
-        }
+        None if r.str("devices").is_some() => Sourced::unknown(1, "devices: auto uses every visible GPU"),
+        None if pretrain => Sourced::unknown(1, "pretrain defaults to devices='auto' (every visible GPU)"),
         None => default(1, "devices"),
     });
     let world = plan.world_size();
@@ -217,22 +164,13 @@ pub fn plan(format: Format, r: &Reader) -> Plan {
 
     let multi = world > 1;
     plan.gradient_checkpointing = Some(if multi && !pretrain {
-        Sourced::derived(
-            Checkpointing::Full,
-            "multi-device finetuning wraps every Block in activation checkpointing",
-        )
+        Sourced::derived(Checkpointing::Full, "multi-device finetuning wraps every Block in activation checkpointing")
     } else {
-        Sourced::derived(
-            Checkpointing::None,
-            "LitGPT uses no activation checkpointing on one device (or in pretrain)",
-        )
+        Sourced::derived(Checkpointing::None, "LitGPT uses no activation checkpointing on one device (or in pretrain)")
     });
     plan.sharding = Some(if multi {
         Sourced::derived(
-            Sharding::Fsdp {
-                full_shard: true,
-                offload_params: false,
-            },
+            Sharding::Fsdp { full_shard: true, offload_params: false },
             "FSDP strategy when devices*num_nodes > 1",
         )
     } else {
@@ -240,15 +178,9 @@ pub fn plan(format: Format, r: &Reader) -> Plan {
     });
     plan.attention = Some(default(Attention::Sdpa, "scaled_dot_product_attention"));
     plan.loss = Some(if pretrain {
-        default(
-            LossImpl::Full,
-            "pretrain chunked_cross_entropy over full logits",
-        )
+        default(LossImpl::Full, "pretrain chunked_cross_entropy over full logits")
     } else {
-        default(
-            LossImpl::LitgptChunked,
-            "lm_head_chunk_size=128 with chunked_cross_entropy",
-        )
+        default(LossImpl::LitgptChunked, "lm_head_chunk_size=128 with chunked_cross_entropy")
     });
 
     let optimizer = optimizer_name(r).map(|s| s.map(|n| optimizer_kind(&n)));
@@ -277,39 +209,22 @@ mod tests {
     fn qlora_reads_keys_and_defaults() {
         let text = "checkpoint_dir: checkpoints/meta-llama/Llama-2-7b-hf\nquantize: bnb.nf4\nprecision: bf16-true\nlora_r: 32\nlora_mlp: true\ntrain:\n  micro_batch_size: 2\n  global_batch_size: 16\n  max_seq_length: 512\n";
         let p = plan_of(Format::LitgptLora, text);
-        assert_eq!(
-            p.model.as_ref().unwrap().value.name,
-            "meta-llama/Llama-2-7b-hf"
-        );
+        assert_eq!(p.model.as_ref().unwrap().value.name, "meta-llama/Llama-2-7b-hf");
         assert_eq!(p.method.as_ref().unwrap().value, Method::Qlora);
-        assert_eq!(
-            p.quantization.as_ref().unwrap().value,
-            Some(Quantization::Nf4 {
-                double_quant: false
-            })
-        );
-        assert_eq!(
-            p.precision.as_ref().unwrap().value,
-            Precision::True(Dtype::Bf16)
-        );
+        assert_eq!(p.quantization.as_ref().unwrap().value, Some(Quantization::Nf4 { double_quant: false }));
+        assert_eq!(p.precision.as_ref().unwrap().value, Precision::True(Dtype::Bf16));
         let lora = p.lora.as_ref().unwrap();
         assert_eq!(lora.rank.value, 32);
         assert!(lora.targets.value.query && lora.targets.value.mlp_down && !lora.targets.value.key);
         assert_eq!(p.gradient_accumulation.as_ref().unwrap().value, 8);
         assert_eq!(p.optimizer.as_ref().unwrap().value, Optimizer::PagedAdamW);
         let mbs = p.micro_batch_size.as_ref().unwrap();
-        assert_eq!(
-            &text[mbs.value_span().unwrap().start..mbs.value_span().unwrap().end],
-            "2"
-        );
+        assert_eq!(&text[mbs.value_span().unwrap().start..mbs.value_span().unwrap().end], "2");
     }
 
     #[test]
     fn null_precision_resolves_to_bf16_mixed_and_multi_gpu_checkpoints() {
-        let p = plan_of(
-            Format::LitgptFull,
-            "checkpoint_dir: x\nprecision:\ndevices: 4\n",
-        );
+        let p = plan_of(Format::LitgptFull, "checkpoint_dir: x\nprecision:\ndevices: 4\n");
         let precision = p.precision.unwrap();
         assert_eq!(precision.value, Precision::Mixed(Dtype::Bf16));
         assert!(!precision.is_from_file());

@@ -23,16 +23,10 @@ impl<'a> Reader<'a> {
 
     /// Present with an explicit null (`key:` or `key: null`).
     pub fn is_null(&self, path: &str) -> bool {
-        self.entry(path)
-            .and_then(|e| e.value.as_scalar())
-            .is_some_and(|s| s.is_null())
+        self.entry(path).and_then(|e| e.value.as_scalar()).is_some_and(|s| s.is_null())
     }
 
-    fn sourced<T>(
-        &self,
-        path: &str,
-        convert: impl FnOnce(&'a Entry) -> Option<T>,
-    ) -> Option<Sourced<T>> {
+    fn sourced<T>(&self, path: &str, convert: impl FnOnce(&'a Entry) -> Option<T>) -> Option<Sourced<T>> {
         let entry = self.entry(path)?;
         let value = convert(entry)?;
         Some(Sourced::file(value, entry.key_span, entry.value.span))
@@ -68,12 +62,11 @@ impl<'a> Reader<'a> {
     pub fn bool(&self, path: &str) -> Option<Sourced<bool>> {
         self.sourced(path, |e| {
             let s = e.value.as_scalar()?;
-            s.as_bool()
-                .or_else(|| match s.text.to_ascii_lowercase().as_str() {
-                    "true" => Some(true),
-                    "false" => Some(false),
-                    _ => None,
-                })
+            s.as_bool().or_else(|| match s.text.to_ascii_lowercase().as_str() {
+                "true" => Some(true),
+                "false" => Some(false),
+                _ => None,
+            })
         })
     }
 
@@ -89,24 +82,14 @@ impl<'a> Reader<'a> {
     pub fn strings(&self, path: &str, split: bool) -> Option<Sourced<Vec<String>>> {
         self.sourced(path, |e| {
             if let Some(items) = e.value.as_sequence() {
-                return Some(
-                    items
-                        .iter()
-                        .filter_map(|n| n.as_scalar())
-                        .map(|s| s.text.clone())
-                        .collect(),
-                );
+                return Some(items.iter().filter_map(|n| n.as_scalar()).map(|s| s.text.clone()).collect());
             }
             let s = e.value.as_scalar()?;
             if s.is_null() {
                 return None;
             }
             Some(if split {
-                s.text
-                    .split(',')
-                    .map(|p| p.trim().to_string())
-                    .filter(|p| !p.is_empty())
-                    .collect()
+                s.text.split(',').map(|p| p.trim().to_string()).filter(|p| !p.is_empty()).collect()
             } else {
                 vec![s.text.clone()]
             })
@@ -114,11 +97,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The first of `paths` that is present (for aliases and renamed keys).
-    pub fn first<T>(
-        &self,
-        paths: &[&str],
-        read: impl Fn(&Self, &str) -> Option<Sourced<T>>,
-    ) -> Option<Sourced<T>> {
+    pub fn first<T>(&self, paths: &[&str], read: impl Fn(&Self, &str) -> Option<Sourced<T>>) -> Option<Sourced<T>> {
         paths.iter().find_map(|p| read(self, p))
     }
 }

@@ -8,9 +8,8 @@
 
 use super::{Format, Reader};
 use crate::plan::{
-    Attention, Checkpointing, Dtype, Framework, LoraPlan, LoraTargets, LossImpl, Method, ModelRef,
-    Optimizer, Plan, Precision, Quantization, RlAlgorithm, RlPlan, Sharding, Sourced, VllmMode,
-    VllmPlan,
+    Attention, Checkpointing, Dtype, Framework, LoraPlan, LoraTargets, LossImpl, Method, ModelRef, Optimizer, Plan,
+    Precision, Quantization, RlAlgorithm, RlPlan, Sharding, Sourced, VllmMode, VllmPlan,
 };
 
 const TRL: &str = "TRL 1.10";
@@ -26,9 +25,7 @@ pub fn optim_kind(name: &str) -> Optimizer {
         | "adamw_torch_xla"
         | "adamw_torch_npu_fused" => Optimizer::AdamW,
         "adamw_torch_fused" => Optimizer::AdamWFused,
-        "adamw_bnb_8bit" | "adamw_8bit" | "adamw_torch_8bit" | "ao_adamw_8bit" => {
-            Optimizer::AdamW8bit
-        }
+        "adamw_bnb_8bit" | "adamw_8bit" | "adamw_torch_8bit" | "ao_adamw_8bit" => Optimizer::AdamW8bit,
         "paged_adamw_32bit" => Optimizer::PagedAdamW,
         "paged_adamw_8bit" => Optimizer::PagedAdamW8bit,
         "adafactor" => Optimizer::Adafactor,
@@ -62,37 +59,13 @@ pub fn attention_of(name: &str) -> Option<Attention> {
 /// PEFT module names → neutral targets (`all-linear` covers every linear but the head).
 pub fn lora_targets(names: &[String]) -> LoraTargets {
     if names.iter().any(|n| n == "all-linear" || n == "all") {
-        return LoraTargets {
-            names: names.to_vec(),
-            ..LoraTargets::all_linear()
-        };
+        return LoraTargets { names: names.to_vec(), ..LoraTargets::all_linear() };
     }
     let has = |options: &[&str]| names.iter().any(|n| options.contains(&n.as_str()));
     LoraTargets {
-        query: has(&[
-            "q_proj",
-            "query",
-            "query_key_value",
-            "qkv_proj",
-            "c_attn",
-            "Wqkv",
-        ]),
-        key: has(&[
-            "k_proj",
-            "key",
-            "query_key_value",
-            "qkv_proj",
-            "c_attn",
-            "Wqkv",
-        ]),
-        value: has(&[
-            "v_proj",
-            "value",
-            "query_key_value",
-            "qkv_proj",
-            "c_attn",
-            "Wqkv",
-        ]),
+        query: has(&["q_proj", "query", "query_key_value", "qkv_proj", "c_attn", "Wqkv"]),
+        key: has(&["k_proj", "key", "query_key_value", "qkv_proj", "c_attn", "Wqkv"]),
+        value: has(&["v_proj", "value", "query_key_value", "qkv_proj", "c_attn", "Wqkv"]),
         output: has(&["o_proj", "dense", "out_proj", "c_proj"]),
         mlp_gate: has(&["gate_proj", "w1", "gate_up_proj"]),
         mlp_up: has(&["up_proj", "w3", "fc1", "dense_h_to_4h", "gate_up_proj"]),
@@ -109,30 +82,11 @@ pub fn sharding_from_deepspeed_name(name: &str) -> Option<Sharding> {
         .iter()
         .any(|p| lower.contains(p))
         .then_some(3)
-        .or_else(|| {
-            ["zero2", "z2", "stage2", "zero_2"]
-                .iter()
-                .any(|p| lower.contains(p))
-                .then_some(2)
-        })
-        .or_else(|| {
-            ["zero1", "z1", "stage1", "zero_1"]
-                .iter()
-                .any(|p| lower.contains(p))
-                .then_some(1)
-        })
-        .or_else(|| {
-            ["zero0", "z0"]
-                .iter()
-                .any(|p| lower.contains(p))
-                .then_some(0)
-        })?;
+        .or_else(|| ["zero2", "z2", "stage2", "zero_2"].iter().any(|p| lower.contains(p)).then_some(2))
+        .or_else(|| ["zero1", "z1", "stage1", "zero_1"].iter().any(|p| lower.contains(p)).then_some(1))
+        .or_else(|| ["zero0", "z0"].iter().any(|p| lower.contains(p)).then_some(0))?;
     let offload = lower.contains("offload");
-    Some(Sharding::Zero {
-        stage,
-        offload_optimizer: offload,
-        offload_params: offload && stage == 3,
-    })
+    Some(Sharding::Zero { stage, offload_optimizer: offload, offload_params: offload && stage == 3 })
 }
 
 fn trl_default<T>(value: T, what: &str) -> Sourced<T> {
@@ -145,11 +99,7 @@ fn hf_default<T>(value: T, what: &str) -> Sourced<T> {
 
 pub fn plan(format: Format, r: &Reader) -> Plan {
     let is_trl = format != Format::Transformers;
-    let mut plan = Plan::new(if is_trl {
-        Framework::Trl
-    } else {
-        Framework::Transformers
-    });
+    let mut plan = Plan::new(if is_trl { Framework::Trl } else { Framework::Transformers });
     let algorithm = match format {
         Format::TrlDpo => RlAlgorithm::Dpo,
         Format::TrlGrpo => RlAlgorithm::Grpo,
@@ -157,21 +107,13 @@ pub fn plan(format: Format, r: &Reader) -> Plan {
     };
     plan.command = is_trl.then(|| format.name().trim_start_matches("trl-").to_string());
     plan.algorithm = Some(Sourced::derived(algorithm, "trl command"));
-    plan.model = r.str("model_name_or_path").map(|s| {
-        s.map(|name| ModelRef {
-            is_path: name.starts_with(['/', '.', '~']),
-            name,
-        })
-    });
+    plan.model = r
+        .str("model_name_or_path")
+        .map(|s| s.map(|name| ModelRef { is_path: name.starts_with(['/', '.', '~']), name }));
 
     plan.load_dtype = Some(
         r.first(&["dtype", "torch_dtype"], |r, k| r.str(k))
-            .and_then(|s| {
-                Some(Sourced {
-                    value: dtype_of(&s.value)?,
-                    origin: s.origin,
-                })
-            })
+            .and_then(|s| Some(Sourced { value: dtype_of(&s.value)?, origin: s.origin }))
             .unwrap_or_else(|| {
                 if is_trl {
                     trl_default(Dtype::F32, "ModelConfig.dtype=float32 (since 0.27)")
@@ -183,22 +125,10 @@ pub fn plan(format: Format, r: &Reader) -> Plan {
     let fp16 = r.bool("fp16").filter(|b| b.value);
     let bf16 = r.bool("bf16");
     plan.precision = Some(match (&bf16, &fp16) {
-        (_, Some(f)) => Sourced {
-            value: Precision::Mixed(Dtype::F16),
-            origin: f.origin.clone(),
-        },
-        (Some(b), None) if b.value => Sourced {
-            value: Precision::Mixed(Dtype::Bf16),
-            origin: b.origin.clone(),
-        },
-        (Some(b), None) => Sourced {
-            value: Precision::True(Dtype::F32),
-            origin: b.origin.clone(),
-        },
-        (None, None) if is_trl => trl_default(
-            Precision::Mixed(Dtype::Bf16),
-            "bf16=None → not fp16 (since 0.19)",
-        ),
+        (_, Some(f)) => Sourced { value: Precision::Mixed(Dtype::F16), origin: f.origin.clone() },
+        (Some(b), None) if b.value => Sourced { value: Precision::Mixed(Dtype::Bf16), origin: b.origin.clone() },
+        (Some(b), None) => Sourced { value: Precision::True(Dtype::F32), origin: b.origin.clone() },
+        (None, None) if is_trl => trl_default(Precision::Mixed(Dtype::Bf16), "bf16=None → not fp16 (since 0.19)"),
         (None, None) => hf_default(Precision::True(Dtype::F32), "bf16=False"),
     });
 
@@ -207,43 +137,23 @@ pub fn plan(format: Format, r: &Reader) -> Plan {
     let double_quant = r.bool("use_bnb_nested_quant").is_some_and(|b| b.value);
     plan.quantization = Some(match (&load_4bit, &load_8bit) {
         (Some(b), _) => {
-            let fp4 = r
-                .str("bnb_4bit_quant_type")
-                .is_some_and(|t| t.value == "fp4");
-            let q = if fp4 {
-                Quantization::Fp4 { double_quant }
-            } else {
-                Quantization::Nf4 { double_quant }
-            };
-            Sourced {
-                value: Some(q),
-                origin: b.origin.clone(),
-            }
+            let fp4 = r.str("bnb_4bit_quant_type").is_some_and(|t| t.value == "fp4");
+            let q = if fp4 { Quantization::Fp4 { double_quant } } else { Quantization::Nf4 { double_quant } };
+            Sourced { value: Some(q), origin: b.origin.clone() }
         }
-        (None, Some(b)) => Sourced {
-            value: Some(Quantization::Int8),
-            origin: b.origin.clone(),
-        },
+        (None, Some(b)) => Sourced { value: Some(Quantization::Int8), origin: b.origin.clone() },
         (None, None) => trl_default(None, "load_in_4bit=False, load_in_8bit=False"),
     });
 
     let peft = r.bool("use_peft").filter(|b| b.value);
     plan.method = Some(match &peft {
-        Some(p) if load_4bit.is_some() => Sourced {
-            value: Method::Qlora,
-            origin: p.origin.clone(),
-        },
-        Some(p) => Sourced {
-            value: Method::Lora,
-            origin: p.origin.clone(),
-        },
+        Some(p) if load_4bit.is_some() => Sourced { value: Method::Qlora, origin: p.origin.clone() },
+        Some(p) => Sourced { value: Method::Lora, origin: p.origin.clone() },
         None => trl_default(Method::Full, "use_peft=False"),
     });
     if peft.is_some() {
-        let targets = r
-            .strings("lora_target_modules", false)
-            .map(|s| s.map(|names| lora_targets(&names)))
-            .unwrap_or_else(|| {
+        let targets =
+            r.strings("lora_target_modules", false).map(|s| s.map(|names| lora_targets(&names))).unwrap_or_else(|| {
                 let names = vec!["q_proj".to_string(), "v_proj".to_string()];
                 Sourced::default_of(
                     lora_targets(&names),
@@ -251,83 +161,43 @@ pub fn plan(format: Format, r: &Reader) -> Plan {
                 )
             });
         plan.lora = Some(LoraPlan {
-            rank: r
-                .u64("lora_r")
-                .unwrap_or_else(|| trl_default(16, "ModelConfig.lora_r")),
-            alpha: r
-                .f64("lora_alpha")
-                .unwrap_or_else(|| trl_default(32.0, "ModelConfig.lora_alpha")),
-            dropout: r
-                .f64("lora_dropout")
-                .unwrap_or_else(|| trl_default(0.05, "ModelConfig.lora_dropout")),
+            rank: r.u64("lora_r").unwrap_or_else(|| trl_default(16, "ModelConfig.lora_r")),
+            alpha: r.f64("lora_alpha").unwrap_or_else(|| trl_default(32.0, "ModelConfig.lora_alpha")),
+            dropout: r.f64("lora_dropout").unwrap_or_else(|| trl_default(0.05, "ModelConfig.lora_dropout")),
             targets,
         });
     }
 
-    plan.micro_batch_size = Some(
-        r.u64("per_device_train_batch_size")
-            .unwrap_or_else(|| hf_default(8, "per_device_train_batch_size")),
-    );
-    plan.gradient_accumulation = Some(
-        r.u64("gradient_accumulation_steps")
-            .unwrap_or_else(|| hf_default(1, "gradient_accumulation_steps")),
-    );
+    plan.micro_batch_size =
+        Some(r.u64("per_device_train_batch_size").unwrap_or_else(|| hf_default(8, "per_device_train_batch_size")));
+    plan.gradient_accumulation =
+        Some(r.u64("gradient_accumulation_steps").unwrap_or_else(|| hf_default(1, "gradient_accumulation_steps")));
     plan.devices = r.u64("num_processes");
 
     plan.gradient_checkpointing = Some(match r.bool("gradient_checkpointing") {
-        Some(b) => b.map(|on| {
-            if on {
-                Checkpointing::Full
-            } else {
-                Checkpointing::None
-            }
-        }),
-        None if is_trl => trl_default(
-            Checkpointing::Full,
-            "gradient_checkpointing=True (since 0.22)",
-        ),
+        Some(b) => b.map(|on| if on { Checkpointing::Full } else { Checkpointing::None }),
+        None if is_trl => trl_default(Checkpointing::Full, "gradient_checkpointing=True (since 0.22)"),
         None => hf_default(Checkpointing::None, "gradient_checkpointing=False"),
     });
     plan.attention = Some(
         r.str("attn_implementation")
-            .and_then(|s| {
-                Some(Sourced {
-                    value: attention_of(&s.value)?,
-                    origin: s.origin,
-                })
-            })
-            .unwrap_or_else(|| {
-                Sourced::default_of(Attention::Sdpa, "transformers picks sdpa when available")
-            }),
+            .and_then(|s| Some(Sourced { value: attention_of(&s.value)?, origin: s.origin }))
+            .unwrap_or_else(|| Sourced::default_of(Attention::Sdpa, "transformers picks sdpa when available")),
     );
     plan.optimizer = Some(
         r.str("optim")
             .map(|s| s.map(|n| optim_kind(&n)))
-            .unwrap_or_else(|| {
-                hf_default(
-                    Optimizer::AdamWFused,
-                    "optim=adamw_torch_fused (torch >= 2.8)",
-                )
-            }),
+            .unwrap_or_else(|| hf_default(Optimizer::AdamWFused, "optim=adamw_torch_fused (torch >= 2.8)")),
     );
     let liger = r.bool("use_liger_kernel").filter(|b| b.value);
     plan.loss = Some(match (&liger, format) {
-        (Some(l), _) => Sourced {
-            value: LossImpl::Liger,
-            origin: l.origin.clone(),
-        },
+        (Some(l), _) => Sourced { value: LossImpl::Liger, origin: l.origin.clone() },
         (None, Format::TrlSft) => match r.str("loss_type") {
             Some(t) if t.value == "chunked_nll" => t.map(|_| LossImpl::TrlChunkedNll),
             Some(t) => t.map(|_| LossImpl::Full),
-            None => trl_default(
-                LossImpl::TrlChunkedNll,
-                "SFTConfig.loss_type=None → chunked_nll (since 1.4)",
-            ),
+            None => trl_default(LossImpl::TrlChunkedNll, "SFTConfig.loss_type=None → chunked_nll (since 1.4)"),
         },
-        _ => Sourced::default_of(
-            LossImpl::Full,
-            "transformers causal-LM loss over full fp32 logits",
-        ),
+        _ => Sourced::default_of(LossImpl::Full, "transformers causal-LM loss over full fp32 logits"),
     });
     plan.sharding = r
         .str("deepspeed")
@@ -338,15 +208,13 @@ pub fn plan(format: Format, r: &Reader) -> Plan {
             ))
         })
         .or_else(|| {
-            r.strings("fsdp", true)
-                .filter(|s| !s.value.is_empty())
-                .map(|s| {
-                    let opts = s.value.join(" ");
-                    s.map(|_| Sharding::Fsdp {
-                        full_shard: opts.contains("full_shard") || opts.contains("hybrid_shard"),
-                        offload_params: opts.contains("offload"),
-                    })
+            r.strings("fsdp", true).filter(|s| !s.value.is_empty()).map(|s| {
+                let opts = s.value.join(" ");
+                s.map(|_| Sharding::Fsdp {
+                    full_shard: opts.contains("full_shard") || opts.contains("hybrid_shard"),
+                    offload_params: opts.contains("offload"),
                 })
+            })
         });
 
     match format {
@@ -355,20 +223,13 @@ pub fn plan(format: Format, r: &Reader) -> Plan {
                 r.first(&["max_length", "max_seq_length"], |r, k| r.u64(k))
                     .unwrap_or_else(|| trl_default(1024, "SFTConfig.max_length")),
             );
-            plan.packing = Some(
-                r.bool("packing")
-                    .unwrap_or_else(|| trl_default(false, "SFTConfig.packing")),
-            );
-            plan.padding_free = Some(
-                r.bool("padding_free")
-                    .unwrap_or_else(|| trl_default(false, "SFTConfig.padding_free")),
-            );
+            plan.packing = Some(r.bool("packing").unwrap_or_else(|| trl_default(false, "SFTConfig.packing")));
+            plan.padding_free =
+                Some(r.bool("padding_free").unwrap_or_else(|| trl_default(false, "SFTConfig.padding_free")));
         }
         Format::TrlDpo => {
-            plan.max_seq_length = Some(
-                r.u64("max_length")
-                    .unwrap_or_else(|| trl_default(1024, "DPOConfig.max_length")),
-            );
+            plan.max_seq_length =
+                Some(r.u64("max_length").unwrap_or_else(|| trl_default(1024, "DPOConfig.max_length")));
             let precompute = r.bool("precompute_ref_log_probs").is_some_and(|b| b.value);
             plan.reference_model = Some(Sourced::derived(
                 peft.is_none() && !precompute,
@@ -386,27 +247,12 @@ fn plan_grpo(plan: &mut Plan, r: &Reader, peft: bool) {
         .u64("max_completion_length")
         .unwrap_or_else(|| trl_default(512, "GRPOConfig.max_completion_length (256 up to 1.9)"));
     let prompt = r.u64("max_prompt_length");
-    let beta = r
-        .f64("beta")
-        .unwrap_or_else(|| trl_default(0.0, "GRPOConfig.beta (since 0.19)"));
+    let beta = r.f64("beta").unwrap_or_else(|| trl_default(0.0, "GRPOConfig.beta (since 0.19)"));
     let vllm = r.bool("use_vllm").filter(|b| b.value).map(|_| VllmPlan {
         mode: r
             .str("vllm_mode")
-            .map(|s| {
-                s.map(|m| {
-                    if m == "server" {
-                        VllmMode::Server
-                    } else {
-                        VllmMode::Colocate
-                    }
-                })
-            })
-            .unwrap_or_else(|| {
-                trl_default(
-                    VllmMode::Colocate,
-                    "GRPOConfig.vllm_mode=colocate (since 1.0)",
-                )
-            }),
+            .map(|s| s.map(|m| if m == "server" { VllmMode::Server } else { VllmMode::Colocate }))
+            .unwrap_or_else(|| trl_default(VllmMode::Colocate, "GRPOConfig.vllm_mode=colocate (since 1.0)")),
         gpu_memory_utilization: r
             .f64("vllm_gpu_memory_utilization")
             .unwrap_or_else(|| trl_default(0.3, "GRPOConfig.vllm_gpu_memory_utilization")),
@@ -416,23 +262,16 @@ fn plan_grpo(plan: &mut Plan, r: &Reader, peft: bool) {
             .unwrap_or_else(|| trl_default(false, "GRPOConfig.vllm_enable_sleep_mode")),
     });
     plan.max_seq_length = Some(match &prompt {
-        Some(p) => Sourced::derived(
-            p.value + completion.value,
-            "max_prompt_length + max_completion_length",
-        ),
+        Some(p) => Sourced::derived(p.value + completion.value, "max_prompt_length + max_completion_length"),
         None => Sourced::unknown(
             completion.value,
             "prompt length depends on the dataset (max_prompt_length removed in TRL 0.28)",
         ),
     });
-    plan.reference_model = Some(Sourced::derived(
-        beta.value != 0.0 && !peft,
-        "GRPO loads a reference model when beta != 0 and no PEFT",
-    ));
+    plan.reference_model =
+        Some(Sourced::derived(beta.value != 0.0 && !peft, "GRPO loads a reference model when beta != 0 and no PEFT"));
     plan.rl = Some(RlPlan {
-        num_generations: r
-            .u64("num_generations")
-            .unwrap_or_else(|| trl_default(8, "GRPOConfig.num_generations")),
+        num_generations: r.u64("num_generations").unwrap_or_else(|| trl_default(8, "GRPOConfig.num_generations")),
         max_prompt_length: prompt,
         max_completion_length: completion,
         generation_batch_size: r.u64("generation_batch_size"),
@@ -470,20 +309,16 @@ mod tests {
         assert_eq!(p.load_dtype.unwrap().value, Dtype::Bf16);
         let lora = p.lora.unwrap();
         assert_eq!(lora.rank.value, 128);
-        assert!(
-            lora.targets.value.query && lora.targets.value.mlp_down && !lora.targets.value.value
-        );
+        assert!(lora.targets.value.query && lora.targets.value.mlp_down && !lora.targets.value.value);
         assert!(!p.reference_model.unwrap().value);
         let mbs = p.micro_batch_size.unwrap();
-        assert_eq!(
-            &text[mbs.value_span().unwrap().start..mbs.value_span().unwrap().end],
-            "4"
-        );
+        assert_eq!(&text[mbs.value_span().unwrap().start..mbs.value_span().unwrap().end], "4");
     }
 
     #[test]
     fn grpo_with_colocated_vllm() {
-        let text = "model_name_or_path: x\nnum_generations: 4\nuse_vllm: true\nmax_completion_length: 1024\nbeta: 0.04\n";
+        let text =
+            "model_name_or_path: x\nnum_generations: 4\nuse_vllm: true\nmax_completion_length: 1024\nbeta: 0.04\n";
         let p = plan_of(Format::TrlGrpo, text);
         let rl = p.rl.unwrap();
         assert_eq!(rl.num_generations.value, 4);

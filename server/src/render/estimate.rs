@@ -95,7 +95,10 @@ pub fn table(analysis: &Analysis, estimate: &Estimate) -> String {
             solve.max_micro_batch, solve.max_seq_length
         ));
         if !solve.smallest_fitting_combination.is_empty() {
-            out.push_str(&format!("smallest combination that fits: {}\n", solve.smallest_fitting_combination.join(" + ")));
+            out.push_str(&format!(
+                "smallest combination that fits: {}\n",
+                solve.smallest_fitting_combination.join(" + ")
+            ));
         }
     }
     for missing in &estimate.missing_inputs {

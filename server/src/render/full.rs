@@ -11,13 +11,17 @@ fn report(analysis: &Analysis, d: &Diagnostic) -> Report {
         Severity::Info => miette::Severity::Advice,
     };
     let mut labels = vec![LabeledSpan::new_primary_with_span(Some(d.rule.to_string()), d.span.start..d.span.end)];
-    labels.extend(d.related.iter().map(|r| LabeledSpan::new_with_span(Some(r.message.clone()), r.span.start..r.span.end)));
-    let mut diagnostic = MietteDiagnostic::new(d.message.clone()).with_code(d.code).with_severity(severity).with_labels(labels);
+    labels.extend(
+        d.related.iter().map(|r| LabeledSpan::new_with_span(Some(r.message.clone()), r.span.start..r.span.end)),
+    );
+    let mut diagnostic =
+        MietteDiagnostic::new(d.message.clone()).with_code(d.code).with_severity(severity).with_labels(labels);
     if let Some(fix) = d.fixes.first() {
         diagnostic = diagnostic.with_help(format!("fix: {}", fix.title));
     }
-    Report::new(diagnostic)
-        .with_source_code(NamedSource::new(analysis.path.display().to_string(), analysis.text.clone()).with_language("yaml"))
+    Report::new(diagnostic).with_source_code(
+        NamedSource::new(analysis.path.display().to_string(), analysis.text.clone()).with_language("yaml"),
+    )
 }
 
 /// Renders every finding of one file; `color` selects ANSI styling.

@@ -6,71 +6,79 @@
 //! embeds the file with `include_str!` and reads the comment back, so code and docs
 //! cannot drift apart.
 
+mod accelerate_cpu_ram_efficient_loading;
+mod accelerate_deepspeed_file_conflicts;
+mod accelerate_fsdp2_local_state_dict;
+mod accelerate_fsdp2_reshard_not_bool;
+mod accelerate_missing_distributed_type;
+mod accelerate_num_processes_unset;
+mod alloc_conf_both_variables;
+mod alloc_conf_ineffective;
+mod alloc_conf_invalid;
+mod alloc_conf_legacy_variable;
+mod axolotl_activation_offloading_requires_checkpointing;
+mod axolotl_attention_legacy_flags;
+mod axolotl_batch_keys;
+mod axolotl_beta_mismatch;
+mod axolotl_deepspeed_and_fsdp;
+mod axolotl_fsdp2_8bit_optimizer;
+mod axolotl_max_memory_exclusive;
+mod axolotl_qlora_requires_4bit;
+mod axolotl_sample_packing_with_rl;
+mod bf16_unsupported_gpu;
+mod conflicting_quantization;
+mod deepspeed_batch_arithmetic;
+mod deepspeed_hf_mismatch;
+mod deepspeed_offload_param_stage;
+mod deepspeed_partial_offload_stage;
+mod dpo_loss_weights_length;
 mod duplicate_key;
+mod exceeds_gpu_memory;
+mod expandable_segments_with_vllm_sleep;
+mod fp16_and_bf16;
+mod grpo_auto_find_batch_size;
+mod grpo_eval_batch_divisibility;
+mod grpo_generation_batch_and_steps;
+mod grpo_generation_batch_divisibility;
+mod grpo_min_generations;
+mod grpo_sync_ref_without_beta;
 mod invalid_value;
-mod removed_key;
-mod unknown_key;
-mod unused_suppression;
-pub mod unreadable_input;
-mod yaml_syntax;
+mod litgpt_batch_arithmetic;
+mod litgpt_batch_rounding;
+mod litgpt_devices_invalid;
 mod litgpt_quantize_mixed_precision;
 mod litgpt_quantize_multi_device;
 mod litgpt_quantize_optimizer;
-mod litgpt_batch_arithmetic;
-mod litgpt_batch_rounding;
-mod litgpt_validate_args;
-mod litgpt_warmup_zero;
-mod litgpt_warmup_fraction_and_steps;
-mod litgpt_devices_invalid;
 mod litgpt_quantize_precision_unsupported;
-mod support;
-mod fp16_and_bf16;
-mod conflicting_quantization;
-mod quantized_without_adapter;
-mod trl_padding_free_without_packing;
-mod trl_packing_without_max_length;
-mod trl_dtype_unset_fp32;
-mod grpo_generation_batch_divisibility;
-mod grpo_min_generations;
-mod grpo_generation_batch_and_steps;
-mod grpo_auto_find_batch_size;
-mod grpo_eval_batch_divisibility;
-mod grpo_sync_ref_without_beta;
-mod vllm_tp_divides_world;
-mod trl_vllm_8bit;
-mod dpo_loss_weights_length;
-mod transformers_prefetch_without_workers;
+mod litgpt_validate_args;
+mod litgpt_warmup_fraction_and_steps;
+mod litgpt_warmup_zero;
 mod load_best_model_strategy_mismatch;
+mod low_memory_headroom;
+mod memory;
+mod quantized_without_adapter;
 mod reduce_lr_on_plateau_without_eval;
-mod axolotl_batch_keys;
-mod axolotl_qlora_requires_4bit;
-mod axolotl_deepspeed_and_fsdp;
-mod axolotl_sample_packing_with_rl;
-mod axolotl_activation_offloading_requires_checkpointing;
-mod axolotl_attention_legacy_flags;
-mod axolotl_fsdp2_8bit_optimizer;
-mod axolotl_beta_mismatch;
-mod axolotl_max_memory_exclusive;
-mod accelerate_missing_distributed_type;
-mod accelerate_num_processes_unset;
-mod accelerate_deepspeed_file_conflicts;
-mod accelerate_fsdp2_reshard_not_bool;
-mod accelerate_cpu_ram_efficient_loading;
-mod accelerate_fsdp2_local_state_dict;
-mod deepspeed_batch_arithmetic;
-mod deepspeed_offload_param_stage;
-mod deepspeed_partial_offload_stage;
-mod deepspeed_hf_mismatch;
-mod alloc_conf_invalid;
-mod alloc_conf_ineffective;
-mod alloc_conf_both_variables;
-mod alloc_conf_legacy_variable;
-mod expandable_segments_with_vllm_sleep;
+mod removed_key;
 mod seq_longer_than_context;
-mod bf16_unsupported_gpu;
+mod support;
+mod transformers_prefetch_without_workers;
+mod trl_dtype_unset_fp32;
+mod trl_packing_without_max_length;
+mod trl_padding_free_without_packing;
+mod trl_vllm_8bit;
+mod unknown_key;
+mod unknown_model;
+pub mod unreadable_input;
+mod unused_suppression;
+mod vllm_memory_overcommit;
+mod vllm_tp_divides_world;
+mod yaml_syntax;
 
+use crate::catalog::Gpu;
 use crate::diagnostic::{Diagnostic, Fix, Related, Severity};
+use crate::estimate::Estimate;
 use crate::format::Format;
+use crate::model::ModelLookup;
 use crate::plan::Plan;
 use crate::schema;
 use crate::settings::Settings;
@@ -112,6 +120,12 @@ pub struct Context<'a> {
     pub document: &'a Document,
     pub format: Format,
     pub plan: Option<&'a Plan>,
+    /// The model the plan trains, when it names one.
+    pub model: Option<&'a ModelLookup>,
+    /// The target GPU, when known.
+    pub gpu: Option<&'a Gpu>,
+    /// The memory estimate, when the model is known.
+    pub estimate: Option<&'a Estimate>,
     /// Why the raw bytes were not parsed (see `unreadable_input::reject`).
     pub rejected: Option<&'a (usize, String)>,
     /// Framework versions pinned near the file (see `crate::versions`).
@@ -229,14 +243,28 @@ pub static RULES: &[Rule] = &[
     rule!(litgpt_warmup_zero, "OOM107", "litgpt-warmup-zero", Framework, Error, Always),
     rule!(litgpt_warmup_fraction_and_steps, "OOM108", "litgpt-warmup-fraction-and-steps", Framework, Error, Sometimes),
     rule!(litgpt_devices_invalid, "OOM109", "litgpt-devices-invalid", Framework, Error, None),
-    rule!(litgpt_quantize_precision_unsupported, "OOM110", "litgpt-quantize-precision-unsupported", Framework, Error, Sometimes),
+    rule!(
+        litgpt_quantize_precision_unsupported,
+        "OOM110",
+        "litgpt-quantize-precision-unsupported",
+        Framework,
+        Error,
+        Sometimes
+    ),
     rule!(fp16_and_bf16, "OOM201", "fp16-and-bf16", Framework, Error, Always),
     rule!(conflicting_quantization, "OOM202", "conflicting-quantization", Framework, Error, None),
     rule!(quantized_without_adapter, "OOM203", "quantized-without-adapter", Framework, Error, Sometimes),
     rule!(trl_padding_free_without_packing, "OOM204", "trl-padding-free-without-packing", Framework, Error, Sometimes),
     rule!(trl_packing_without_max_length, "OOM205", "trl-packing-without-max-length", Framework, Error, Always),
     rule!(trl_dtype_unset_fp32, "OOM206", "trl-dtype-unset-fp32", Framework, Warning, Sometimes),
-    rule!(grpo_generation_batch_divisibility, "OOM207", "grpo-generation-batch-divisibility", Framework, Error, Sometimes),
+    rule!(
+        grpo_generation_batch_divisibility,
+        "OOM207",
+        "grpo-generation-batch-divisibility",
+        Framework,
+        Error,
+        Sometimes
+    ),
     rule!(grpo_min_generations, "OOM208", "grpo-min-generations", Framework, Error, Always),
     rule!(grpo_generation_batch_and_steps, "OOM209", "grpo-generation-batch-and-steps", Framework, Error, None),
     rule!(grpo_auto_find_batch_size, "OOM210", "grpo-auto-find-batch-size", Framework, Error, Always),
@@ -245,14 +273,28 @@ pub static RULES: &[Rule] = &[
     rule!(vllm_tp_divides_world, "OOM213", "vllm-tp-divides-world", Framework, Error, None),
     rule!(trl_vllm_8bit, "OOM214", "trl-vllm-8bit", Framework, Error, None),
     rule!(dpo_loss_weights_length, "OOM215", "dpo-loss-weights-length", Framework, Error, None),
-    rule!(transformers_prefetch_without_workers, "OOM216", "transformers-prefetch-without-workers", Framework, Error, None),
+    rule!(
+        transformers_prefetch_without_workers,
+        "OOM216",
+        "transformers-prefetch-without-workers",
+        Framework,
+        Error,
+        None
+    ),
     rule!(load_best_model_strategy_mismatch, "OOM217", "load-best-model-strategy-mismatch", Framework, Error, None),
     rule!(reduce_lr_on_plateau_without_eval, "OOM218", "reduce-lr-on-plateau-without-eval", Framework, Error, None),
     rule!(axolotl_batch_keys, "OOM301", "axolotl-batch-keys", Framework, Error, None),
     rule!(axolotl_qlora_requires_4bit, "OOM302", "axolotl-qlora-requires-4bit", Framework, Error, Sometimes),
     rule!(axolotl_deepspeed_and_fsdp, "OOM303", "axolotl-deepspeed-and-fsdp", Framework, Error, None),
     rule!(axolotl_sample_packing_with_rl, "OOM304", "axolotl-sample-packing-with-rl", Framework, Error, Always),
-    rule!(axolotl_activation_offloading_requires_checkpointing, "OOM305", "axolotl-activation-offloading-requires-checkpointing", Framework, Error, Sometimes),
+    rule!(
+        axolotl_activation_offloading_requires_checkpointing,
+        "OOM305",
+        "axolotl-activation-offloading-requires-checkpointing",
+        Framework,
+        Error,
+        Sometimes
+    ),
     rule!(axolotl_attention_legacy_flags, "OOM306", "axolotl-attention-legacy-flags", Framework, Error, Sometimes),
     rule!(axolotl_fsdp2_8bit_optimizer, "OOM307", "axolotl-fsdp2-8bit-optimizer", Framework, Error, Always),
     rule!(axolotl_beta_mismatch, "OOM308", "axolotl-beta-mismatch", Framework, Error, None),
@@ -260,8 +302,22 @@ pub static RULES: &[Rule] = &[
     rule!(accelerate_missing_distributed_type, "OOM401", "accelerate-missing-distributed-type", Framework, Error, None),
     rule!(accelerate_num_processes_unset, "OOM402", "accelerate-num-processes-unset", Framework, Warning, None),
     rule!(accelerate_deepspeed_file_conflicts, "OOM403", "accelerate-deepspeed-file-conflicts", Framework, Error, None),
-    rule!(accelerate_fsdp2_reshard_not_bool, "OOM404", "accelerate-fsdp2-reshard-not-bool", Framework, Error, Sometimes),
-    rule!(accelerate_cpu_ram_efficient_loading, "OOM405", "accelerate-cpu-ram-efficient-loading", Framework, Error, Always),
+    rule!(
+        accelerate_fsdp2_reshard_not_bool,
+        "OOM404",
+        "accelerate-fsdp2-reshard-not-bool",
+        Framework,
+        Error,
+        Sometimes
+    ),
+    rule!(
+        accelerate_cpu_ram_efficient_loading,
+        "OOM405",
+        "accelerate-cpu-ram-efficient-loading",
+        Framework,
+        Error,
+        Always
+    ),
     rule!(accelerate_fsdp2_local_state_dict, "OOM406", "accelerate-fsdp2-local-state-dict", Framework, Error, Always),
     rule!(deepspeed_batch_arithmetic, "OOM411", "deepspeed-batch-arithmetic", Framework, Error, None),
     rule!(deepspeed_offload_param_stage, "OOM412", "deepspeed-offload-param-stage", Framework, Warning, None),
@@ -272,6 +328,10 @@ pub static RULES: &[Rule] = &[
     rule!(alloc_conf_both_variables, "OOM503", "alloc-conf-both-variables", Allocator, Warning, None),
     rule!(alloc_conf_legacy_variable, "OOM504", "alloc-conf-legacy-variable", Allocator, Info, Sometimes),
     rule!(expandable_segments_with_vllm_sleep, "OOM505", "expandable-segments-with-vllm-sleep", Allocator, Error, None),
+    rule!(exceeds_gpu_memory, "OOM601", "exceeds-gpu-memory", Memory, Error, Sometimes),
+    rule!(low_memory_headroom, "OOM602", "low-memory-headroom", Memory, Warning, Sometimes),
+    rule!(unknown_model, "OOM603", "unknown-model", Memory, Warning, None),
+    rule!(vllm_memory_overcommit, "OOM604", "vllm-memory-overcommit", Memory, Error, Sometimes),
     rule!(seq_longer_than_context, "OOM701", "seq-longer-than-context", Framework, Warning, Always),
     rule!(bf16_unsupported_gpu, "OOM702", "bf16-unsupported-gpu", Framework, Error, Sometimes),
 ];
@@ -314,7 +374,11 @@ mod tests {
             assert!(codes.insert(rule.code), "duplicate code {}", rule.code);
             assert!(names.insert(rule.name), "duplicate name {}", rule.name);
             assert!(rule.code.len() == 6 && rule.code.starts_with("OOM"), "{}", rule.code);
-            assert!(rule.name.chars().all(|c| c.is_ascii_lowercase() || c == '-'), "{}", rule.name);
+            assert!(
+                rule.name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'),
+                "{}",
+                rule.name
+            );
             let doc = rule.doc();
             for section in ["## What it does", "## Why", "## Example", "## Fix", "## Source"] {
                 assert!(doc.contains(section), "{} lacks `{section}` in its doc", rule.name);

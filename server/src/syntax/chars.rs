@@ -13,19 +13,9 @@ const STRIDE: usize = 256;
 impl<'a> CharOffsets<'a> {
     pub(crate) fn new(text: &'a str) -> Self {
         let ascii = text.is_ascii();
-        let checkpoints = if ascii {
-            Vec::new()
-        } else {
-            text.char_indices()
-                .step_by(STRIDE)
-                .map(|(byte, _)| byte)
-                .collect()
-        };
-        Self {
-            text,
-            checkpoints,
-            ascii,
-        }
+        let checkpoints =
+            if ascii { Vec::new() } else { text.char_indices().step_by(STRIDE).map(|(byte, _)| byte).collect() };
+        Self { text, checkpoints, ascii }
     }
 
     /// Byte offset of the character at `index` (the text's length past the end).
@@ -36,10 +26,7 @@ impl<'a> CharOffsets<'a> {
         let Some(&base) = self.checkpoints.get(index / STRIDE) else {
             return self.text.len();
         };
-        self.text[base..]
-            .char_indices()
-            .nth(index % STRIDE)
-            .map_or(self.text.len(), |(offset, _)| base + offset)
+        self.text[base..].char_indices().nth(index % STRIDE).map_or(self.text.len(), |(offset, _)| base + offset)
     }
 }
 

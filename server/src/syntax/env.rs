@@ -8,9 +8,7 @@
 //! wins. Values that expand other variables keep their raw text and are marked
 //! [`ScalarKind::Str`] with [`ScalarStyle::Plain`] but `text` starting with `$`.
 
-use super::{
-    Comment, Document, Entry, Language, Mapping, Node, Scalar, ScalarKind, ScalarStyle, Value,
-};
+use super::{Comment, Document, Entry, Language, Mapping, Node, Scalar, ScalarKind, ScalarStyle, Value};
 use crate::span::Span;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,30 +20,14 @@ pub enum Dialect {
 }
 
 pub fn parse(text: &str, dialect: Dialect) -> Document {
-    let mut scanner = Scanner {
-        text,
-        bytes: text.as_bytes(),
-        pos: 0,
-        entries: Vec::new(),
-        comments: Vec::new(),
-    };
+    let mut scanner = Scanner { text, bytes: text.as_bytes(), pos: 0, entries: Vec::new(), comments: Vec::new() };
     scanner.run();
     let language = match dialect {
         Dialect::Env => Language::Env,
         Dialect::Shell => Language::Shell,
     };
-    let root = Node {
-        span: Span::new(0, text.len()),
-        value: Value::Mapping(Mapping {
-            entries: scanner.entries,
-        }),
-    };
-    Document {
-        language,
-        root: Some(root),
-        comments: scanner.comments,
-        problems: Vec::new(),
-    }
+    let root = Node { span: Span::new(0, text.len()), value: Value::Mapping(Mapping { entries: scanner.entries }) };
+    Document { language, root: Some(root), comments: scanner.comments, problems: Vec::new() }
 }
 
 struct Scanner<'a> {
@@ -74,8 +56,7 @@ impl Scanner<'_> {
                 Some(b' ' | b'\t' | b'\r') => self.pos += 1,
                 Some(b'\\') if matches!(self.bytes.get(self.pos + 1), Some(b'\n')) => self.pos += 2,
                 Some(b'\\')
-                    if self.bytes.get(self.pos + 1) == Some(&b'\r')
-                        && self.bytes.get(self.pos + 2) == Some(&b'\n') =>
+                    if self.bytes.get(self.pos + 1) == Some(&b'\r') && self.bytes.get(self.pos + 2) == Some(&b'\n') =>
                 {
                     self.pos += 3
                 }
@@ -107,9 +88,7 @@ impl Scanner<'_> {
         let name_len = self.bytes[start..]
             .iter()
             .enumerate()
-            .take_while(|&(i, &b)| {
-                b == b'_' || b.is_ascii_alphabetic() || (i > 0 && b.is_ascii_digit())
-            })
+            .take_while(|&(i, &b)| b == b'_' || b.is_ascii_alphabetic() || (i > 0 && b.is_ascii_digit()))
             .count();
         if name_len == 0 || self.bytes.get(start + name_len) != Some(&b'=') {
             return false;
@@ -118,15 +97,8 @@ impl Scanner<'_> {
         let key_span = Span::new(start, start + name_len);
         self.pos = start + name_len + 1;
         let value = self.word();
-        let node = Node {
-            span: value.span,
-            value: Value::Scalar(value.scalar),
-        };
-        self.entries.push(Entry {
-            key,
-            key_span,
-            value: node,
-        });
+        let node = Node { span: value.span, value: Value::Scalar(value.scalar) };
+        self.entries.push(Entry { key, key_span, value: node });
         true
     }
 
@@ -141,9 +113,7 @@ impl Scanner<'_> {
             match b {
                 b' ' | b'\t' | b'\n' | b'\r' | b';' | b'&' | b'|' | b')' => break,
                 b'\'' => {
-                    let end = self.text[self.pos + 1..]
-                        .find('\'')
-                        .map_or(self.bytes.len(), |i| self.pos + 1 + i);
+                    let end = self.text[self.pos + 1..].find('\'').map_or(self.bytes.len(), |i| self.pos + 1 + i);
                     text.push_str(&self.text[self.pos + 1..end]);
                     style = ScalarStyle::SingleQuoted;
                     self.pos = (end + 1).min(self.bytes.len());
@@ -153,12 +123,7 @@ impl Scanner<'_> {
                     while let Some(c) = self.peek() {
                         match c {
                             b'"' => break,
-                            b'\\'
-                                if matches!(
-                                    self.bytes.get(self.pos + 1),
-                                    Some(b'"' | b'\\' | b'$' | b'`')
-                                ) =>
-                            {
+                            b'\\' if matches!(self.bytes.get(self.pos + 1), Some(b'"' | b'\\' | b'$' | b'`')) => {
                                 text.push(self.bytes[self.pos + 1] as char);
                                 self.pos += 2;
                             }
@@ -178,8 +143,7 @@ impl Scanner<'_> {
                     match inner.split_once(":-").or_else(|| inner.split_once('-')) {
                         Some((_, default)) if text.is_empty() => {
                             let default_start = self.pos + 2 + (inner.len() - default.len());
-                            content_span =
-                                Some(Span::new(default_start, default_start + default.len()));
+                            content_span = Some(Span::new(default_start, default_start + default.len()));
                             text.push_str(default);
                         }
                         _ => text.push_str(&self.text[self.pos..(close + 1).min(self.bytes.len())]),
@@ -200,14 +164,7 @@ impl Scanner<'_> {
             }
         }
         let span = content_span.unwrap_or(Span::new(start, self.pos));
-        Word {
-            span,
-            scalar: Scalar {
-                text,
-                style,
-                kind: ScalarKind::Str,
-            },
-        }
+        Word { span, scalar: Scalar { text, style, kind: ScalarKind::Str } }
     }
 
     /// Skips the command's words, recording comments, up to the next command start.
@@ -220,23 +177,14 @@ impl Scanner<'_> {
                     self.pos += 1;
                     return;
                 }
-                Some(b';') | Some(b'&') | Some(b'|') | Some(b'(') | Some(b')') | Some(b'{')
-                | Some(b'}') => {
+                Some(b';') | Some(b'&') | Some(b'|') | Some(b'(') | Some(b')') | Some(b'{') | Some(b'}') => {
                     self.pos += 1;
                     return;
                 }
                 Some(b'#') => {
-                    let end = self.text[self.pos..]
-                        .find('\n')
-                        .map_or(self.bytes.len(), |i| self.pos + i);
-                    let end = if self.text[..end].ends_with('\r') {
-                        end - 1
-                    } else {
-                        end
-                    };
-                    self.comments.push(Comment {
-                        span: Span::new(self.pos, end),
-                    });
+                    let end = self.text[self.pos..].find('\n').map_or(self.bytes.len(), |i| self.pos + i);
+                    let end = if self.text[..end].ends_with('\r') { end - 1 } else { end };
+                    self.comments.push(Comment { span: Span::new(self.pos, end) });
                     self.pos = end;
                 }
                 Some(_) => {
@@ -287,11 +235,7 @@ mod tests {
             .iter()
             .map(|e| {
                 let s = e.value.span;
-                (
-                    e.key.clone(),
-                    e.value.as_scalar().unwrap().text.clone(),
-                    text[s.start..s.end].to_string(),
-                )
+                (e.key.clone(), e.value.as_scalar().unwrap().text.clone(), text[s.start..s.end].to_string())
             })
             .collect()
     }
@@ -310,11 +254,7 @@ mod tests {
                     "\"expandable_segments:False\"".into()
                 ),
                 ("CUDA_VISIBLE_DEVICES".into(), "0,1".into(), "0,1".into()),
-                (
-                    "PYTORCH_ALLOC_CONF".into(),
-                    "expandable_segments:True".into(),
-                    "'expandable_segments:True'".into()
-                ),
+                ("PYTORCH_ALLOC_CONF".into(), "expandable_segments:True".into(), "'expandable_segments:True'".into()),
             ]
         );
     }

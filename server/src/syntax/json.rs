@@ -3,8 +3,8 @@
 //! no comments, no trailing commas, no single quotes.
 
 use super::{
-    json_depth_exceeds, Document, Entry, Language, Mapping, Node, ProblemKind, Scalar, ScalarKind,
-    ScalarStyle, SyntaxProblem, Value, MAX_DEPTH,
+    json_depth_exceeds, Document, Entry, Language, Mapping, Node, ProblemKind, Scalar, ScalarKind, ScalarStyle,
+    SyntaxProblem, Value, MAX_DEPTH,
 };
 use crate::span::Span;
 use jsonc_parser::ast;
@@ -12,12 +12,7 @@ use jsonc_parser::{parse_to_ast, CollectOptions, ParseOptions};
 use std::collections::HashMap;
 
 pub fn parse(text: &str) -> Document {
-    let mut doc = Document {
-        language: Language::Json,
-        root: None,
-        comments: Vec::new(),
-        problems: Vec::new(),
-    };
+    let mut doc = Document { language: Language::Json, root: None, comments: Vec::new(), problems: Vec::new() };
     if let Some(at) = json_depth_exceeds(text, MAX_DEPTH) {
         doc.problems.push(SyntaxProblem {
             kind: ProblemKind::Syntax,
@@ -54,50 +49,22 @@ fn span(range: jsonc_parser::common::Range) -> Span {
     Span::new(range.start, range.end)
 }
 
-fn scalar(
-    range: jsonc_parser::common::Range,
-    text: String,
-    style: ScalarStyle,
-    kind: ScalarKind,
-) -> Node {
-    Node {
-        span: span(range),
-        value: Value::Scalar(Scalar { text, style, kind }),
-    }
+fn scalar(range: jsonc_parser::common::Range, text: String, style: ScalarStyle, kind: ScalarKind) -> Node {
+    Node { span: span(range), value: Value::Scalar(Scalar { text, style, kind }) }
 }
 
 /// Depth is bounded by [`json_depth_exceeds`], so recursion here is shallow.
 fn convert(value: ast::Value<'_>, problems: &mut Vec<SyntaxProblem>) -> Node {
     match value {
-        ast::Value::StringLit(s) => scalar(
-            s.range,
-            s.value.into_owned(),
-            ScalarStyle::DoubleQuoted,
-            ScalarKind::Str,
-        ),
-        ast::Value::NumberLit(n) => scalar(
-            n.range,
-            n.value.to_string(),
-            ScalarStyle::Plain,
-            number_kind(n.value),
-        ),
-        ast::Value::BooleanLit(b) => scalar(
-            b.range,
-            b.value.to_string(),
-            ScalarStyle::Plain,
-            ScalarKind::Bool(b.value),
-        ),
-        ast::Value::NullKeyword(n) => {
-            scalar(n.range, "null".into(), ScalarStyle::Plain, ScalarKind::Null)
+        ast::Value::StringLit(s) => scalar(s.range, s.value.into_owned(), ScalarStyle::DoubleQuoted, ScalarKind::Str),
+        ast::Value::NumberLit(n) => scalar(n.range, n.value.to_string(), ScalarStyle::Plain, number_kind(n.value)),
+        ast::Value::BooleanLit(b) => {
+            scalar(b.range, b.value.to_string(), ScalarStyle::Plain, ScalarKind::Bool(b.value))
         }
+        ast::Value::NullKeyword(n) => scalar(n.range, "null".into(), ScalarStyle::Plain, ScalarKind::Null),
         ast::Value::Array(a) => Node {
             span: span(a.range),
-            value: Value::Sequence(
-                a.elements
-                    .into_iter()
-                    .map(|v| convert(v, problems))
-                    .collect(),
-            ),
+            value: Value::Sequence(a.elements.into_iter().map(|v| convert(v, problems)).collect()),
         },
         ast::Value::Object(o) => {
             let mut seen: HashMap<String, Span> = HashMap::new();
@@ -117,16 +84,9 @@ fn convert(value: ast::Value<'_>, problems: &mut Vec<SyntaxProblem>) -> Node {
                 } else {
                     seen.insert(key.clone(), key_span);
                 }
-                entries.push(Entry {
-                    key,
-                    key_span,
-                    value: convert(prop.value, problems),
-                });
+                entries.push(Entry { key, key_span, value: convert(prop.value, problems) });
             }
-            Node {
-                span: span(o.range),
-                value: Value::Mapping(Mapping { entries }),
-            }
+            Node { span: span(o.range), value: Value::Mapping(Mapping { entries }) }
         }
     }
 }
@@ -154,18 +114,8 @@ mod tests {
         let stage = m.entry_path("zero_optimization.stage").unwrap();
         assert_eq!(&text[stage.key_span.start..stage.key_span.end], "\"stage\"");
         assert_eq!(stage.value.as_scalar().unwrap().as_i64(), Some(3));
-        assert_eq!(
-            m.get("train_batch_size")
-                .unwrap()
-                .as_scalar()
-                .unwrap()
-                .as_str(),
-            Some("auto")
-        );
-        assert_eq!(
-            m.get("x").unwrap().as_scalar().unwrap().as_f64(),
-            Some(1500.0)
-        );
+        assert_eq!(m.get("train_batch_size").unwrap().as_scalar().unwrap().as_str(), Some("auto"));
+        assert_eq!(m.get("x").unwrap().as_scalar().unwrap().as_f64(), Some(1500.0));
     }
 
     #[test]
@@ -173,10 +123,7 @@ mod tests {
         let doc = parse("{\"a\": 1,}");
         assert_eq!(doc.problems[0].kind, ProblemKind::Syntax);
         let doc = parse("{\"a\": 1, \"a\": 2}");
-        assert!(matches!(
-            doc.problems[0].kind,
-            ProblemKind::DuplicateKey { .. }
-        ));
+        assert!(matches!(doc.problems[0].kind, ProblemKind::DuplicateKey { .. }));
         let doc = parse(&"[".repeat(200_000));
         assert!(doc.problems[0].message.contains("nesting"));
         let doc = parse("{\"big\": 123456789012345678901234567890}");

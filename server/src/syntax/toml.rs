@@ -1,26 +1,17 @@
 //! TOML (`oomlint.toml`, `pyproject.toml`) through `toml_edit`, which keeps spans.
 
 use super::{
-    Document, Entry, Language, Mapping, Node, ProblemKind, Scalar, ScalarKind, ScalarStyle,
-    SyntaxProblem, Value,
+    Document, Entry, Language, Mapping, Node, ProblemKind, Scalar, ScalarKind, ScalarStyle, SyntaxProblem, Value,
 };
 use crate::span::Span;
 use toml_edit::{Item, Table, TableLike};
 
 pub fn parse(text: &str) -> Document {
-    let mut doc = Document {
-        language: Language::Toml,
-        root: None,
-        comments: Vec::new(),
-        problems: Vec::new(),
-    };
+    let mut doc = Document { language: Language::Toml, root: None, comments: Vec::new(), problems: Vec::new() };
     match toml_edit::Document::parse(text) {
         Ok(parsed) => {
             let table: &Table = parsed.as_table();
-            doc.root = Some(Node {
-                span: Span::new(0, text.len()),
-                value: Value::Mapping(mapping(table, 0)),
-            });
+            doc.root = Some(Node { span: Span::new(0, text.len()), value: Value::Mapping(mapping(table, 0)) });
             doc.comments = super::hash_comments(text, &super::string_spans(&doc.root));
         }
         Err(error) => {
@@ -46,11 +37,7 @@ fn mapping(table: &dyn TableLike, depth: usize) -> Mapping {
     for (key, item) in table.iter() {
         let key_span = to_span(table.key(key).and_then(|k| k.span()), Span::default());
         if let Some(value) = node(item, key_span, depth + 1) {
-            entries.push(Entry {
-                key: key.to_string(),
-                key_span,
-                value,
-            });
+            entries.push(Entry { key: key.to_string(), key_span, value });
         }
     }
     Mapping { entries }
@@ -59,18 +46,12 @@ fn mapping(table: &dyn TableLike, depth: usize) -> Mapping {
 fn node(item: &Item, fallback: Span, depth: usize) -> Option<Node> {
     match item {
         Item::None => None,
-        Item::Table(t) => Some(Node {
-            span: to_span(t.span(), fallback),
-            value: Value::Mapping(mapping(t, depth)),
-        }),
+        Item::Table(t) => Some(Node { span: to_span(t.span(), fallback), value: Value::Mapping(mapping(t, depth)) }),
         Item::ArrayOfTables(a) => Some(Node {
             span: to_span(a.span(), fallback),
             value: Value::Sequence(
                 a.iter()
-                    .map(|t| Node {
-                        span: to_span(t.span(), fallback),
-                        value: Value::Mapping(mapping(t, depth)),
-                    })
+                    .map(|t| Node { span: to_span(t.span(), fallback), value: Value::Mapping(mapping(t, depth)) })
                     .collect(),
             ),
         }),
@@ -81,40 +62,15 @@ fn node(item: &Item, fallback: Span, depth: usize) -> Option<Node> {
 fn value(v: &toml_edit::Value, fallback: Span, depth: usize) -> Node {
     use toml_edit::Value as V;
     let span = to_span(v.span(), fallback);
-    let scalar = |text: String, style, kind| Node {
-        span,
-        value: Value::Scalar(Scalar { text, style, kind }),
-    };
+    let scalar = |text: String, style, kind| Node { span, value: Value::Scalar(Scalar { text, style, kind }) };
     match v {
-        V::String(s) => scalar(
-            s.value().clone(),
-            ScalarStyle::DoubleQuoted,
-            ScalarKind::Str,
-        ),
-        V::Integer(i) => scalar(
-            i.value().to_string(),
-            ScalarStyle::Plain,
-            ScalarKind::Int(*i.value()),
-        ),
-        V::Float(f) => scalar(
-            f.value().to_string(),
-            ScalarStyle::Plain,
-            ScalarKind::Float(*f.value()),
-        ),
-        V::Boolean(b) => scalar(
-            b.value().to_string(),
-            ScalarStyle::Plain,
-            ScalarKind::Bool(*b.value()),
-        ),
+        V::String(s) => scalar(s.value().clone(), ScalarStyle::DoubleQuoted, ScalarKind::Str),
+        V::Integer(i) => scalar(i.value().to_string(), ScalarStyle::Plain, ScalarKind::Int(*i.value())),
+        V::Float(f) => scalar(f.value().to_string(), ScalarStyle::Plain, ScalarKind::Float(*f.value())),
+        V::Boolean(b) => scalar(b.value().to_string(), ScalarStyle::Plain, ScalarKind::Bool(*b.value())),
         V::Datetime(d) => scalar(d.value().to_string(), ScalarStyle::Plain, ScalarKind::Str),
-        V::Array(a) => Node {
-            span,
-            value: Value::Sequence(a.iter().map(|v| value(v, span, depth + 1)).collect()),
-        },
-        V::InlineTable(t) => Node {
-            span,
-            value: Value::Mapping(mapping(t, depth + 1)),
-        },
+        V::Array(a) => Node { span, value: Value::Sequence(a.iter().map(|v| value(v, span, depth + 1)).collect()) },
+        V::InlineTable(t) => Node { span, value: Value::Mapping(mapping(t, depth + 1)) },
     }
 }
 
@@ -131,15 +87,7 @@ mod tests {
         let gpu = m.entry_path("tool.oomlint.gpu").unwrap();
         assert_eq!(&text[gpu.key_span.start..gpu.key_span.end], "gpu");
         assert_eq!(&text[gpu.value.span.start..gpu.value.span.end], "\"A10G\"");
-        assert_eq!(
-            m.entry_path("tool.oomlint.headroom")
-                .unwrap()
-                .value
-                .as_scalar()
-                .unwrap()
-                .as_f64(),
-            Some(0.1)
-        );
+        assert_eq!(m.entry_path("tool.oomlint.headroom").unwrap().value.as_scalar().unwrap().as_f64(), Some(0.1));
         assert_eq!(doc.comments.len(), 1);
     }
 

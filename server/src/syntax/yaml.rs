@@ -9,8 +9,8 @@
 
 use super::chars::CharOffsets;
 use super::{
-    hash_comments, Document, Entry, Language, Mapping, Node, ProblemKind, Scalar, ScalarKind,
-    ScalarStyle, SyntaxProblem, Value, MAX_DEPTH,
+    hash_comments, Document, Entry, Language, Mapping, Node, ProblemKind, Scalar, ScalarKind, ScalarStyle,
+    SyntaxProblem, Value, MAX_DEPTH,
 };
 use crate::span::Span;
 use saphyr_parser::{Event, Parser, ScalarStyle as YamlStyle};
@@ -119,13 +119,8 @@ fn error_span(text: &str, at: usize, message: &str) -> Span {
 }
 
 enum FrameKind {
-    Mapping {
-        entries: Vec<Entry>,
-        pending_key: Option<(String, Span)>,
-    },
-    Sequence {
-        items: Vec<Node>,
-    },
+    Mapping { entries: Vec<Entry>, pending_key: Option<(String, Span)> },
+    Sequence { items: Vec<Node> },
 }
 
 struct Frame {
@@ -136,22 +131,11 @@ struct Frame {
 
 impl Frame {
     fn mapping(anchor: usize, start: usize) -> Self {
-        Self {
-            kind: FrameKind::Mapping {
-                entries: Vec::new(),
-                pending_key: None,
-            },
-            anchor,
-            start,
-        }
+        Self { kind: FrameKind::Mapping { entries: Vec::new(), pending_key: None }, anchor, start }
     }
 
     fn sequence(anchor: usize, start: usize) -> Self {
-        Self {
-            kind: FrameKind::Sequence { items: Vec::new() },
-            anchor,
-            start,
-        }
+        Self { kind: FrameKind::Sequence { items: Vec::new() }, anchor, start }
     }
 }
 
@@ -169,11 +153,7 @@ struct Builder {
 
 impl Builder {
     fn fail(&mut self, span: Span, message: String) {
-        self.problems.push(SyntaxProblem {
-            kind: ProblemKind::Syntax,
-            message,
-            span,
-        });
+        self.problems.push(SyntaxProblem { kind: ProblemKind::Syntax, message, span });
         self.stopped = true;
     }
 
@@ -185,14 +165,7 @@ impl Builder {
             YamlStyle::DoubleQuoted => (ScalarStyle::DoubleQuoted, ScalarKind::Str),
             YamlStyle::Literal | YamlStyle::Folded => (ScalarStyle::Block, ScalarKind::Str),
         };
-        let node = Node {
-            span,
-            value: Value::Scalar(Scalar {
-                text: text.to_string(),
-                style,
-                kind,
-            }),
-        };
+        let node = Node { span, value: Value::Scalar(Scalar { text: text.to_string(), style, kind }) };
         self.remember(anchor, &node);
         self.push(node);
     }
@@ -205,8 +178,7 @@ impl Builder {
         let size = node_count(node);
         self.expanded_nodes = self.expanded_nodes.saturating_add(size);
         if self.expanded_nodes > ALIAS_NODE_BUDGET {
-            let message =
-                format!("alias expansion exceeds {ALIAS_NODE_BUDGET} nodes (an alias bomb?)");
+            let message = format!("alias expansion exceeds {ALIAS_NODE_BUDGET} nodes (an alias bomb?)");
             self.fail(span, message);
             return;
         }
@@ -217,10 +189,7 @@ impl Builder {
     fn open(&mut self, frame: Frame) {
         if self.stack.len() >= MAX_DEPTH {
             let at = frame.start;
-            self.fail(
-                Span::new(at, at + 1),
-                format!("nesting deeper than {MAX_DEPTH} levels"),
-            );
+            self.fail(Span::new(at, at + 1), format!("nesting deeper than {MAX_DEPTH} levels"));
             return;
         }
         self.stack.push(frame);
@@ -255,15 +224,8 @@ impl Builder {
         };
         match &mut frame.kind {
             FrameKind::Sequence { items } => items.push(node),
-            FrameKind::Mapping {
-                entries,
-                pending_key,
-            } => match pending_key.take() {
-                Some((key, key_span)) => entries.push(Entry {
-                    key,
-                    key_span,
-                    value: node,
-                }),
+            FrameKind::Mapping { entries, pending_key } => match pending_key.take() {
+                Some((key, key_span)) => entries.push(Entry { key, key_span, value: node }),
                 None => {
                     let key = match &node.value {
                         Value::Scalar(s) => s.text.clone(),
@@ -299,12 +261,10 @@ impl Builder {
             if entry.key == "<<" {
                 match entry.value.value {
                     Value::Mapping(m) => merge_sources.push(m),
-                    Value::Sequence(items) => {
-                        merge_sources.extend(items.into_iter().filter_map(|n| match n.value {
-                            Value::Mapping(m) => Some(m),
-                            _ => None,
-                        }))
-                    }
+                    Value::Sequence(items) => merge_sources.extend(items.into_iter().filter_map(|n| match n.value {
+                        Value::Mapping(m) => Some(m),
+                        _ => None,
+                    })),
                     Value::Scalar(_) => explicit.push(entry),
                 }
             } else {
@@ -327,12 +287,7 @@ impl Builder {
             self.close(text.len());
         }
         let comments = hash_comments(text, &self.scalar_spans);
-        Document {
-            language: Language::Yaml,
-            root: self.root,
-            comments,
-            problems: self.problems,
-        }
+        Document { language: Language::Yaml, root: self.root, comments, problems: self.problems }
     }
 }
 
@@ -357,22 +312,14 @@ fn node_count(node: &Node) -> usize {
 pub fn resolve_plain(text: &str) -> ScalarKind {
     match text {
         "" | "~" | "null" | "Null" | "NULL" => return ScalarKind::Null,
-        "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON" => {
-            return ScalarKind::Bool(true)
-        }
-        "no" | "No" | "NO" | "false" | "False" | "FALSE" | "off" | "Off" | "OFF" => {
-            return ScalarKind::Bool(false)
-        }
-        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => {
-            return ScalarKind::Float(f64::INFINITY)
-        }
+        "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON" => return ScalarKind::Bool(true),
+        "no" | "No" | "NO" | "false" | "False" | "FALSE" | "off" | "Off" | "OFF" => return ScalarKind::Bool(false),
+        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => return ScalarKind::Float(f64::INFINITY),
         "-.inf" | "-.Inf" | "-.INF" => return ScalarKind::Float(f64::NEG_INFINITY),
         ".nan" | ".NaN" | ".NAN" => return ScalarKind::Float(f64::NAN),
         _ => {}
     }
-    resolve_int(text)
-        .or_else(|| resolve_float(text))
-        .unwrap_or(ScalarKind::Str)
+    resolve_int(text).or_else(|| resolve_float(text)).unwrap_or(ScalarKind::Str)
 }
 
 fn resolve_int(text: &str) -> Option<ScalarKind> {
@@ -412,9 +359,7 @@ fn resolve_float(text: &str) -> Option<ScalarKind> {
         return None;
     }
     let clean: String = text.chars().filter(|&c| c != '_').collect();
-    let ok_chars = clean
-        .chars()
-        .all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '-' | '+'));
+    let ok_chars = clean.chars().all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '-' | '+'));
     if !ok_chars || !clean.chars().any(|c| c.is_ascii_digit()) {
         return None;
     }
@@ -426,10 +371,7 @@ mod tests {
     use super::*;
 
     fn root(text: &str) -> Mapping {
-        parse(text)
-            .root
-            .and_then(|n| n.as_mapping().cloned())
-            .expect("mapping root")
+        parse(text).root.and_then(|n| n.as_mapping().cloned()).expect("mapping root")
     }
 
     #[test]
@@ -438,10 +380,7 @@ mod tests {
         let doc = parse(text);
         let m = doc.root_mapping().unwrap();
         let mbs = m.entry_path("train.micro_batch_size").unwrap();
-        assert_eq!(
-            &text[mbs.key_span.start..mbs.key_span.end],
-            "micro_batch_size"
-        );
+        assert_eq!(&text[mbs.key_span.start..mbs.key_span.end], "micro_batch_size");
         assert_eq!(&text[mbs.value.span.start..mbs.value.span.end], "4");
         let q = m.entry("quantize").unwrap();
         assert_eq!(&text[q.value.span.start..q.value.span.end], "\"bnb.nf4\"");
@@ -482,33 +421,16 @@ mod tests {
     fn duplicate_keys_warn_and_last_wins() {
         let doc = parse("debug: false\nx: 1\ndebug: true\n");
         assert_eq!(doc.problems.len(), 1);
-        assert!(
-            matches!(doc.problems[0].kind, ProblemKind::DuplicateKey { first } if first == Span::new(0, 5))
-        );
-        assert_eq!(
-            doc.root_mapping()
-                .unwrap()
-                .get("debug")
-                .unwrap()
-                .as_scalar()
-                .unwrap()
-                .as_bool(),
-            Some(true)
-        );
+        assert!(matches!(doc.problems[0].kind, ProblemKind::DuplicateKey { first } if first == Span::new(0, 5)));
+        assert_eq!(doc.root_mapping().unwrap().get("debug").unwrap().as_scalar().unwrap().as_bool(), Some(true));
     }
 
     #[test]
     fn merge_keys_and_aliases() {
         let m = root("base: &b\n  lr: 1\n  bs: 2\nrun:\n  <<: *b\n  bs: 8\n");
         let run = m.get("run").unwrap().as_mapping().unwrap();
-        assert_eq!(
-            run.get("bs").unwrap().as_scalar().unwrap().as_i64(),
-            Some(8)
-        );
-        assert_eq!(
-            run.get("lr").unwrap().as_scalar().unwrap().as_i64(),
-            Some(1)
-        );
+        assert_eq!(run.get("bs").unwrap().as_scalar().unwrap().as_i64(), Some(8));
+        assert_eq!(run.get("lr").unwrap().as_scalar().unwrap().as_i64(), Some(1));
     }
 
     #[test]
@@ -520,10 +442,7 @@ mod tests {
             text.push_str(&format!("{name}: &{name} [*{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}]\n"));
         }
         let doc = parse(&text);
-        assert!(doc
-            .problems
-            .iter()
-            .any(|p| p.message.contains("alias expansion")));
+        assert!(doc.problems.iter().any(|p| p.message.contains("alias expansion")));
     }
 
     #[test]
@@ -534,9 +453,7 @@ mod tests {
         let deep = "[".repeat(200_000);
         let doc = parse(&deep);
         assert_eq!(doc.problems.len(), 1);
-        let block: String = (0..5000)
-            .map(|i| format!("{}k{i}:\n", " ".repeat(i)))
-            .collect();
+        let block: String = (0..5000).map(|i| format!("{}k{i}:\n", " ".repeat(i))).collect();
         let doc = parse(&block);
         assert!(doc.problems[0].message.contains("nesting deeper"));
     }

@@ -23,18 +23,20 @@
 //! and says what was assumed.
 //!
 //! ## Fix
-//! Unsafe: each lever (halve the micro batch and double accumulation, gradient
-//! checkpointing, an 8-bit optimizer, …) keeps the training semantics but changes
-//! speed or numerics, so none is applied by `--fix`; `--unsafe-fixes` applies the first.
+//! Unsafe: each estimator lever that alone brings the run under the GPU's capacity
+//! (halve the micro batch and double accumulation, gradient checkpointing, an 8-bit
+//! optimizer, …), or else the smallest combination of levers that does, as one fix.
+//! Levers keep the training semantics but change speed or numerics, so none is applied
+//! by `--fix`; `--unsafe-fixes` applies the first. Levers that help without fitting
+//! are offered by the language server as code actions.
 //!
 //! ## Source
 //! oomlint's estimator (`server/src/estimate/`), which mirrors what PyTorch keeps alive
 //! in each framework's code path; the verdict compares against the GPU's capacity as
 //! `torch.cuda.get_device_properties().total_memory` reports it.
 
-use super::memory::{breakdown, primary_span};
+use super::memory::{breakdown, primary_span, resolving_fixes};
 use super::{Context, Reporter};
-use crate::diagnostic::{Applicability, Fix};
 use crate::estimate::{format_bytes, Verdict};
 
 pub fn check(ctx: &Context, out: &mut Reporter) {
@@ -60,10 +62,7 @@ pub fn check(ctx: &Context, out: &mut Reporter) {
     for line in breakdown(estimate) {
         diagnostic.with_related(span, line);
     }
-    for lever in &estimate.levers {
-        for fix in &lever.fixes {
-            let title = format!("{} (saves {})", lever.title, format_bytes(lever.saves_bytes));
-            diagnostic.with_fix(Fix { title, applicability: Applicability::Unsafe, edits: fix.edits.clone() });
-        }
+    for fix in resolving_fixes(estimate, gpu.memory_bytes) {
+        diagnostic.with_fix(fix);
     }
 }

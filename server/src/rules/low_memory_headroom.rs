@@ -18,16 +18,16 @@
 //! ```
 //!
 //! ## Fix
-//! Unsafe: the estimator's levers, as for `exceeds-gpu-memory`.
+//! Unsafe: the estimator's levers that restore 10 % headroom, as for
+//! `exceeds-gpu-memory`.
 //!
 //! ## Source
 //! oomlint's estimator (`server/src/estimate/`); the 10 % threshold is
 //! `estimate::TIGHT_HEADROOM`.
 
-use super::memory::{breakdown, primary_span};
+use super::memory::{breakdown, primary_span, resolving_fixes};
 use super::{Context, Reporter};
-use crate::diagnostic::{Applicability, Fix};
-use crate::estimate::{format_bytes, Verdict};
+use crate::estimate::{format_bytes, Verdict, TIGHT_HEADROOM};
 
 pub fn check(ctx: &Context, out: &mut Reporter) {
     let (Some(estimate), Some(gpu)) = (ctx.estimate, ctx.gpu) else { return };
@@ -45,10 +45,8 @@ pub fn check(ctx: &Context, out: &mut Reporter) {
     for line in breakdown(estimate) {
         diagnostic.with_related(span, line);
     }
-    for lever in estimate.levers.iter().take(3) {
-        for fix in &lever.fixes {
-            let title = format!("{} (saves {})", lever.title, format_bytes(lever.saves_bytes));
-            diagnostic.with_fix(Fix { title, applicability: Applicability::Unsafe, edits: fix.edits.clone() });
-        }
+    let target = gpu.memory_bytes - (TIGHT_HEADROOM * gpu.memory_bytes as f64) as u64;
+    for fix in resolving_fixes(estimate, target) {
+        diagnostic.with_fix(fix);
     }
 }

@@ -1,8 +1,51 @@
 //! Helpers shared by the memory rules: where to place a finding and how to word sizes.
 
 use super::Context;
+use crate::diagnostic::{Applicability, Edit, Fix};
 use crate::estimate::{format_bytes, Estimate};
 use crate::span::Span;
+
+/// Fixes that bring the device peak to at most `target` bytes: each single lever that
+/// does it alone, else the solver's smallest combination as one fix (when every lever
+/// in it has edits and they do not overlap). Levers that help without resolving the
+/// finding stay available as the language server's code actions.
+pub fn resolving_fixes(estimate: &Estimate, target: u64) -> Vec<Fix> {
+    let peak = estimate.peak.device_bytes;
+    let reaches = |saves: u64| peak.saturating_sub(saves) <= target;
+    let single: Vec<Fix> = estimate
+        .levers
+        .iter()
+        .filter(|l| reaches(l.saves_bytes))
+        .flat_map(|l| {
+            l.fixes.iter().map(move |f| Fix {
+                title: format!("{} (saves {})", l.title, format_bytes(l.saves_bytes)),
+                applicability: Applicability::Unsafe,
+                edits: f.edits.clone(),
+            })
+        })
+        .collect();
+    if !single.is_empty() {
+        return single;
+    }
+    let Some(solve) =
+        estimate.solve.as_ref().filter(|s| s.combination_fits && s.smallest_fitting_combination.len() > 1)
+    else {
+        return Vec::new();
+    };
+    let mut edits: Vec<Edit> = Vec::new();
+    for title in &solve.smallest_fitting_combination {
+        let Some(fix) = estimate.levers.iter().find(|l| &l.title == title).and_then(|l| l.fixes.first()) else {
+            return Vec::new();
+        };
+        let overlaps =
+            fix.edits.iter().any(|e| edits.iter().any(|o| e.span.start < o.span.end && o.span.start < e.span.end));
+        if overlaps {
+            return Vec::new();
+        }
+        edits.extend(fix.edits.iter().cloned());
+    }
+    vec![Fix { title: solve.smallest_fitting_combination.join(" + "), applicability: Applicability::Unsafe, edits }]
+}
 
 /// The key most responsible for the peak: the first edit of the biggest lever that
 /// has one, else the micro batch, the sequence length or the model key, else the

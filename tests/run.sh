@@ -4,6 +4,9 @@
 # stdio, Neovim, VS Code protocol, pre-commit) install what they need here too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# One target directory for every build below, so the release builds of the pre-commit
+# hooks and the wheel reuse each other's artifacts.
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
@@ -16,6 +19,12 @@ cargo test --locked
 
 echo "== pre-commit hooks (real pre-commit, try-repo)"
 bash tests/precommit/test.sh
+
+echo "== wheel (maturin), python -m oomlint, language: python hook"
+bash tests/wheel/test.sh
+
+echo "== schema/ is what schema/tools/generate.py makes"
+python3 schema/tools/generate.py --check
 
 echo "== Neovim (headless) with editors/nvim and oomlint server"
 if ! command -v nvim >/dev/null; then

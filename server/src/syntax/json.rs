@@ -6,7 +6,7 @@ use super::{
     json_depth_exceeds, Document, Entry, Language, Mapping, Node, ProblemKind, Scalar, ScalarKind, ScalarStyle,
     SyntaxProblem, Value, MAX_DEPTH,
 };
-use crate::span::Span;
+use crate::span::{floor_char_boundary, Span};
 use jsonc_parser::ast;
 use jsonc_parser::{parse_to_ast, CollectOptions, ParseOptions};
 use std::collections::HashMap;
@@ -34,11 +34,18 @@ pub fn parse(text: &str) -> Document {
         Ok(result) => doc.root = result.value.map(|v| convert(v, &mut doc.problems)),
         Err(error) => {
             let range = error.range();
-            let end = range.end.max(range.start + 1).min(text.len());
+            // At least one character wide, on character boundaries (the error may point at
+            // a multi-byte character).
+            let start = floor_char_boundary(text, range.start.min(text.len()));
+            let next = text[start..].chars().next().map_or(start, |c| start + c.len_utf8());
+            let mut end = range.end.max(next).min(text.len());
+            while !text.is_char_boundary(end) {
+                end += 1;
+            }
             doc.problems.push(SyntaxProblem {
                 kind: ProblemKind::Syntax,
                 message: error.kind().to_string(),
-                span: Span::new(range.start.min(text.len()), end),
+                span: Span::new(start, end),
             });
         }
     }
@@ -129,5 +136,13 @@ mod tests {
         let doc = parse("{\"big\": 123456789012345678901234567890}");
         let big = doc.root_mapping().unwrap().get("big").unwrap();
         assert_eq!(big.as_scalar().unwrap().kind, ScalarKind::BigInt);
+    }
+
+    #[test]
+    fn an_error_at_a_multibyte_character_spans_the_whole_character() {
+        // Found by fuzzing (fuzz/regressions/parse_json): the span ended inside `ᛛ`.
+        let text = "{\n  \"a\":6.4ᛛ4\n}";
+        let span = parse(text).problems[0].span;
+        assert_eq!(&text[span.start..span.end], "ᛛ");
     }
 }

@@ -287,8 +287,43 @@ impl Builder {
             self.close(text.len());
         }
         let comments = hash_comments(text, &self.scalar_spans);
+        if let Some(root) = self.root.as_mut() {
+            place_empty_values(root, text);
+        }
         Document { language: Language::Yaml, root: self.root, comments, problems: self.problems }
     }
+}
+
+/// The parser reports an empty value (`use_peft:`) at the end of its key, before the
+/// colon. Moves it just after the colon, where an edit that fills the value must go.
+fn place_empty_values(root: &mut Node, text: &str) {
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        match &mut node.value {
+            Value::Mapping(m) => {
+                for entry in &mut m.entries {
+                    let empty =
+                        entry.value.span.is_empty() && entry.value.as_scalar().is_some_and(|s| s.text.is_empty());
+                    if empty && entry.value.span.start <= entry.key_span.end {
+                        if let Some(at) = after_colon(text, entry.key_span.end) {
+                            entry.value.span = Span::empty(at);
+                        }
+                    }
+                    stack.push(&mut entry.value);
+                }
+            }
+            Value::Sequence(items) => stack.extend(items.iter_mut()),
+            Value::Scalar(_) => {}
+        }
+    }
+}
+
+/// The offset just after the `:` that follows a key ending at `key_end`, on the same
+/// line (an edit filling the value inserts ` value` there, keeping any comment after it).
+fn after_colon(text: &str, key_end: usize) -> Option<usize> {
+    let rest = text.get(key_end..)?;
+    let line = &rest[..rest.find(['\n', '\r']).unwrap_or(rest.len())];
+    Some(key_end + line.find(':')? + 1)
 }
 
 fn node_count(node: &Node) -> usize {
@@ -469,6 +504,16 @@ mod tests {
         let start = m.entry_path("m.k.start").unwrap();
         assert_eq!(&text[start.value.span.start..start.value.span.end], "0");
         assert!(parse("a:\n  b: 1\n c: 2\n").is_incomplete());
+    }
+
+    #[test]
+    fn empty_values_sit_after_the_colon() {
+        let text = "use_peft:\nquantize: # none\nlr: 1\n";
+        let m = root(text);
+        let peft = m.entry("use_peft").unwrap();
+        assert_eq!(peft.value.span, Span::empty(9));
+        let quantize = m.entry("quantize").unwrap();
+        assert_eq!(quantize.value.span, Span::empty(text.find(": # none").unwrap() + 1));
     }
 
     #[test]

@@ -70,7 +70,15 @@ pub fn detect(path: &Path, text: &str, doc: &Document) -> Format {
         Language::Json | Language::Yaml => {}
     }
     let Some(root) = doc.root_mapping() else {
-        return Format::Unknown;
+        // A JSON file that does not parse has no keys to judge by; its name still tells
+        // a DeepSpeed config (`ds_config.json`, `zero3_offload.json`), whose syntax error
+        // would stop the run, so it is reported rather than skipped.
+        let deepspeed_name = ["deepspeed", "ds_", "zero"].iter().any(|p| file_name.contains(p));
+        return if doc.language == Language::Json && doc.is_incomplete() && deepspeed_name {
+            Format::Deepspeed
+        } else {
+            Format::Unknown
+        };
     };
     let path_text = path.to_string_lossy().to_ascii_lowercase().replace('\\', "/");
     if doc.language == Language::Json {
@@ -204,6 +212,14 @@ mod tests {
 
     fn detect_yaml(path: &str, text: &str) -> Format {
         detect(Path::new(path), text, &syntax::parse(text, Language::Yaml))
+    }
+
+    #[test]
+    fn broken_deepspeed_json_is_still_deepspeed() {
+        let text = "{\"zero_optimization\": {\"stage\": 3,}}";
+        let doc = syntax::parse(text, Language::Json);
+        assert_eq!(detect(Path::new("configs/ds_zero3.json"), text, &doc), Format::Deepspeed);
+        assert_eq!(detect(Path::new("package.json"), text, &doc), Format::Unknown);
     }
 
     #[test]

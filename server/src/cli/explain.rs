@@ -4,12 +4,11 @@
 //! usage and I/O errors with a one-line message on stderr.
 
 use super::usage_error;
-use crate::catalog::{resolve_gpu, Gpu};
+use crate::catalog::Gpu;
 use crate::diagnostic::{Edit, Fix};
 use crate::explain::advice::Lever;
 use crate::explain::units::format_size;
 use crate::explain::{explain, json, render, OomError};
-use crate::gpu_detect::{resolve_auto, NvmlProbe};
 use crate::span::{ColumnUnit, LineIndex};
 use clap::{Args, ValueEnum};
 use std::io::{IsTerminal, Read};
@@ -69,15 +68,7 @@ struct Outcome {
 fn execute(args: &ExplainArgs, source: &dyn LeverSource) -> Result<Outcome, String> {
     let (name, text) = read_log(args.file.as_deref())?;
     let mut warnings = Vec::new();
-    let gpu = match args.gpu.as_deref() {
-        None => None,
-        Some(name) if name.eq_ignore_ascii_case("auto") => {
-            let auto = resolve_auto(&NvmlProbe, None);
-            warnings.extend(auto.warnings);
-            auto.gpu
-        }
-        Some(name) => Some(resolve_gpu(name).map_err(|e| e.to_string())?.clone()),
-    };
+    let gpu = super::gpu::resolve(args.gpu.as_deref(), None)?;
     let mut errors = explain(&text);
     if let Some(gpu) = &gpu {
         warnings.extend(capacity_mismatches(&errors, gpu));
@@ -345,7 +336,7 @@ mod tests {
     #[test]
     fn capacity_mismatch_is_a_warning() {
         let errors = explain(MESSAGE);
-        let gpu = resolve_gpu("A100-80GB").unwrap();
+        let gpu = crate::catalog::resolve_gpu("A100-80GB").unwrap();
         let warnings = capacity_mismatches(&errors, gpu);
         assert_eq!(warnings.len(), 1);
         assert!(warnings[0].starts_with("the message on line 1 comes from a GPU with 22.19 GiB total, not A100-80GB"));

@@ -122,7 +122,9 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
     let findings = if document.is_incomplete() || !schema_rules_on {
         schema::Findings::default()
     } else {
-        schema::check(format, &document)
+        let mut findings = schema::check(format, &document);
+        format::python::trainer_removed_keys(&document, &text, &mut findings);
+        findings
     };
     let line_index = LineIndex::new(&text);
     // Files of no known format get no findings: oomlint runs over whole repositories.

@@ -124,6 +124,8 @@ pub struct Arg {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Call {
     pub callee: Callee,
+    /// The callee's dotted path, import aliases resolved (`["unsloth", "FastModel", "from_pretrained"]`).
+    pub path: Vec<String>,
     /// The callee expression (`FastLanguageModel.from_pretrained`).
     pub name_span: Span,
     /// The parenthesized argument list.
@@ -162,6 +164,8 @@ pub struct Program {
     pub calls: Vec<Call>,
     pub env: Vec<EnvSetting>,
     pub comments: Vec<Span>,
+    /// The top-level modules the script imports (`unsloth`, `trl`).
+    pub modules: Vec<String>,
 }
 
 /// Parses a Python script into its [`Document`].
@@ -195,12 +199,14 @@ struct Reader<'s, 't> {
     bindings: Bindings<'t>,
     /// Local name → imported dotted path (`C` → `trl.GRPOConfig`).
     aliases: HashMap<String, Vec<String>>,
+    /// The top-level module of every import.
+    modules: Vec<String>,
 }
 
 impl<'s, 't> Reader<'s, 't> {
     fn new(source: &'s str, root: TsNode<'t>) -> Self {
         let bindings = Bindings::collect(root, source);
-        let mut reader = Reader { source, root, bindings, aliases: HashMap::new() };
+        let mut reader = Reader { source, root, bindings, aliases: HashMap::new(), modules: Vec::new() };
         reader.collect_imports();
         reader
     }
@@ -223,6 +229,7 @@ impl<'s, 't> Reader<'s, 't> {
             match node.kind() {
                 "import_from_statement" => {
                     let module = node.child_by_field_name("module_name").map(|m| self.dotted(m)).unwrap_or_default();
+                    self.note_module(&module);
                     let mut cursor = node.walk();
                     for name in node.children_by_field_name("name", &mut cursor) {
                         let (imported, local) = self.import_name(name);
@@ -237,6 +244,7 @@ impl<'s, 't> Reader<'s, 't> {
                     let mut cursor = node.walk();
                     for name in node.children_by_field_name("name", &mut cursor) {
                         let (imported, alias) = self.import_name(name);
+                        self.note_module(&imported);
                         if let Some(alias) = alias.filter(|_| name.kind() == "aliased_import") {
                             self.aliases.insert(alias, imported);
                         }
@@ -244,6 +252,12 @@ impl<'s, 't> Reader<'s, 't> {
                 }
                 _ => {}
             }
+        }
+    }
+
+    fn note_module(&mut self, path: &[String]) {
+        if let Some(first) = path.first().filter(|m| !m.is_empty() && !self.modules.contains(m)) {
+            self.modules.push(first.clone());
         }
     }
 
@@ -293,7 +307,7 @@ impl<'s, 't> Reader<'s, 't> {
 
     fn read(&self) -> Program {
         let nodes = self.nodes();
-        let mut program = Program::default();
+        let mut program = Program { modules: self.modules.clone(), ..Program::default() };
         // Pass 1: recognized calls, by node id, in document order.
         let mut call_ids: HashMap<usize, usize> = HashMap::new();
         let mut recognized: Vec<Found<'t>> = Vec::new();
@@ -308,7 +322,15 @@ impl<'s, 't> Reader<'s, 't> {
                         let args_span = arguments.map_or(span_of(*node), span_of);
                         let args = arguments.map(|a| self.argument_nodes(a)).unwrap_or_default();
                         let target = self.assigned_name(*node);
-                        recognized.push(Found { at: node.start_byte(), callee, function, args_span, args, target });
+                        recognized.push(Found {
+                            at: node.start_byte(),
+                            callee,
+                            path,
+                            function,
+                            args_span,
+                            args,
+                            target,
+                        });
                     } else if path.ends_with(&["environ".to_string(), "setdefault".to_string()]) {
                         program.env.extend(self.setdefault(*node));
                     }
@@ -332,6 +354,7 @@ impl<'s, 't> Reader<'s, 't> {
             let locals = self.locals(found.function, &mut locals_cache);
             let mut call = Call {
                 callee: found.callee,
+                path: found.path.clone(),
                 name_span: span_of(found.function),
                 args_span: found.args_span,
                 args: Vec::new(),
@@ -388,7 +411,8 @@ impl<'s, 't> Reader<'s, 't> {
                 continue;
             }
             let function = children[i - 1];
-            let Some(callee) = self.callee_path(function).and_then(|p| Callee::from_path(&p)) else { continue };
+            let Some(path) = self.callee_path(function) else { continue };
+            let Some(callee) = Callee::from_path(&path) else { continue };
             let args: Vec<TsNode<'t>> = children[i + 1..]
                 .iter()
                 .take_while(|c| c.kind() != ")" && c.kind() != "(")
@@ -399,7 +423,7 @@ impl<'s, 't> Reader<'s, 't> {
                 .then(|| text_of(children[i - 3], self.source).map(str::to_string))
                 .flatten();
             let args_span = Span::new(open.start_byte(), error.end_byte());
-            out.push(Found { at: function.start_byte(), callee, function, args_span, args, target });
+            out.push(Found { at: function.start_byte(), callee, path, function, args_span, args, target });
         }
         out
     }
@@ -528,6 +552,7 @@ impl<'s, 't> Reader<'s, 't> {
 struct Found<'t> {
     at: usize,
     callee: Callee,
+    path: Vec<String>,
     function: TsNode<'t>,
     args_span: Span,
     args: Vec<TsNode<'t>>,
@@ -619,8 +644,21 @@ impl Program {
         if let Some(config) = config {
             root.entries.extend(config.args.iter().filter_map(|a| known_entry(&a.name, a)));
         }
-        let trainer = roles.trainer.and_then(|i| self.calls.get(i)).map(|c| c.callee);
-        let transformers = config.map_or(trainer == Some(Callee::Trainer), |c| c.callee == Callee::TrainingArguments);
+        let trainer_call = roles.trainer.and_then(|i| self.calls.get(i));
+        if let Some(trainer) = trainer_call.filter(|t| t.callee == Callee::SftTrainer) {
+            // Before TRL 0.13 these went to `SFTTrainer` directly and overrode the config's.
+            for arg in trainer.args.iter().filter(|a| SFT_TRAINER_CONFIG_ARGS.contains(&a.name.as_str())) {
+                if let Some(entry) = known_entry(&arg.name, arg) {
+                    root.entries.retain(|e| e.key != entry.key);
+                    root.entries.push(entry);
+                }
+            }
+        }
+        // `TrainingArguments` given to a TRL trainer is read as that trainer's config.
+        let transformers = match trainer_call.map(|c| c.callee) {
+            Some(trainer) => trainer == Callee::Trainer,
+            None => config.is_some_and(|c| c.callee == Callee::TrainingArguments),
+        };
         if transformers {
             return Document {
                 language,
@@ -690,6 +728,11 @@ impl Program {
         })
     }
 }
+
+/// `SFTTrainer` keyword arguments of TRL before 0.13 that are `SFTConfig` fields the plan
+/// reads (`trl/trainer/sft_trainer.py` at v0.12.0); laid out like the config's own.
+pub const SFT_TRAINER_CONFIG_ARGS: &[&str] =
+    &["max_seq_length", "packing", "eval_packing", "dataset_text_field", "dataset_num_proc", "neftune_noise_alpha"];
 
 /// The span covering every entry of a mapping.
 fn covering(mapping: &Mapping) -> Span {

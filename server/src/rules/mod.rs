@@ -70,6 +70,7 @@ mod unknown_key;
 mod unknown_model;
 pub mod unreadable_input;
 mod unused_suppression;
+mod unsloth_precision_conflict;
 mod vllm_memory_overcommit;
 mod vllm_tp_divides_world;
 mod yaml_syntax;
@@ -283,6 +284,7 @@ pub static RULES: &[Rule] = &[
     ),
     rule!(load_best_model_strategy_mismatch, "OOM217", "load-best-model-strategy-mismatch", Framework, Error, None),
     rule!(reduce_lr_on_plateau_without_eval, "OOM218", "reduce-lr-on-plateau-without-eval", Framework, Error, None),
+    rule!(unsloth_precision_conflict, "OOM219", "unsloth-precision-conflict", Framework, Error, None),
     rule!(axolotl_batch_keys, "OOM301", "axolotl-batch-keys", Framework, Error, None),
     rule!(axolotl_qlora_requires_4bit, "OOM302", "axolotl-qlora-requires-4bit", Framework, Error, Sometimes),
     rule!(axolotl_deepspeed_and_fsdp, "OOM303", "axolotl-deepspeed-and-fsdp", Framework, Error, None),

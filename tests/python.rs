@@ -111,7 +111,7 @@ fn scripts_are_found_when_walking_a_directory() {
 fn snapshots_of_every_python_fixture() {
     insta::glob!("../fixtures/python", "*.{py,ipynb}", |path| {
         let file = path.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap_or(path).to_string_lossy().replace('\\', "/");
-        for format in ["concise", "json"] {
+        for format in ["concise", "json", "full"] {
             let out = oomlint(&["check", &file, "--gpu", "A10G", "--output-format", format]);
             let code = out.status.code().unwrap_or(-1);
             assert!(code == 0 || code == 1, "{file}: exit {code}: {}", String::from_utf8_lossy(&out.stderr));
@@ -122,5 +122,21 @@ fn snapshots_of_every_python_fixture() {
         }
         let plan = oomlint(&["plan", &file, "--format", "json"]);
         insta::assert_snapshot!("plan", String::from_utf8_lossy(&plan.stdout));
+    });
+}
+
+#[test]
+fn snapshots_of_python_rule_fixtures() {
+    insta::glob!("../fixtures/rules", "**/*.{py,ipynb}", |path| {
+        let file = path.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap_or(path).to_string_lossy().replace('\\', "/");
+        for format in ["concise", "full"] {
+            let out = oomlint(&["check", &file, "--output-format", format]);
+            let code = out.status.code().unwrap_or(-1);
+            assert!(code == 0 || code == 1, "{file}: exit {code}: {}", String::from_utf8_lossy(&out.stderr));
+            insta::assert_snapshot!(
+                format.to_string(),
+                format!("exit: {code}\n{}", String::from_utf8_lossy(&out.stdout))
+            );
+        }
     });
 }

@@ -5,10 +5,13 @@
 //!
 //! ## Why
 //! vLLM reserves its fraction of the **total** device memory when it starts inside the
-//! trainer (TRL colocate mode, Axolotl, Unsloth `fast_inference`), and refuses to
-//! start when less is free: "Free memory on device … on startup is less than desired
-//! GPU memory utilization". If it does start, everything training allocates later must
-//! fit in the rest, or the first optimizer step runs out of memory.
+//! trainer (TRL colocate mode, Axolotl), and refuses to start when less is free: "Free
+//! memory on device … on startup is less than desired GPU memory utilization". If it
+//! does start, everything training allocates later must fit in the rest, or the first
+//! optimizer step runs out of memory. Unsloth (`fast_inference=True`) starts vLLM before
+//! the model exists, hands it `gpu_memory_utilization ×` the memory **free** at that
+//! moment, and then trains on vLLM's copy of the base weights: the weights count once,
+//! inside vLLM's share, and training needs the rest beside it.
 //!
 //! ## Example
 //! ```yaml
@@ -26,11 +29,14 @@
 //! ## Source
 //! vLLM `vllm/v1/worker/utils.py` (`request_memory`) and `vllm/config/cache.py`;
 //! TRL `trl/generation/vllm_generation.py`; Axolotl
-//! `src/axolotl/core/trainers/grpo/__init__.py`.
+//! `src/axolotl/core/trainers/grpo/__init__.py`; Unsloth `unsloth/models/llama.py`
+//! (`load_vllm` before `convert_vllm_to_huggingface`) and unsloth-zoo
+//! `unsloth_zoo/vllm_utils.py` (`approximate_vllm_memory_usage`: `gpu_memory_utilization
+//! × free_memory`).
 
 use super::{Context, Reporter};
 use crate::diagnostic::{Applicability, Edit, Fix};
-use crate::estimate::format_bytes;
+use crate::estimate::{format_bytes, Estimate};
 use crate::plan::VllmMode;
 
 pub fn check(ctx: &Context, out: &mut Reporter) {
@@ -45,30 +51,64 @@ pub fn check(ctx: &Context, out: &mut Reporter) {
         return;
     }
     let (Some(estimate), Some(gpu)) = (ctx.estimate, ctx.gpu) else { return };
-    let reservation: u64 = estimate.components.iter().filter(|c| c.name == "vllm-reservation").map(|c| c.bytes).sum();
-    let training = estimate.peak.device_bytes.saturating_sub(reservation);
-    let vllm_bytes = (fraction.value * gpu.memory_bytes as f64) as u64;
-    if training + vllm_bytes <= gpu.memory_bytes {
+    let Some(claim) = Claim::of(estimate, gpu.memory_bytes, fraction.value, vllm.fraction_of_free) else { return };
+    if claim.training + claim.vllm <= gpu.memory_bytes {
         return;
     }
-    let free_share = 1.0 - training as f64 / gpu.memory_bytes as f64;
+    let share = match claim.free_at_start {
+        Some(free) => format!(
+            "{} of the {} free when Unsloth starts it, the base weights it shares with training included",
+            fraction.value,
+            format_bytes(free)
+        ),
+        None => format!("{} of {}'s {}", fraction.value, gpu.name, format_bytes(gpu.memory_bytes)),
+    };
     let message = format!(
-        "vLLM reserves {} ({} of {}'s {}) but training needs {} beside it: {} over",
-        format_bytes(vllm_bytes),
-        fraction.value,
-        gpu.name,
-        format_bytes(gpu.memory_bytes),
-        format_bytes(training),
-        format_bytes(training + vllm_bytes - gpu.memory_bytes)
+        "vLLM reserves {} ({share}) but training needs {} beside it: {} over",
+        format_bytes(claim.vllm),
+        format_bytes(claim.training),
+        format_bytes(claim.training + claim.vllm - gpu.memory_bytes)
     );
     let diagnostic = out.report(span, message);
-    // Round down to two decimals and keep a 5 % margin for the estimate's band.
-    let suggested = ((free_share - 0.05) * 100.0).floor() / 100.0;
+    // What is left beside training, as a share of what the fraction applies to; rounded
+    // down to two decimals with a 5 % margin for the estimate's band.
+    let base = claim.free_at_start.unwrap_or(gpu.memory_bytes) as f64;
+    let fitting = gpu.memory_bytes.saturating_sub(claim.training) as f64 / base;
+    let suggested = ((fitting - 0.05) * 100.0).floor() / 100.0;
     if let (Some(value_span), true) = (fraction.value_span(), suggested >= 0.05) {
         diagnostic.with_fix(Fix {
             title: format!("Lower the vLLM memory fraction to {suggested:.2}"),
             applicability: Applicability::Unsafe,
             edits: vec![Edit::replace(value_span, format!("{suggested:.2}"))],
         });
+    }
+}
+
+/// What vLLM takes and what training needs beside it, from the estimate's components.
+struct Claim {
+    vllm: u64,
+    training: u64,
+    /// Unsloth: the free memory the fraction applies to.
+    free_at_start: Option<u64>,
+}
+
+impl Claim {
+    fn of(estimate: &Estimate, total: u64, fraction: f64, of_free: bool) -> Option<Claim> {
+        let sum = |name: &str| estimate.components.iter().filter(|c| c.name == name).map(|c| c.bytes).sum::<u64>();
+        let reservation = sum("vllm-reservation");
+        let peak = estimate.peak.device_bytes;
+        if !of_free {
+            let vllm = (fraction * total as f64) as u64;
+            return Some(Claim { vllm, training: peak.saturating_sub(reservation), free_at_start: None });
+        }
+        // Unsloth starts vLLM first, on `fraction × free`, and training then uses vLLM's copy of
+        // the base weights: the reservation component is that budget less the shared weights.
+        if reservation == 0 {
+            return None;
+        }
+        let shared = sum("weights");
+        let vllm = reservation + shared;
+        let free = (vllm as f64 / fraction) as u64;
+        Some(Claim { vllm, training: peak.saturating_sub(vllm), free_at_start: Some(free) })
     }
 }

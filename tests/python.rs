@@ -97,6 +97,11 @@ fn notebook_findings_name_the_cell_and_the_json_position() {
     assert!(text.lines().nth(line - 1).unwrap().contains("max_prompt_length = max_prompt_length"));
     let est = estimate(path);
     assert_eq!(est["fit"]["verdict"], "exceeds");
+    // The full output frames the cell's own source, lines counted in the cell.
+    let full = String::from_utf8_lossy(&oomlint(&["check", path, "--output-format", "full"]).stdout).into_owned();
+    assert!(full.contains("╭─[fixtures/python/unsloth-grpo.ipynb:cell 7:9:5]"), "{full}");
+    assert!(full.contains(" 9 │     max_prompt_length = max_prompt_length,\n"), "{full}");
+    assert!(!full.contains("\\n\","), "JSON text in the frames: {full}");
 }
 
 #[test]

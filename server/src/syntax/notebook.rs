@@ -70,13 +70,8 @@ pub fn program(text: &str) -> Result<Program, SyntaxProblem> {
 
 /// The code cells of a parsed notebook (None when the JSON is not a notebook).
 pub fn cells(text: &str, json: &Document) -> Option<Cells> {
-    let list = json.root_mapping()?.get("cells")?.as_sequence()?;
     let mut out = Cells::default();
-    for (index, cell) in list.iter().enumerate() {
-        let Some(cell) = cell.as_mapping() else { continue };
-        if cell.get("cell_type").and_then(Node::as_scalar).map(|s| s.text.as_str()) != Some("code") {
-            continue;
-        }
+    for (index, strings) in code_cells(json)? {
         if !out.program.is_empty() {
             let joint = out.origin.last().map_or(0, |o| o.1);
             out.program.push('\n');
@@ -84,21 +79,70 @@ pub fn cells(text: &str, json: &Document) -> Option<Cells> {
         }
         out.starts.push((index, out.program.len()));
         let cell_start = out.program.len();
-        let Some(source) = cell.get("source") else { continue };
-        let strings: Vec<&Node> = match source.as_sequence() {
-            Some(items) => items.iter().collect(),
-            None => vec![source],
-        };
         for string in strings {
-            decode_into(text, string.span, &mut out);
+            decode_into(text, string.span, &mut out.program, &mut out.origin);
         }
         blank_ipython_lines(&mut out, cell_start);
     }
     Some(out)
 }
 
-/// Appends the decoded JSON string at `span` (quotes included) to the program.
-fn decode_into(text: &str, span: Span, out: &mut Cells) {
+/// The code cells of a notebook's JSON: (index among all cells, the strings of its `source`).
+fn code_cells(json: &Document) -> Option<Vec<(usize, Vec<&Node>)>> {
+    let list = json.root_mapping()?.get("cells")?.as_sequence()?;
+    let mut out = Vec::new();
+    for (index, cell) in list.iter().enumerate() {
+        let Some(cell) = cell.as_mapping() else { continue };
+        if cell.get("cell_type").and_then(Node::as_scalar).map(|s| s.text.as_str()) != Some("code") {
+            continue;
+        }
+        let strings = match cell.get("source") {
+            Some(source) => source.as_sequence().map_or_else(|| vec![source], |items| items.iter().collect()),
+            None => Vec::new(),
+        };
+        out.push((index, strings));
+    }
+    Some(out)
+}
+
+/// One code cell's source as written (IPython lines kept), for output that shows cells.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CellSource {
+    /// The cell's number among all cells, from 1.
+    pub number: usize,
+    pub text: String,
+    /// For each byte of `text`, the file range of the JSON text that encodes it.
+    origin: Vec<(usize, usize)>,
+}
+
+impl CellSource {
+    /// The span in the cell's text of a file span that starts inside this cell.
+    pub fn span_of(&self, file: Span) -> Option<Span> {
+        let start = self.origin.iter().position(|&(s, e)| s <= file.start && file.start < e.max(s + 1))?;
+        let end = self.origin.iter().rposition(|&(s, _)| s < file.end).map_or(start, |i| i + 1).max(start);
+        Some(Span::new(start, end))
+    }
+}
+
+/// Every code cell of a notebook, decoded on its own (empty when the text is not one).
+pub fn cell_sources(text: &str) -> Vec<CellSource> {
+    let json = json::parse(text);
+    let Some(cells) = code_cells(&json) else { return Vec::new() };
+    cells
+        .into_iter()
+        .map(|(index, strings)| {
+            let mut cell = CellSource { number: index + 1, text: String::new(), origin: Vec::new() };
+            for string in strings {
+                decode_into(text, string.span, &mut cell.text, &mut cell.origin);
+            }
+            cell
+        })
+        .collect()
+}
+
+/// Appends the decoded JSON string at `span` (quotes included) to `program`, and the file
+/// range of each decoded byte to `origin`.
+fn decode_into(text: &str, span: Span, program: &mut String, origin: &mut Vec<(usize, usize)>) {
     let Some(raw) = text.get(span.start..span.end) else { return };
     if raw.len() < 2 || !raw.starts_with('"') {
         return;
@@ -145,9 +189,9 @@ fn decode_into(text: &str, span: Span, out: &mut Cells) {
         };
         let mut buf = [0u8; 4];
         for _ in decoded.encode_utf8(&mut buf).bytes() {
-            out.origin.push((base + i, base + end));
+            origin.push((base + i, base + end));
         }
-        out.program.push(decoded);
+        program.push(decoded);
     }
 }
 
@@ -269,6 +313,20 @@ mod tests {
         assert_eq!(&text[entry.value.span.start..entry.value.span.end], "77");
         assert_eq!(&text[entry.key_span.start..entry.key_span.end], "max_length");
         assert_eq!(cell_position(text, entry.key_span.start), Some((1, 3, 11)));
+    }
+
+    #[test]
+    fn cell_sources_keep_ipython_lines_and_map_file_spans() {
+        let text = notebook(&["x = 1\n", "%env A=1\nSFTConfig(max_length=\"é\")\n"]);
+        let cells = cell_sources(&text);
+        assert_eq!(cells.len(), 2);
+        assert_eq!((cells[1].number, cells[1].text.as_str()), (2, "%env A=1\nSFTConfig(max_length=\"é\")\n"));
+        // The quoted value is escaped in the file (`\"é\"`) and plain in the cell.
+        let at = text.find("\\\"é").unwrap();
+        let in_cell = cells[1].span_of(Span::new(at, at + "\\\"é\\\"".len())).unwrap();
+        assert_eq!(&cells[1].text[in_cell.start..in_cell.end], "\"é\"");
+        assert_eq!(cells[0].span_of(Span::new(at, at + 1)), None);
+        assert!(cell_sources("{\"cells\": 3}").is_empty());
     }
 
     #[test]

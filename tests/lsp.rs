@@ -457,3 +457,51 @@ fn json_findings_offer_no_comment_suppression() {
     let actions = code_actions(&mut session, uri, duplicate["range"].clone(), json!([duplicate]));
     assert!(actions.iter().all(|a| !a["title"].as_str().unwrap().starts_with("Disable")), "{actions:?}");
 }
+
+#[test]
+fn completion_offers_the_keyword_arguments_of_the_call_being_typed() {
+    let mut session = Session::start(json!({}), Value::Null);
+    let uri = "file:///project/train.py";
+    let text = "from trl import GRPOConfig as C\nargs = C(output_dir=\"out\", per_device";
+    session.open(uri, text);
+    let params = json!({"textDocument": {"uri": uri}, "position": position(1, 37)});
+    let items = session.request("textDocument/completion", params);
+    let labels: Vec<&str> = items.as_array().unwrap().iter().map(|i| i["label"].as_str().unwrap()).collect();
+    assert!(labels.contains(&"num_generations") && labels.contains(&"gradient_accumulation_steps"), "{labels:?}");
+    assert!(!labels.contains(&"output_dir"), "already given: {labels:?}");
+    assert!(
+        !labels.contains(&"lora_r") && !labels.contains(&"max_prompt_length"),
+        "not GRPOConfig keywords: {labels:?}"
+    );
+    let batch = items.as_array().unwrap().iter().find(|i| i["label"] == "per_device_train_batch_size").unwrap();
+    assert_eq!(batch["kind"], 10, "property");
+    assert_eq!(batch["detail"], "default: 8");
+    assert_eq!(batch["textEdit"], json!({"range": range(1, 27, 37), "newText": "per_device_train_batch_size="}));
+    insta::assert_snapshot!("python_keyword_completion", pretty(batch));
+
+    // Unsloth's loader keywords come with Unsloth's defaults; a value position offers nothing.
+    let text =
+        "from unsloth import FastLanguageModel\nFastLanguageModel.from_pretrained(\n    load_in_4bit=False,\n    \n)\n";
+    session.change(uri, 2, text);
+    session.diagnostics(uri);
+    let params = json!({"textDocument": {"uri": uri}, "position": position(3, 4)});
+    let items = session.request("textDocument/completion", params);
+    let fast = items.as_array().unwrap().iter().find(|i| i["label"] == "fast_inference").unwrap();
+    assert_eq!(
+        fast,
+        &json!({
+            "label": "fast_inference",
+            "kind": 10,
+            "detail": "default: false",
+            "documentation": {
+                "kind": "markdown",
+                "value": "Start vLLM in the process for generation; it shares the base weights.\n\ndefault: `false` · source: `unsloth/models/loader.py`"
+            },
+            "textEdit": {"range": range(3, 4, 4), "newText": "fast_inference="}
+        })
+    );
+    assert!(items.as_array().unwrap().iter().all(|i| i["label"] != "load_in_4bit"));
+    let params = json!({"textDocument": {"uri": uri}, "position": position(2, 17)});
+    assert_eq!(session.request("textDocument/completion", params), json!([]));
+    assert!(session.shutdown().success());
+}

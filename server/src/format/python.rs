@@ -20,6 +20,8 @@
 //!
 //! Values the script computes at run time are `Sourced::unknown` with the reason.
 
+pub mod keywords;
+
 use super::trl::{self, attention_of, dtype_of, lora_targets};
 use super::{Format, Reader};
 use crate::diagnostic::{Edit, Fix};

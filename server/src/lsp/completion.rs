@@ -1,12 +1,15 @@
 //! Completion in YAML configs: the keys the schema allows at the cursor's path (minus
-//! those already present), and the values of enums and booleans, with documentation.
+//! those already present), and the values of enums and booleans, with documentation. In
+//! Python scripts and notebook cells: the keyword arguments of the recognized call being
+//! typed (minus those already given).
 
 use super::convert::Positions;
 use super::docs::{property_markdown, spell};
 use super::locate::{yaml_context, Writing};
 use super::state::OpenDocument;
-use crate::format::Format;
+use crate::format::{python, Format};
 use crate::schema::{properties_at, property_doc, PropertyDoc};
+use crate::syntax::python::open_call;
 use crate::syntax::Language;
 use serde_json::Value;
 use tower_lsp_server::ls_types::{
@@ -15,6 +18,9 @@ use tower_lsp_server::ls_types::{
 
 pub fn complete(document: &OpenDocument, positions: &Positions, offset: usize) -> Vec<CompletionItem> {
     let analysis = &document.analysis;
+    if analysis.document.language == Language::Python {
+        return keywords(&analysis.text, positions, offset);
+    }
     if analysis.document.language != Language::Yaml || analysis.format == Format::Unknown {
         return Vec::new();
     }
@@ -43,6 +49,19 @@ pub fn complete(document: &OpenDocument, positions: &Positions, offset: usize) -
                 .collect()
         }
     }
+}
+
+/// The keyword arguments of the recognized call whose argument list holds the cursor.
+fn keywords(text: &str, positions: &Positions, offset: usize) -> Vec<CompletionItem> {
+    let Some(call) = open_call(text, offset) else { return Vec::new() };
+    python::keywords::keywords(call.callee)
+        .into_iter()
+        .filter(|p| !call.given.contains(&p.name))
+        .map(|p| {
+            let edit = TextEdit::new(positions.range(call.prefix), format!("{}=", p.name));
+            item(&p, p.name.clone(), CompletionItemKind::PROPERTY, edit)
+        })
+        .collect()
 }
 
 /// The enum's values; `true`/`false` for a boolean (known from its default).

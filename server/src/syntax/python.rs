@@ -13,8 +13,10 @@
 //! loader's arguments under `model_init_kwargs` and environment settings under `env`.
 //! Each entry's key span is the keyword, its value span the literal that defines it.
 
+mod cursor;
 mod values;
 
+pub use cursor::{open_call, OpenCall};
 pub use values::{Spanned, Value as PyValue};
 
 use super::{Comment, Document, Entry, Language, Mapping, Node, Scalar, ScalarKind, ScalarStyle, Value};
@@ -299,10 +301,15 @@ impl<'s, 't> Reader<'s, 't> {
             }
         }
         segments.reverse();
-        let first = segments.first()?.clone();
-        let mut path = self.aliases.get(&first).cloned().unwrap_or_else(|| vec![first]);
+        Some(self.resolve(segments))
+    }
+
+    /// A dotted path with its first segment's import alias applied.
+    fn resolve(&self, segments: Vec<String>) -> Vec<String> {
+        let Some(first) = segments.first() else { return segments };
+        let mut path = self.aliases.get(first).cloned().unwrap_or_else(|| vec![first.clone()]);
         path.extend(segments.into_iter().skip(1));
-        Some(path)
+        path
     }
 
     fn read(&self) -> Program {

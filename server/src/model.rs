@@ -55,7 +55,7 @@ pub fn lookup(plan: &Plan, config_path: &Path) -> Option<ModelLookup> {
 fn catalog(name: &str, span: Option<Span>) -> ModelLookup {
     match resolve_model(name) {
         Ok(arch) => ModelLookup::Found(Box::new(arch.clone())),
-        Err(unknown) => ModelLookup::Unknown { name: name.to_string(), suggestions: unknown.suggestions, span },
+        Err(unknown) => ModelLookup::Unknown { name: name.to_string(), suggestions: unknown.suggestions(), span },
     }
 }
 

@@ -306,15 +306,22 @@ fn sum(parts: &[u64]) -> u64 {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnknownModel {
     pub query: String,
+}
+
+impl UnknownModel {
     /// Up to three known names that look alike, most similar first (never used as a match).
-    pub suggestions: Vec<String>,
+    /// Computed on each call, not with the error: most callers only ask whether a name resolves.
+    pub fn suggestions(&self) -> Vec<String> {
+        suggest(&self.query)
+    }
 }
 
 impl fmt::Display for UnknownModel {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "unknown model `{}`", self.query)?;
-        if !self.suggestions.is_empty() {
-            write!(f, "; did you mean {}?", quoted_list(&self.suggestions))?;
+        let suggestions = self.suggestions();
+        if !suggestions.is_empty() {
+            write!(f, "; did you mean {}?", quoted_list(&suggestions))?;
         }
         Ok(())
     }
@@ -354,8 +361,15 @@ struct ModelIndex {
     models: Vec<Architecture>,
     /// Lowercased name, HF id, alias and their bare forms → entry.
     by_key: HashMap<String, usize>,
-    /// Original spellings, for suggestions.
-    spellings: Vec<(String, usize)>,
+    /// Every distinct spelling of each entry, for suggestions.
+    spellings: Vec<Spelling>,
+}
+
+/// A known spelling, with its bare lowercased name as characters (what suggestions compare).
+struct Spelling {
+    text: String,
+    bare: Vec<char>,
+    model: usize,
 }
 
 fn index() -> &'static ModelIndex {
@@ -365,10 +379,14 @@ fn index() -> &'static ModelIndex {
         let models: Vec<Architecture> =
             serde_json::from_str(include_str!("../../data/models.json")).expect("server/data/models.json is valid");
         let mut by_key = HashMap::new();
-        let mut spellings = Vec::new();
+        let mut spellings: Vec<Spelling> = Vec::new();
         for (i, model) in models.iter().enumerate() {
             for key in model_keys(model) {
-                spellings.push((key.to_string(), i));
+                // A later spelling with the same bare name and entry could never be suggested.
+                let bare: Vec<char> = bare_lower(key).chars().collect();
+                if !spellings.iter().rev().take_while(|s| s.model == i).any(|s| s.bare == bare) {
+                    spellings.push(Spelling { text: key.to_string(), bare, model: i });
+                }
                 let lower = key.to_lowercase();
                 if let Some((_, bare)) = lower.rsplit_once('/') {
                     by_key.entry(bare.to_string()).or_insert(i);
@@ -396,7 +414,7 @@ pub fn resolve_model(name: &str) -> Result<&'static Architecture, UnknownModel> 
         .iter()
         .find_map(|key| idx.by_key.get(key))
         .map(|&i| &idx.models[i])
-        .ok_or_else(|| UnknownModel { query: name.to_string(), suggestions: suggest(name) })
+        .ok_or_else(|| UnknownModel { query: name.to_string() })
 }
 
 /// The lookup keys for a query, most specific first (steps 1–4 of the module docs).
@@ -427,21 +445,21 @@ fn candidates(name: &str) -> Vec<String> {
 
 /// Up to three known spellings closest to the query's bare name, each naming a distinct model.
 fn suggest(name: &str) -> Vec<String> {
-    let idx = index();
-    let query = bare_lower(name);
-    let mut scored: Vec<(f64, &str, usize)> = idx
+    let query: Vec<char> = bare_lower(name).chars().collect();
+    // Jaro-Winkler over characters, as `strsim::jaro_winkler` computes it on strings.
+    let mut scored: Vec<(f64, &Spelling)> = index()
         .spellings
         .iter()
-        .map(|(spelling, i)| (strsim::jaro_winkler(&query, &bare_lower(spelling)), spelling.as_str(), *i))
-        .filter(|(score, _, _)| *score >= 0.8)
+        .map(|spelling| (strsim::generic_jaro_winkler(&query, &spelling.bare), spelling))
+        .filter(|(score, _)| *score >= 0.8)
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0));
     let mut out: Vec<String> = Vec::new();
     let mut seen = Vec::new();
-    for (_, spelling, i) in scored {
-        if !seen.contains(&i) {
-            seen.push(i);
-            out.push(spelling.to_string());
+    for (_, spelling) in scored {
+        if !seen.contains(&spelling.model) {
+            seen.push(spelling.model);
+            out.push(spelling.text.clone());
         }
         if out.len() == 3 {
             break;

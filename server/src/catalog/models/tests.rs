@@ -173,14 +173,14 @@ fn never_resolves_across_sizes() {
 #[test]
 fn unknown_models_carry_similar_names() {
     let err = resolve_model("meta-llama/Llama-3.1-8C-Instruct").err();
-    let suggestions = err.map(|e| e.suggestions).unwrap_or_default();
+    let suggestions = err.map(|e| e.suggestions()).unwrap_or_default();
     assert!(!suggestions.is_empty() && suggestions.len() <= 3, "{suggestions:?}");
     assert!(suggestions.iter().any(|s| model(s).name == "Llama-3.1-8B"), "{suggestions:?}");
 
     let err = resolve_model("qwen2.5-8b").err().map(|e| e.to_string()).unwrap_or_default();
     assert!(err.starts_with("unknown model `qwen2.5-8b`; did you mean `"), "{err}");
 
-    let nothing_alike = resolve_model("zzzz").err().map(|e| e.suggestions).unwrap_or_default();
+    let nothing_alike = resolve_model("zzzz").err().map(|e| e.suggestions()).unwrap_or_default();
     assert!(nothing_alike.is_empty(), "{nothing_alike:?}");
 }
 

@@ -65,6 +65,9 @@ fn initialize_advertises_the_features_and_negotiates_utf8() {
             "capabilities": {
                 "positionEncoding": "utf-8",
                 "textDocumentSync": {"openClose": true, "change": 2},
+                "notebookDocumentSync": {
+                    "notebookSelector": [{"notebook": "jupyter-notebook", "cells": [{"language": "python"}]}]
+                },
                 "hoverProvider": true,
                 "completionProvider": {},
                 "codeActionProvider": {"codeActionKinds": ["quickfix", "refactor.rewrite", "source.fixAll.oomlint"]},
@@ -503,5 +506,95 @@ fn completion_offers_the_keyword_arguments_of_the_call_being_typed() {
     assert!(items.as_array().unwrap().iter().all(|i| i["label"] != "load_in_4bit"));
     let params = json!({"textDocument": {"uri": uri}, "position": position(2, 17)});
     assert_eq!(session.request("textDocument/completion", params), json!([]));
+    assert!(session.shutdown().success());
+}
+
+const NOTEBOOK: &str = "file:///project/grpo.ipynb";
+
+fn cell_uri(id: &str) -> String {
+    format!("vscode-notebook-cell:/project/grpo.ipynb#{id}")
+}
+
+/// A notebook cell: its `NotebookCell` and its `TextDocumentItem`.
+fn cell(id: &str, kind: u32, text: &str) -> (Value, Value) {
+    let uri = cell_uri(id);
+    let language = if kind == 2 { "python" } else { "markdown" };
+    (json!({"kind": kind, "document": uri}), json!({"uri": uri, "languageId": language, "version": 1, "text": text}))
+}
+
+#[test]
+fn notebook_cells_are_analysed_together_and_findings_land_on_their_cell() {
+    let mut session = Session::with_gpu("A10G");
+    assert_eq!(
+        session.initialize_result["capabilities"]["notebookDocumentSync"],
+        json!({"notebookSelector": [{"notebook": "jupyter-notebook", "cells": [{"language": "python"}]}]})
+    );
+    let cells = [
+        cell("c1", 2, "from unsloth import FastLanguageModel\nfrom trl import GRPOConfig as Config, GRPOTrainer\nMAX_SEQ_LENGTH = 1024\nGPU_UTIL = 0.6\n"),
+        cell("c2", 1, "# Load the model"),
+        cell(
+            "c3",
+            2,
+            "model, tok = FastLanguageModel.from_pretrained(\n    model_name=\"unsloth/gemma-3-1b-it\",\n    max_seq_length=MAX_SEQ_LENGTH,\n    load_in_4bit=False,\n    fast_inference=True,\n    gpu_memory_utilization=GPU_UTIL,\n)\nmodel = FastLanguageModel.get_peft_model(model, r=32, lora_alpha=32)\n",
+        ),
+        cell(
+            "c4",
+            2,
+            "args = Config(per_device_train_batch_size=4, num_generations=4,\n    max_prompt_length=256, max_completion_length=MAX_SEQ_LENGTH - 256)\ntrainer = GRPOTrainer(model=model, args=args, reward_funcs=[])\n",
+        ),
+    ];
+    session.notify(
+        "notebookDocument/didOpen",
+        json!({
+            "notebookDocument": {"uri": NOTEBOOK, "notebookType": "jupyter-notebook", "version": 1,
+                "cells": cells.iter().map(|c| c.0.clone()).collect::<Vec<_>>()},
+            "cellTextDocuments": cells.iter().map(|c| c.1.clone()).collect::<Vec<_>>()
+        }),
+    );
+    let first = session.diagnostics(&cell_uri("c1"));
+    let markdown = session.diagnostics(&cell_uri("c2"));
+    let loader = session.diagnostics(&cell_uri("c3"));
+    let config = session.diagnostics(&cell_uri("c4"));
+    // The loader's `gpu_memory_utilization=GPU_UTIL` is read from the first cell: the
+    // findings on that value land on the constant's literal there.
+    assert_eq!(codes(&first), ["OOM601", "OOM604"]);
+    assert_eq!(first["version"], 1);
+    let overcommit = &first["diagnostics"][1];
+    assert_eq!(overcommit["range"], range(3, 11, 14), "`0.6` of `GPU_UTIL = 0.6`");
+    let edit = &overcommit["data"]["fixes"][0]["edits"][0];
+    assert_eq!(edit["range"], range(3, 11, 14));
+    assert!(edit["newText"].as_str().is_some_and(|t| t.starts_with("0.") && t < "0.6"), "{edit}");
+    assert_eq!(markdown, json!({"uri": cell_uri("c2"), "diagnostics": [], "version": 1}));
+    assert_eq!(loader, json!({"uri": cell_uri("c3"), "diagnostics": [], "version": 1}));
+    assert_eq!(codes(&config), ["OOM005"]);
+    assert_eq!(config["diagnostics"][0]["range"], range(1, 4, 21), "`max_prompt_length` in the fourth cell");
+    insta::assert_snapshot!("notebook_cell_diagnostics", pretty(&config));
+
+    // A smaller fraction in the first cell and the markdown cell deleted: every cell is
+    // republished, the deleted one cleared.
+    session.notify(
+        "notebookDocument/didChange",
+        json!({
+            "notebookDocument": {"uri": NOTEBOOK, "version": 2},
+            "change": {"cells": {
+                "structure": {"array": {"start": 1, "deleteCount": 1}, "didClose": [{"uri": cell_uri("c2")}]},
+                "textContent": [{
+                    "document": {"uri": cell_uri("c1"), "version": 2},
+                    "changes": [{"range": range(3, 11, 14), "text": "0.3"}]
+                }]
+            }}
+        }),
+    );
+    let first = session.diagnostics(&cell_uri("c1"));
+    assert_eq!((first["version"].clone(), codes(&first)), (json!(2), Vec::<String>::new()), "{first}");
+    assert_eq!(codes(&session.diagnostics(&cell_uri("c4"))), ["OOM005"]);
+    assert_eq!(session.diagnostics(&cell_uri("c2")), json!({"uri": cell_uri("c2"), "diagnostics": []}));
+
+    session.notify(
+        "notebookDocument/didClose",
+        json!({"notebookDocument": {"uri": NOTEBOOK},
+               "cellTextDocuments": [{"uri": cell_uri("c1")}, {"uri": cell_uri("c3")}, {"uri": cell_uri("c4")}]}),
+    );
+    assert_eq!(session.diagnostics(&cell_uri("c4")), json!({"uri": cell_uri("c4"), "diagnostics": []}));
     assert!(session.shutdown().success());
 }

@@ -4,7 +4,9 @@
 //! every change (before the handler's first `.await`, under one lock, so edits are never
 //! reordered) and its findings are published with the document's version. Hovers, code
 //! actions, completion and the summary code lens read the stored analysis; nothing is
-//! linted twice for one version.
+//! linted twice for one version. Jupyter notebooks are synced as notebooks
+//! (`notebookDocument/*`): their code cells are analysed together and each cell gets the
+//! findings that lie in it.
 
 mod actions;
 mod breakdown;
@@ -124,6 +126,28 @@ impl LanguageServer for Backend {
         }
     }
 
+    async fn notebook_did_open(&self, params: DidOpenNotebookDocumentParams) {
+        let uris = self.state().open_notebook(params);
+        for uri in uris {
+            self.publish(uri).await;
+        }
+        self.show_messages().await;
+    }
+
+    async fn notebook_did_change(&self, params: DidChangeNotebookDocumentParams) {
+        let uris = self.state().change_notebook(params);
+        for uri in uris {
+            self.publish(uri).await;
+        }
+    }
+
+    async fn notebook_did_close(&self, params: DidCloseNotebookDocumentParams) {
+        let uris = self.state().close_notebook(params);
+        for uri in uris {
+            self.publish(uri).await;
+        }
+    }
+
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
         if !ClientOptions::present_in(&params.settings) {
             return;
@@ -220,6 +244,14 @@ fn capabilities(encoding: Encoding) -> ServerCapabilities {
             open_close: Some(true),
             change: Some(TextDocumentSyncKind::INCREMENTAL),
             ..TextDocumentSyncOptions::default()
+        })),
+        // Jupyter notebooks' Python cells, synced as notebooks so that all cells are read as one program.
+        notebook_document_sync: Some(OneOf::Left(NotebookDocumentSyncOptions {
+            notebook_selector: vec![NotebookSelector::ByNotebook {
+                notebook: Notebook::String("jupyter-notebook".into()),
+                cells: Some(vec![NotebookCellSelector { language: "python".into() }]),
+            }],
+            save: None,
         })),
         hover_provider: Some(HoverProviderCapability::Simple(true)),
         completion_provider: Some(CompletionOptions::default()),

@@ -2,7 +2,9 @@
 //!
 //! Handlers mutate it synchronously under one `std::sync::Mutex` before their first
 //! `.await`, so concurrent notifications cannot reorder edits; every analysis is stamped
-//! with the version it was computed for.
+//! with the version it was computed for. Notebooks synced cell by cell are in [`notebook`].
+
+mod notebook;
 
 use super::convert::{uri_to_path, Encoding, Positions};
 use super::diagnostics;
@@ -43,6 +45,8 @@ pub struct State {
     /// The GPU `options.gpu` names, or why it names none.
     pub gpu: Option<Result<Gpu, String>>,
     documents: HashMap<String, OpenDocument>,
+    /// Notebooks synced through `notebookDocument/*`, by URI.
+    notebooks: HashMap<String, notebook::Notebook>,
     /// Warnings for the user not yet shown, and those already shown (each is shown once).
     messages: Vec<String>,
     shown: HashSet<String>,
@@ -63,6 +67,7 @@ impl State {
         for uri in self.documents.keys().cloned().collect::<Vec<_>>() {
             self.reanalyze(&uri);
         }
+        self.reanalyze_notebooks();
     }
 
     /// Takes the warnings not yet shown.

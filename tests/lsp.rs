@@ -570,6 +570,13 @@ fn notebook_cells_are_analysed_together_and_findings_land_on_their_cell() {
     assert_eq!(config["diagnostics"][0]["range"], range(1, 4, 21), "`max_prompt_length` in the fourth cell");
     insta::assert_snapshot!("notebook_cell_diagnostics", pretty(&config));
 
+    // Completion in the fourth cell knows `Config` from the first cell's import.
+    let params = json!({"textDocument": {"uri": cell_uri("c4")}, "position": position(0, 63)});
+    let items = session.request("textDocument/completion", params);
+    let labels: Vec<&str> = items.as_array().unwrap().iter().map(|i| i["label"].as_str().unwrap()).collect();
+    assert!(labels.contains(&"beta") && !labels.contains(&"num_generations"), "{labels:?}");
+    assert_eq!(items[0]["textEdit"]["range"], range(0, 63, 63));
+
     // A smaller fraction in the first cell and the markdown cell deleted: every cell is
     // republished, the deleted one cleared.
     session.notify(

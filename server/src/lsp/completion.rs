@@ -1,7 +1,8 @@
 //! Completion in YAML configs: the keys the schema allows at the cursor's path (minus
 //! those already present), and the values of enums and booleans, with documentation. In
 //! Python scripts and notebook cells: the keyword arguments of the recognized call being
-//! typed (minus those already given).
+//! typed (minus those already given); in a notebook cell, read after the code cells above
+//! it, so that their imports and aliases count.
 
 use super::convert::Positions;
 use super::docs::{property_markdown, spell};
@@ -9,6 +10,7 @@ use super::locate::{yaml_context, Writing};
 use super::state::OpenDocument;
 use crate::format::{python, Format};
 use crate::schema::{properties_at, property_doc, PropertyDoc};
+use crate::span::Span;
 use crate::syntax::python::open_call;
 use crate::syntax::Language;
 use serde_json::Value;
@@ -16,10 +18,12 @@ use tower_lsp_server::ls_types::{
     CompletionItem, CompletionItemKind, CompletionTextEdit, Documentation, MarkupContent, MarkupKind, TextEdit,
 };
 
-pub fn complete(document: &OpenDocument, positions: &Positions, offset: usize) -> Vec<CompletionItem> {
+/// The completions at `offset`; `before` is the code that precedes the document in its
+/// notebook (empty for a file).
+pub fn complete(document: &OpenDocument, positions: &Positions, offset: usize, before: &str) -> Vec<CompletionItem> {
     let analysis = &document.analysis;
     if analysis.document.language == Language::Python {
-        return keywords(&analysis.text, positions, offset);
+        return keywords(before, &analysis.text, positions, offset);
     }
     if analysis.document.language != Language::Yaml || analysis.format == Format::Unknown {
         return Vec::new();
@@ -52,13 +56,15 @@ pub fn complete(document: &OpenDocument, positions: &Positions, offset: usize) -
 }
 
 /// The keyword arguments of the recognized call whose argument list holds the cursor.
-fn keywords(text: &str, positions: &Positions, offset: usize) -> Vec<CompletionItem> {
-    let Some(call) = open_call(text, offset) else { return Vec::new() };
+fn keywords(before: &str, text: &str, positions: &Positions, offset: usize) -> Vec<CompletionItem> {
+    let source = format!("{before}{text}");
+    let Some(call) = open_call(&source, before.len() + offset) else { return Vec::new() };
+    let prefix = Span::new(call.prefix.start.saturating_sub(before.len()), call.prefix.end - before.len());
     python::keywords::keywords(call.callee)
         .into_iter()
         .filter(|p| !call.given.contains(&p.name))
         .map(|p| {
-            let edit = TextEdit::new(positions.range(call.prefix), format!("{}=", p.name));
+            let edit = TextEdit::new(positions.range(prefix), format!("{}=", p.name));
             item(&p, p.name.clone(), CompletionItemKind::PROPERTY, edit)
         })
         .collect()

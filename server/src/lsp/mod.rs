@@ -193,7 +193,8 @@ impl LanguageServer for Backend {
         let state = self.state();
         let Some(document) = state.get(&at.text_document.uri) else { return Ok(None) };
         let positions = document.positions(state.encoding());
-        let items = completion::complete(document, &positions, positions.offset(at.position));
+        let before = state.cells_before(&at.text_document.uri);
+        let items = completion::complete(document, &positions, positions.offset(at.position), &before);
         Ok(Some(CompletionResponse::Array(items)))
     }
 

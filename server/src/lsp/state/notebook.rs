@@ -89,6 +89,22 @@ impl State {
         params.cell_text_documents.into_iter().filter(|cell| self.close(&cell.uri)).map(|cell| cell.uri).collect()
     }
 
+    /// The code cells above `cell` in its synced notebook, each followed by a newline
+    /// (empty for a document outside any notebook).
+    pub fn cells_before(&self, cell: &Uri) -> String {
+        let Some(notebook) = self.notebooks.values().find(|n| n.cells.iter().any(|(uri, _)| uri == cell)) else {
+            return String::new();
+        };
+        let mut out = String::new();
+        for (uri, code) in notebook.cells.iter().take_while(|(uri, _)| uri != cell) {
+            if let Some(document) = self.get(uri).filter(|_| *code) {
+                out.push_str(&document.analysis.text);
+                out.push('\n');
+            }
+        }
+        out
+    }
+
     /// Re-reads every synced notebook (after a settings change re-analysed the cells alone).
     pub(super) fn reanalyze_notebooks(&mut self) {
         for key in self.notebooks.keys().cloned().collect::<Vec<_>>() {

@@ -114,7 +114,8 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
             estimate.missing_inputs.extend(format::python::unknown_inputs(plan));
         }
     }
-    let versions = versions::for_config(path).with_overrides(&settings.framework_versions);
+    let versions =
+        versions::for_config(path).with_overrides(&settings.framework_versions).with_launcher_requirements(format);
     let schema_rules_on = ["unknown-key", "invalid-value", "removed-key"]
         .iter()
         .filter_map(|name| rules::find(name))

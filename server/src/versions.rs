@@ -6,8 +6,11 @@
 //! root, a directory with `.git`, or five levels): `requirements*.txt`, `pyproject.toml`
 //! (PEP 621 and Poetry), `setup.cfg`, `setup.py` (string literals of `install_requires`
 //! only; nothing is executed), `uv.lock` and `poetry.lock`. `framework-versions` in
-//! `oomlint.toml` overrides them. Without a pin a rule assumes the newest version it knows.
+//! `oomlint.toml` overrides them. A launcher that refuses to start outside its own ranges
+//! (LLaMA-Factory) pins the frameworks it checks unless the project pins them itself. Without
+//! a pin a rule assumes the newest version it knows.
 
+use crate::format::Format;
 use crate::syntax::{self, Language, Mapping};
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap};
@@ -17,6 +20,15 @@ use std::sync::{Mutex, OnceLock};
 /// The frameworks whose versions matter to rules.
 pub const FRAMEWORKS: [&str; 10] =
     ["trl", "transformers", "torch", "litgpt", "axolotl", "accelerate", "deepspeed", "peft", "unsloth", "vllm"];
+
+/// LLaMA-Factory's `check_dependencies()` raises outside these ranges unless
+/// `DISABLE_VERSION_CHECK=1` (hiyouga/LLaMA-Factory src/llamafactory/extras/misc.py @ ff6d4d1, 2026-08).
+const LLAMAFACTORY_REQUIREMENTS: &[&str] = &[
+    "transformers>=4.55.0,<=5.8.0,!=4.57.0,!=5.6.0",
+    "accelerate>=1.3.0,<=1.15.0",
+    "peft>=0.18.0,<=0.20.0",
+    "trl>=0.18.0,<=0.24.0",
+];
 
 /// How many parent directories are searched when no `.git` directory is found.
 const MAX_LEVELS: usize = 5;
@@ -105,19 +117,30 @@ pub struct Pin {
     pub newest: Newest,
     /// The requirement as written (`trl==0.19.1`).
     pub spec: String,
-    /// The file it came from (None for `framework-versions`).
-    pub source: Option<PathBuf>,
+    pub source: PinSource,
+}
+
+/// Where a pin was found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PinSource {
+    /// A dependency file near the config.
+    File(PathBuf),
+    /// `framework-versions` in `oomlint.toml`.
+    Settings,
+    /// The version check of the launcher the config is written for.
+    Launcher(&'static str),
 }
 
 impl Pin {
     /// "trl==0.19.1 (requirements.txt)".
     pub fn describe(&self) -> String {
         match &self.source {
-            Some(path) => {
+            PinSource::File(path) => {
                 let file = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into());
                 format!("{} ({file})", self.spec)
             }
-            None => format!("{} (oomlint framework-versions)", self.spec),
+            PinSource::Settings => format!("{} (oomlint framework-versions)", self.spec),
+            PinSource::Launcher(launcher) => format!("{} (required by {launcher})", self.spec),
         }
     }
 }
@@ -150,8 +173,11 @@ impl Versions {
     /// Adds `framework-versions` overrides (they win over dependency files).
     pub fn with_overrides(mut self, overrides: &BTreeMap<String, Version>) -> Versions {
         for (framework, version) in overrides {
-            let pin =
-                Pin { newest: Newest::Exactly(version.clone()), spec: format!("{framework}=={version}"), source: None };
+            let pin = Pin {
+                newest: Newest::Exactly(version.clone()),
+                spec: format!("{framework}=={version}"),
+                source: PinSource::Settings,
+            };
             self.pins.insert(framework.to_ascii_lowercase(), pin);
         }
         self
@@ -173,6 +199,22 @@ impl Versions {
             }
         }
         versions
+    }
+
+    /// Adds the ranges the launcher of `format` enforces at start-up, for the frameworks the
+    /// project does not pin itself.
+    pub fn with_launcher_requirements(mut self, format: Format) -> Versions {
+        let (launcher, requirements) = match format {
+            Format::Llamafactory => ("LLaMA-Factory", LLAMAFACTORY_REQUIREMENTS),
+            _ => return self,
+        };
+        for requirement in requirements {
+            if let Some((name, mut pin)) = parse_requirement(requirement, Path::new("")) {
+                pin.source = PinSource::Launcher(launcher);
+                self.pins.entry(name).or_insert(pin);
+            }
+        }
+        self
     }
 
     /// Fills frameworks this set lacks from `other` (a file further away).
@@ -274,7 +316,7 @@ fn parse_requirement(line: &str, path: &Path) -> Option<(String, Pin)> {
     let newest = newest_allowed(rest)?;
     Some((
         name.clone(),
-        Pin { newest, spec: format!("{name}{}", rest.replace(' ', "")), source: Some(path.to_path_buf()) },
+        Pin { newest, spec: format!("{name}{}", rest.replace(' ', "")), source: PinSource::File(path.to_path_buf()) },
     ))
 }
 
@@ -430,7 +472,7 @@ fn lock_versions(text: &str, path: &Path) -> Versions {
                 let pin = Pin {
                     newest: Newest::Exactly(version),
                     spec: format!("{n}=={v}"),
-                    source: Some(path.to_path_buf()),
+                    source: PinSource::File(path.to_path_buf()),
                 };
                 versions.pins.entry(n.clone()).or_insert(pin);
             }
@@ -463,6 +505,22 @@ mod tests {
         assert_eq!(Version::parse("99999999999999999999"), None, "out of range");
         let huge = from("requirements.txt", "trl~=18446744073709551615.1\n");
         assert!(huge.at_least("trl", &v("1.0")));
+    }
+
+    #[test]
+    fn llamafactory_configs_are_pinned_to_its_checked_ranges_unless_the_project_pins() {
+        let unpinned = Versions::default().with_launcher_requirements(Format::Llamafactory);
+        assert!(unpinned.at_least("transformers", &v("5.8")));
+        assert!(!unpinned.at_least("transformers", &v("5.10")));
+        assert!(!unpinned.at_least("trl", &v("0.25")));
+        let pin = unpinned.get("transformers").unwrap();
+        assert_eq!(pin.describe(), "transformers>=4.55.0,<=5.8.0,!=4.57.0,!=5.6.0 (required by LLaMA-Factory)");
+        let pinned =
+            from("requirements.txt", "transformers==5.12.0\n").with_launcher_requirements(Format::Llamafactory);
+        assert!(pinned.at_least("transformers", &v("5.12")), "the project's own pin wins");
+        assert!(!pinned.at_least("trl", &v("0.25")), "frameworks it leaves open get the launcher's range");
+        let other = Versions::default().with_launcher_requirements(Format::TrlSft);
+        assert!(other.get("transformers").is_none());
     }
 
     #[test]

@@ -10,8 +10,9 @@
 //! the TRL CLI forwards it to `accelerate launch`, which rejects it. The version is
 //! taken from the dependency files near the config (`requirements*.txt`,
 //! `pyproject.toml`, `uv.lock`, …) or `framework-versions` in `oomlint.toml`; with no
-//! pin, the newest release oomlint knows is assumed. A config pinned to a release
-//! before the removal gets no finding.
+//! pin, the newest release oomlint knows is assumed, except for the frameworks a launcher
+//! checks at start-up (LLaMA-Factory refuses transformers > 5.8, TRL > 0.24). A config
+//! pinned to a release before the removal gets no finding.
 //!
 //! ## Example
 //! ```yaml

@@ -119,14 +119,24 @@ impl State {
         &self.documents[&key]
     }
 
-    /// Applies changes in order (whole-text or ranged); ranges out of bounds clamp.
-    /// Returns `None` for a document that is not open.
+    /// Applies changes in order (whole-text or ranged); ranges out of bounds clamp. A cell
+    /// of a synced notebook re-reads the notebook. Returns `None` for a document that is
+    /// not open.
     pub fn change(
         &mut self,
         uri: &Uri,
         version: i32,
         changes: Vec<TextDocumentContentChangeEvent>,
     ) -> Option<&OpenDocument> {
+        self.edit(uri, version, changes)?;
+        if let Some(notebook) = self.notebook_of(uri) {
+            self.analyze_notebook(&notebook);
+        }
+        self.get(uri)
+    }
+
+    /// Applies changes to one document and analyses it alone.
+    fn edit(&mut self, uri: &Uri, version: i32, changes: Vec<TextDocumentContentChangeEvent>) -> Option<()> {
         let encoding = self.encoding();
         let document = self.documents.remove(uri.as_str())?;
         let mut text = document.analysis.text;
@@ -140,7 +150,8 @@ impl State {
                 }
             }
         }
-        Some(self.open(document.uri, version, text))
+        self.open(document.uri, version, text);
+        Some(())
     }
 
     pub fn close(&mut self, uri: &Uri) -> bool {

@@ -76,7 +76,7 @@ impl State {
             }
         }
         for content in change.text_content.unwrap_or_default() {
-            self.change(&content.document.uri, content.document.version, content.changes);
+            self.edit(&content.document.uri, content.document.version, content.changes);
         }
         let mut publish = self.analyze_notebook(&key);
         publish.extend(closed);
@@ -92,7 +92,7 @@ impl State {
     /// The code cells above `cell` in its synced notebook, each followed by a newline
     /// (empty for a document outside any notebook).
     pub fn cells_before(&self, cell: &Uri) -> String {
-        let Some(notebook) = self.notebooks.values().find(|n| n.cells.iter().any(|(uri, _)| uri == cell)) else {
+        let Some(notebook) = self.notebook_of(cell).and_then(|key| self.notebooks.get(&key)) else {
             return String::new();
         };
         let mut out = String::new();
@@ -105,6 +105,11 @@ impl State {
         out
     }
 
+    /// The synced notebook that holds `cell`.
+    pub(super) fn notebook_of(&self, cell: &Uri) -> Option<String> {
+        self.notebooks.iter().find(|(_, n)| n.cells.iter().any(|(uri, _)| uri == cell)).map(|(key, _)| key.clone())
+    }
+
     /// Re-reads every synced notebook (after a settings change re-analysed the cells alone).
     pub(super) fn reanalyze_notebooks(&mut self) {
         for key in self.notebooks.keys().cloned().collect::<Vec<_>>() {
@@ -114,7 +119,7 @@ impl State {
 
     /// Analyses the code cells of one notebook together and gives every open cell its
     /// findings; returns the URIs of its open cells.
-    fn analyze_notebook(&mut self, key: &str) -> Vec<Uri> {
+    pub(super) fn analyze_notebook(&mut self, key: &str) -> Vec<Uri> {
         let Some(notebook) = self.notebooks.get(key) else { return Vec::new() };
         let open: Vec<Uri> =
             notebook.cells.iter().filter(|(uri, _)| self.get(uri).is_some()).map(|c| c.0.clone()).collect();

@@ -11,7 +11,8 @@
 //! optimizer step runs out of memory. Unsloth (`fast_inference=True`) starts vLLM before
 //! the model exists, hands it `gpu_memory_utilization ×` the memory **free** at that
 //! moment, and then trains on vLLM's copy of the base weights: the weights count once,
-//! inside vLLM's share, and training needs the rest beside it.
+//! inside vLLM's share, and training needs the rest beside it. Under Unsloth's standby
+//! mode (`UNSLOTH_VLLM_STANDBY=1`) Unsloth sets the fraction itself, so none is reported.
 //!
 //! ## Example
 //! ```yaml
@@ -32,7 +33,7 @@
 //! `src/axolotl/core/trainers/grpo/__init__.py`; Unsloth `unsloth/models/llama.py`
 //! (`load_vllm` before `convert_vllm_to_huggingface`) and unsloth-zoo
 //! `unsloth_zoo/vllm_utils.py` (`approximate_vllm_memory_usage`: `gpu_memory_utilization
-//! × free_memory`).
+//! × free_memory`; `load_vllm`: the standby target).
 
 use super::{Context, Reporter};
 use crate::diagnostic::{Applicability, Edit, Fix};
@@ -51,6 +52,10 @@ pub fn check(ctx: &Context, out: &mut Reporter) {
         return;
     }
     let (Some(estimate), Some(gpu)) = (ctx.estimate, ctx.gpu) else { return };
+    // Unsloth's standby mode replaces the fraction with its own target for the card.
+    if vllm.fraction_of_free && vllm.enable_sleep_mode.value {
+        return;
+    }
     let Some(claim) = Claim::of(estimate, gpu.memory_bytes, fraction.value, vllm.fraction_of_free) else { return };
     if claim.training + claim.vllm <= gpu.memory_bytes {
         return;

@@ -204,6 +204,23 @@ mod tests {
     }
 
     #[test]
+    fn any_offset_of_odd_text_is_safe() {
+        let texts = [
+            "from trl import SFTConfig as S\nS(é=1, 😀, \"\"\"(\n, a='x\\",
+            "SFTConfig(a=(b, [c, {d: (e,",
+            "LoraConfig(\n#(\nr=1,\n)) ) ] } x(",
+            "\\'\"",
+        ];
+        for text in texts {
+            for offset in 0..=text.len() + 1 {
+                let _ = open_call(text, offset);
+            }
+        }
+        let call = open("from trl import SFTConfig as S\nS(é=1, |").unwrap();
+        assert_eq!(call.given, ["é"]);
+    }
+
+    #[test]
     fn an_unclosed_call_stops_at_the_next_statement() {
         let call = open("from peft import LoraConfig\nLoraConfig(r=8, |\ntrainer = SFTTrainer(alpha=1)\n").unwrap();
         assert_eq!(call.given, ["r"]);

@@ -420,18 +420,57 @@ const SFT_TRAINER_REMOVED: &[(&str, u64, Option<&str>)] = &[
     ("tokenizer", 16, Some("processing_class")),
 ];
 
-/// Adds `removed-key` findings for `SFTTrainer` keyword arguments TRL removed, in place of
-/// the schema's finding for the same key (the schema describes `SFTConfig`). Scripts that
-/// import Unsloth get none: Unsloth wraps every TRL trainer (`unsloth/trainer.py`
-/// `_backwards_compatible_trainer`) to rename `tokenizer` and, when the config is passed as
-/// `args=`, to move the other arguments onto it.
+/// `removed-key` findings as a script's calls meet them (the schema speaks of the TRL CLI):
+///
+/// * a removed keyword of the config class raises `TypeError` when the class is built;
+///   under Unsloth, whose config classes (`unsloth/models/rl.py`) re-add `max_seq_length`
+///   and drop other retired arguments with a warning (`unsloth/models/rl_config_compat.py`),
+///   `max_seq_length` is no finding and the others have no effect;
+/// * `SFTTrainer` keyword arguments TRL removed are added, in place of the schema's finding
+///   for the same key (the schema describes `SFTConfig`). Scripts that import Unsloth get
+///   none: Unsloth wraps every TRL trainer (`unsloth/trainer.py`
+///   `_backwards_compatible_trainer`) to rename `tokenizer` and, when the config is passed
+///   as `args=`, to move the other arguments onto it.
 pub fn trainer_removed_keys(doc: &Document, text: &str, findings: &mut schema::Findings) {
     let Some(program) = program_of(text, doc.language) else { return };
-    let Some(trainer) = program.roles().trainer.and_then(|i| program.calls.get(i)) else { return };
-    if trainer.callee != Callee::SftTrainer {
-        return;
-    }
     let unsloth = program.modules.iter().any(|m| m == "unsloth");
+    let roles = program.roles();
+    if let Some(config) = roles.config.and_then(|i| program.calls.get(i)) {
+        config_removed_keys(config, unsloth, findings);
+    }
+    let trainer = roles.trainer.and_then(|i| program.calls.get(i)).filter(|t| t.callee == Callee::SftTrainer);
+    if let Some(trainer) = trainer {
+        sft_trainer_removed_keys(trainer, unsloth, findings);
+    }
+}
+
+/// What a removed keyword of the config class does in Python (see [`trainer_removed_keys`]).
+fn config_removed_keys(config: &Call, unsloth: bool, findings: &mut schema::Findings) {
+    let class = config.path.last().map_or("the config", String::as_str);
+    findings.removed_keys.retain_mut(|removed| {
+        if !config.args.iter().any(|a| a.key_span == removed.key_span) {
+            return true;
+        }
+        if unsloth && removed.key == "max_seq_length" {
+            return false;
+        }
+        // The schema's note on the TRL CLI (`Under `trl grpo` …`) does not apply to a call.
+        let cli_note = removed.message.find(" Under `").unwrap_or(removed.message.len());
+        let consequence = if removed.deprecated_only {
+            String::new()
+        } else if unsloth {
+            "Unsloth drops it with a warning, so it has no effect (older Unsloth raises TypeError)".to_string()
+        } else {
+            format!("`{class}(...)` raises TypeError: unexpected keyword argument")
+        };
+        let base = removed.message[..cli_note].trim_end();
+        removed.message =
+            [base, consequence.as_str()].into_iter().filter(|p| !p.is_empty()).collect::<Vec<_>>().join(" ");
+        true
+    });
+}
+
+fn sft_trainer_removed_keys(trainer: &Call, unsloth: bool, findings: &mut schema::Findings) {
     for arg in &trainer.args {
         let Some(&(name, minor, replacement)) = SFT_TRAINER_REMOVED.iter().find(|(n, _, _)| *n == arg.name) else {
             continue;

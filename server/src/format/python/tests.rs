@@ -207,3 +207,20 @@ fn unsloth_keeps_accepting_old_sft_trainer_arguments() {
     let no_args = "import unsloth\nfrom trl import SFTTrainer\nSFTTrainer(model='m', tokenizer=t, packing=True)\n";
     assert_eq!(removed_keys(no_args), ["SFTTrainer(packing=…) Some(\"0.13\")"]);
 }
+
+#[test]
+fn removed_config_keywords_speak_of_the_call() {
+    let grpo = "from trl import GRPOConfig as C\nargs = C(max_prompt_length=256)\n";
+    let doc = syntax::parse(grpo, Language::Python);
+    let mut findings = schema::check(detect(&python::program(grpo)), &doc);
+    trainer_removed_keys(&doc, grpo, &mut findings);
+    let message = &findings.removed_keys[0].message;
+    assert!(message.ends_with("`GRPOConfig(...)` raises TypeError: unexpected keyword argument"), "{message}");
+    assert!(!message.contains("accelerate launch"), "{message}");
+    // Unsloth's config classes take `max_seq_length` and drop retired arguments.
+    let unsloth =
+        "from unsloth import FastLanguageModel\nfrom trl import SFTConfig, GRPOConfig\nSFTConfig(max_seq_length=512)\n";
+    assert!(removed_keys(unsloth).is_empty(), "{:?}", removed_keys(unsloth));
+    let plain = "from trl import SFTConfig\nSFTConfig(max_seq_length=512)\n";
+    assert_eq!(removed_keys(plain), ["max_seq_length Some(\"0.20\")"]);
+}

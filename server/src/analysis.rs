@@ -124,7 +124,7 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
         schema::Findings::default()
     } else {
         let mut findings = schema::check(format, &document);
-        format::python::trainer_removed_keys(&document, &text, &mut findings);
+        format::python::script_removed_keys(&document, &text, &mut findings);
         findings
     };
     let line_index = LineIndex::new(&text);

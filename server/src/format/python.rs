@@ -431,7 +431,7 @@ const SFT_TRAINER_REMOVED: &[(&str, u64, Option<&str>)] = &[
 ///   none: Unsloth wraps every TRL trainer (`unsloth/trainer.py`
 ///   `_backwards_compatible_trainer`) to rename `tokenizer` and, when the config is passed
 ///   as `args=`, to move the other arguments onto it.
-pub fn trainer_removed_keys(doc: &Document, text: &str, findings: &mut schema::Findings) {
+pub fn script_removed_keys(doc: &Document, text: &str, findings: &mut schema::Findings) {
     let Some(program) = program_of(text, doc.language) else { return };
     let unsloth = program.modules.iter().any(|m| m == "unsloth");
     let roles = program.roles();
@@ -440,11 +440,11 @@ pub fn trainer_removed_keys(doc: &Document, text: &str, findings: &mut schema::F
     }
     let trainer = roles.trainer.and_then(|i| program.calls.get(i)).filter(|t| t.callee == Callee::SftTrainer);
     if let Some(trainer) = trainer {
-        sft_trainer_removed_keys(trainer, unsloth, findings);
+        sft_script_removed_keys(trainer, unsloth, findings);
     }
 }
 
-/// What a removed keyword of the config class does in Python (see [`trainer_removed_keys`]).
+/// What a removed keyword of the config class does in Python (see [`script_removed_keys`]).
 fn config_removed_keys(config: &Call, unsloth: bool, findings: &mut schema::Findings) {
     let class = config.path.last().map_or("the config", String::as_str);
     findings.removed_keys.retain_mut(|removed| {
@@ -470,7 +470,7 @@ fn config_removed_keys(config: &Call, unsloth: bool, findings: &mut schema::Find
     });
 }
 
-fn sft_trainer_removed_keys(trainer: &Call, unsloth: bool, findings: &mut schema::Findings) {
+fn sft_script_removed_keys(trainer: &Call, unsloth: bool, findings: &mut schema::Findings) {
     for arg in &trainer.args {
         let Some(&(name, minor, replacement)) = SFT_TRAINER_REMOVED.iter().find(|(n, _, _)| *n == arg.name) else {
             continue;

@@ -176,7 +176,7 @@ trainer = SFTTrainer(model="Qwen/Qwen2.5-0.5B", tokenizer=tok, max_seq_length=51
 fn removed_keys(text: &str) -> Vec<String> {
     let doc = syntax::parse(text, Language::Python);
     let mut findings = schema::check(detect(&python::program(text)), &doc);
-    trainer_removed_keys(&doc, text, &mut findings);
+    script_removed_keys(&doc, text, &mut findings);
     findings.removed_keys.iter().map(|r| format!("{} {:?}", r.key, r.since.as_ref().map(|s| s.1.to_string()))).collect()
 }
 
@@ -213,7 +213,7 @@ fn removed_config_keywords_speak_of_the_call() {
     let grpo = "from trl import GRPOConfig as C\nargs = C(max_prompt_length=256)\n";
     let doc = syntax::parse(grpo, Language::Python);
     let mut findings = schema::check(detect(&python::program(grpo)), &doc);
-    trainer_removed_keys(&doc, grpo, &mut findings);
+    script_removed_keys(&doc, grpo, &mut findings);
     let message = &findings.removed_keys[0].message;
     assert!(message.ends_with("`GRPOConfig(...)` raises TypeError: unexpected keyword argument"), "{message}");
     assert!(!message.contains("accelerate launch"), "{message}");

@@ -440,7 +440,7 @@ pub fn script_removed_keys(doc: &Document, text: &str, findings: &mut schema::Fi
     }
     let trainer = roles.trainer.and_then(|i| program.calls.get(i)).filter(|t| t.callee == Callee::SftTrainer);
     if let Some(trainer) = trainer {
-        sft_script_removed_keys(trainer, unsloth, findings);
+        sft_trainer_removed_keys(trainer, unsloth, findings);
     }
 }
 
@@ -470,7 +470,7 @@ fn config_removed_keys(config: &Call, unsloth: bool, findings: &mut schema::Find
     });
 }
 
-fn sft_script_removed_keys(trainer: &Call, unsloth: bool, findings: &mut schema::Findings) {
+fn sft_trainer_removed_keys(trainer: &Call, unsloth: bool, findings: &mut schema::Findings) {
     for arg in &trainer.args {
         let Some(&(name, minor, replacement)) = SFT_TRAINER_REMOVED.iter().find(|(n, _, _)| *n == arg.name) else {
             continue;

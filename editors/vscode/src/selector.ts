@@ -17,7 +17,15 @@ export const LANGUAGES = ['yaml', 'json', 'jsonc', 'toml', 'dotenv', 'shellscrip
  */
 export const PATTERNS = ['**/{.env,.env.*,*.env}', '**/*.toml', '**/*.ipynb'] as const;
 
+/**
+ * Python cells of Jupyter notebooks. The server syncs them as notebooks (its
+ * `notebookDocumentSync` capability), so all cells are read as one program; this filter
+ * sends it their hover, completion and code action requests.
+ */
+export const NOTEBOOK_CELLS: DocumentFilter = { scheme: 'vscode-notebook-cell', language: 'python' };
+
 export const DOCUMENT_SELECTOR: DocumentFilter[] = [
   ...LANGUAGES.map((language) => ({ scheme: 'file', language })),
   ...PATTERNS.map((pattern) => ({ scheme: 'file', pattern })),
+  NOTEBOOK_CELLS,
 ];

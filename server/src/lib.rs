@@ -21,6 +21,7 @@ pub mod render;
 pub mod rules;
 pub mod schema;
 pub mod settings;
+pub mod similarity;
 pub mod span;
 pub mod suppression;
 pub mod syntax;

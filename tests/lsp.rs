@@ -570,6 +570,25 @@ fn notebook_cells_are_analysed_together_and_findings_land_on_their_cell() {
     assert_eq!(config["diagnostics"][0]["range"], range(1, 4, 21), "`max_prompt_length` in the fourth cell");
     insta::assert_snapshot!("notebook_cell_diagnostics", pretty(&config));
 
+    // The notebook's estimate (as the library reads the same cells) is the first code cell's lens.
+    let sources: Vec<Value> =
+        [&cells[0], &cells[2], &cells[3]].iter().map(|c| json!({"cell_type": "code", "source": c.1["text"]})).collect();
+    let options = Options { gpu: Some(resolve_gpu("A10G").unwrap().clone()), ..Options::default() };
+    let estimate = analyze_text(Path::new("/project/grpo.ipynb"), json!({"cells": sources}).to_string(), &options)
+        .estimate
+        .expect("the notebook has an estimate");
+    let lenses = session.request("textDocument/codeLens", json!({"textDocument": {"uri": cell_uri("c1")}}));
+    let title = format!(
+        "≈ {:.1} GiB of {:.1} GiB on A10G — does not fit",
+        gib(estimate.peak.device_bytes),
+        gib(resolve_gpu("A10G").unwrap().memory_bytes)
+    );
+    assert_eq!(lenses[0]["command"]["title"], title, "{lenses}");
+    assert_eq!(session.request("textDocument/codeLens", json!({"textDocument": {"uri": cell_uri("c3")}})), json!([]));
+    let shown = session
+        .request("workspace/executeCommand", json!({"command": "oomlint.showEstimate", "arguments": [cell_uri("c4")]}));
+    assert_eq!(shown["estimate"]["peak"]["device_bytes"], estimate.peak.device_bytes);
+
     // Completion in the fourth cell knows `Config` from the first cell's import.
     let params = json!({"textDocument": {"uri": cell_uri("c4")}, "position": position(0, 63)});
     let items = session.request("textDocument/completion", params);

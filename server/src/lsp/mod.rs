@@ -200,9 +200,14 @@ impl LanguageServer for Backend {
 
     async fn code_lens(&self, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
         let state = self.state();
-        let Some(document) = state.get(&params.text_document.uri) else { return Ok(None) };
-        let Some(estimate) = &document.analysis.estimate else { return Ok(Some(Vec::new())) };
-        let title = breakdown::summary(estimate, document.analysis.gpu.as_ref(), document.headroom);
+        let uri = &params.text_document.uri;
+        let Some(document) = state.get(uri) else { return Ok(None) };
+        // A notebook's summary goes on its first code cell.
+        let title = match (&document.analysis.estimate, state.notebook_estimate(uri)) {
+            (_, Some((judged, true))) => breakdown::summary(&judged.estimate, judged.gpu.as_ref(), judged.headroom),
+            (Some(estimate), None) => breakdown::summary(estimate, document.analysis.gpu.as_ref(), document.headroom),
+            _ => return Ok(Some(Vec::new())),
+        };
         Ok(Some(vec![CodeLens {
             range: Range::default(),
             command: Some(Command {
@@ -228,10 +233,14 @@ impl LanguageServer for Backend {
         let state = self.state();
         let Some(document) = state.get(&uri) else { return Ok(None) };
         let analysis = &document.analysis;
-        Ok(analysis.estimate.as_ref().map(|estimate| {
+        let judged = match state.notebook_estimate(&uri) {
+            Some((judged, _)) => Some((&judged.estimate, judged.gpu.as_ref(), judged.headroom)),
+            None => analysis.estimate.as_ref().map(|e| (e, analysis.gpu.as_ref(), document.headroom)),
+        };
+        Ok(judged.map(|(estimate, gpu, headroom)| {
             json!({
-                "summary": breakdown::summary(estimate, analysis.gpu.as_ref(), document.headroom),
-                "markdown": breakdown::markdown(estimate, analysis.gpu.as_ref(), document.headroom),
+                "summary": breakdown::summary(estimate, gpu, headroom),
+                "markdown": breakdown::markdown(estimate, gpu, headroom),
                 "estimate": estimate,
             })
         }))

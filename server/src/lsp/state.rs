@@ -11,6 +11,7 @@ use super::diagnostics;
 use super::options::{resolve_gpu_setting, ClientOptions};
 use crate::analysis::{analyze_text, Analysis, Options};
 use crate::catalog::Gpu;
+use crate::estimate::Estimate;
 use crate::settings::Settings;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -34,6 +35,13 @@ impl OpenDocument {
     pub fn positions(&self, encoding: Encoding) -> Positions<'_> {
         Positions { text: &self.analysis.text, index: &self.analysis.line_index, encoding }
     }
+}
+
+/// An estimate with the GPU and headroom it is judged against.
+pub struct Judged {
+    pub estimate: Estimate,
+    pub gpu: Option<Gpu>,
+    pub headroom: Option<f64>,
 }
 
 #[derive(Default)]

@@ -7,7 +7,7 @@
 //! text); its own findings and estimate are replaced by the notebook's, since a cell read
 //! alone lacks the constants and imports of the others.
 
-use super::{diagnostics, OpenDocument, State};
+use super::{diagnostics, Judged, OpenDocument, State};
 use crate::analysis::analyze_text;
 use crate::diagnostic::{Diagnostic, Fix};
 use crate::lsp::convert::uri_to_path;
@@ -19,11 +19,12 @@ use tower_lsp_server::ls_types::{
     NotebookCell, NotebookCellKind, Uri,
 };
 
-/// A synced notebook: its cells in order.
+/// A synced notebook: its cells in order, and the estimate of the last analysis.
 pub(super) struct Notebook {
     uri: Uri,
     /// Every cell's document and whether it is a code cell.
     cells: Vec<(Uri, bool)>,
+    estimate: Option<Judged>,
 }
 
 fn cell_of(cell: &NotebookCell) -> (Uri, bool) {
@@ -39,7 +40,7 @@ impl State {
         let notebook = params.notebook_document;
         let key = notebook.uri.as_str().to_string();
         let cells = notebook.cells.iter().map(cell_of).collect();
-        self.notebooks.insert(key.clone(), Notebook { uri: notebook.uri, cells });
+        self.notebooks.insert(key.clone(), Notebook { uri: notebook.uri, cells, estimate: None });
         self.analyze_notebook(&key)
     }
 
@@ -105,6 +106,14 @@ impl State {
         out
     }
 
+    /// The estimate of the synced notebook that holds `cell`, and whether `cell` is its
+    /// first open code cell (where the summary lens goes).
+    pub fn notebook_estimate(&self, cell: &Uri) -> Option<(&Judged, bool)> {
+        let notebook = self.notebooks.get(&self.notebook_of(cell)?)?;
+        let first = notebook.cells.iter().find(|(uri, code)| *code && self.get(uri).is_some()).map(|c| &c.0);
+        Some((notebook.estimate.as_ref()?, first == Some(cell)))
+    }
+
     /// The synced notebook that holds `cell`.
     pub(super) fn notebook_of(&self, cell: &Uri) -> Option<String> {
         self.notebooks.iter().find(|(_, n)| n.cells.iter().any(|(uri, _)| uri == cell)).map(|(key, _)| key.clone())
@@ -134,6 +143,7 @@ impl State {
         let path = uri_to_path(&notebook.uri);
         let text = notebook_json(&sources);
         let options = self.analysis_options(&path);
+        let headroom = options.settings.with_modeline(&text).headroom;
         let analysis = analyze_text(&path, text, &options);
         let cells = cell_sources(&analysis.text);
         let mut found: HashMap<usize, Vec<Diagnostic>> = HashMap::new();
@@ -143,6 +153,10 @@ impl State {
                 continue;
             };
             found.entry(index).or_default().extend(in_cell(diagnostic, cell));
+        }
+        if let Some(notebook) = self.notebooks.get_mut(key) {
+            notebook.estimate =
+                analysis.estimate.clone().map(|estimate| Judged { estimate, gpu: analysis.gpu.clone(), headroom });
         }
         let encoding = self.encoding();
         for uri in &open {

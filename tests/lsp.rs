@@ -506,6 +506,14 @@ fn completion_offers_the_keyword_arguments_of_the_call_being_typed() {
     assert!(items.as_array().unwrap().iter().all(|i| i["label"] != "load_in_4bit"));
     let params = json!({"textDocument": {"uri": uri}, "position": position(2, 17)});
     assert_eq!(session.request("textDocument/completion", params), json!([]));
+    // The loader's keywords have their documentation on hover too.
+    assert_eq!(
+        hover(&mut session, uri, 2, 6),
+        json!({
+            "contents": {"kind": "markdown", "value": "**`model_init_kwargs.load_in_4bit`** · trl-sft\n\n4-bit QLoRA weights (bitsandbytes NF4). True by default: turn it off for 8- or 16-bit.\n\ndefault: `true` · source: `unsloth/models/loader.py`"},
+            "range": range(2, 4, 16)
+        })
+    );
     assert!(session.shutdown().success());
 }
 

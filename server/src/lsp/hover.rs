@@ -10,9 +10,9 @@ use crate::analysis::analyze_text;
 use crate::diagnostic::Edit;
 use crate::estimate::Estimate;
 use crate::fix::replace_keeping_quotes;
-use crate::format::Format;
+use crate::format::{python, Format};
 use crate::rules;
-use crate::schema::property_doc;
+use crate::schema::{property_doc, PropertyDoc};
 use crate::span::Span;
 use crate::suppression;
 use crate::syntax::{Entry, ScalarKind};
@@ -29,7 +29,7 @@ pub fn hover(document: &OpenDocument, offset: usize) -> Option<(String, Span)> {
     }
     let Located { path, entry } = entry_at(&analysis.document, offset)?;
     let mut out = format!("**`{}`** · {}", path.join("."), analysis.format.name());
-    let doc = property_doc(analysis.format, &path);
+    let doc = property_doc(analysis.format, &path).or_else(|| keyword_doc(document, entry.key_span));
     if let Some(doc) = &doc {
         let text = property_markdown(doc);
         if !text.is_empty() {
@@ -53,6 +53,18 @@ pub fn hover(document: &OpenDocument, offset: usize) -> Option<(String, Span)> {
         }
     }
     Some((out, entry.key_span))
+}
+
+/// In a Python script, the documentation of the keyword argument whose keyword is `key`
+/// (loader, PEFT and bitsandbytes keywords have no schema of their own).
+fn keyword_doc(document: &OpenDocument, key: Span) -> Option<PropertyDoc> {
+    let analysis = &document.analysis;
+    let program = python::program_of(&analysis.text, analysis.document.language)?;
+    let (callee, name) = program
+        .calls
+        .iter()
+        .find_map(|call| call.args.iter().find(|a| a.key_span == key).map(|a| (call.callee, a.name.clone())))?;
+    python::keywords::keywords(callee).into_iter().find(|doc| doc.name == name)
 }
 
 /// The documentation of the rule named at `offset` inside `# oomlint: ignore[...]`.

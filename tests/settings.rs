@@ -31,7 +31,7 @@ fn the_schema_accepts_the_bundled_config_and_settings_read_it() {
 fn the_schema_rejects_bad_configs() {
     let unknown = validate("gpu = \"A10G\"\nheadrom = 0.1\n");
     assert_eq!(unknown.unknown_keys[0].key, "headrom");
-    assert_eq!(unknown.unknown_keys[0].suggestion.as_deref(), Some("headroom"));
+    assert_eq!(unknown.unknown_keys[0].suggestion().as_deref(), Some("headroom"));
     for bad in [
         "headroom = 1.5\n",
         "ignore = \"OOM003\"\n",

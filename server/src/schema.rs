@@ -6,16 +6,18 @@
 //! schema is registered under its `$id`, nothing is ever fetched), and each error is mapped
 //! back to a span: an unexpected property becomes an [`UnknownKey`] at the key, a type,
 //! enum or range error an [`InvalidValue`] at the value. Keys marked `x-removed` or
-//! `x-deprecated` in the schema become [`RemovedKey`]s. Schemas compile once per process.
+//! `x-deprecated` in the schema become [`RemovedKey`]s. Schemas are parsed and compiled
+//! once per process, on first use; spans and suggestions are looked up only for findings.
 
 use crate::format::Format;
+use crate::similarity::{jaro_winkler_at_least, Word};
 use crate::span::Span;
 use crate::syntax::{Document, Mapping, Node, ScalarKind, ScalarStyle, Value as Tree};
 use crate::versions::Version;
 use jsonschema::error::ValidationErrorKind;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
-use std::sync::OnceLock;
+use std::sync::{Arc, LazyLock, Mutex, OnceLock, PoisonError};
 
 /// Every file under `schema/`, by name (a format name; a test checks the list is complete).
 const SCHEMA_COUNT: usize = 14;
@@ -45,16 +47,16 @@ pub fn names() -> impl Iterator<Item = &'static str> {
 /// A compiled schema.
 pub struct Schema {
     pub name: &'static str,
-    pub root: Value,
+    pub root: &'static Value,
     validator: jsonschema::Validator,
 }
 
-/// Every schema, parsed (a schema that is not valid JSON is left out; a test catches it).
-fn parsed() -> &'static Vec<(&'static str, Value)> {
-    static PARSED: OnceLock<Vec<(&'static str, Value)>> = OnceLock::new();
-    PARSED.get_or_init(|| {
-        SOURCES.iter().filter_map(|(name, text)| Some((*name, serde_json::from_str(text).ok()?))).collect()
-    })
+/// The schema at `index` of [`SOURCES`], parsed on first use (None when it is not valid
+/// JSON; a test catches it).
+fn parsed(index: usize) -> Option<&'static Value> {
+    static PARSED: [OnceLock<Option<Value>>; SCHEMA_COUNT] = [const { OnceLock::new() }; SCHEMA_COUNT];
+    let (_, text) = SOURCES.get(index)?;
+    PARSED.get(index)?.get_or_init(|| serde_json::from_str(text).ok()).as_ref()
 }
 
 /// All schemas registered by `$id`, so a `$ref` between them resolves without a fetch.
@@ -62,18 +64,20 @@ fn registry() -> Option<&'static jsonschema::Registry<'static>> {
     static REGISTRY: OnceLock<Option<jsonschema::Registry<'static>>> = OnceLock::new();
     REGISTRY
         .get_or_init(|| {
-            let resources = parsed().iter().filter_map(|(_, schema)| {
-                let id = schema.get("$id")?.as_str()?.to_string();
-                Some((id, jsonschema::Resource::from_contents(schema.clone())))
-            });
+            let resources = (0..SCHEMA_COUNT)
+                .filter_map(parsed)
+                .filter_map(|schema| Some((schema.get("$id")?.as_str()?.to_string(), schema)));
             jsonschema::Registry::new().extend(resources).ok()?.prepare().ok()
         })
         .as_ref()
 }
 
-fn compile(schema: &Value) -> Option<jsonschema::Validator> {
+/// Compiles a schema whose source is `text`. Only a `$ref` reaches into another schema, so
+/// only a schema with one waits for all of them to be parsed into the registry.
+fn compile(schema: &Value, text: &str) -> Option<jsonschema::Validator> {
     let options = jsonschema::options().with_draft(jsonschema::Draft::Draft202012).offline();
-    match registry() {
+    let refers = text.contains("\"$ref\"") || text.contains("\"$dynamicRef\"");
+    match registry().filter(|_| refers) {
         Some(registry) => options.with_registry(registry).build(schema).ok(),
         None => options.build(schema).ok(),
     }
@@ -86,8 +90,9 @@ pub fn get(name: &str) -> Option<&'static Schema> {
     COMPILED
         .get(index)?
         .get_or_init(|| {
-            let (name, root) = parsed().iter().find(|(n, _)| *n == name)?.clone();
-            Some(Schema { name, validator: compile(&root)?, root })
+            let (name, text) = SOURCES.get(index)?;
+            let root = parsed(index)?;
+            Some(Schema { name, validator: compile(root, text)?, root })
         })
         .as_ref()
 }
@@ -153,33 +158,38 @@ fn items(schema: &Value) -> Option<&Value> {
 
 /// The documentation of the property at `path` (`["train", "micro_batch_size"]`).
 pub fn property_doc(format: Format, path: &[&str]) -> Option<PropertyDoc> {
-    let root = &for_format(format)?.root;
+    let root = for_format(format)?.root;
     let (name, _) = path.split_last()?;
     Some(PropertyDoc::new(name, at_path(root, path)?))
 }
 
 /// Every property the object at `path` may have (the top level for an empty path).
 pub fn properties_at(format: Format, path: &[&str]) -> Vec<PropertyDoc> {
-    let Some(schema) = for_format(format).and_then(|s| at_path(&s.root, path)) else {
+    let Some(schema) = for_format(format).and_then(|s| at_path(s.root, path)) else {
         return Vec::new();
     };
+    property_schemas(schema).into_iter().map(|(name, sub)| PropertyDoc::new(name, sub)).collect()
+}
+
+/// Every property of an object schema (looking into `anyOf` alternatives) with its
+/// sub-schema; a name's first occurrence wins, as in [`property`].
+fn property_schemas(schema: &Value) -> Vec<(&str, &Value)> {
     let mut out = Vec::new();
-    collect_properties(schema, &mut out);
+    collect_property_schemas(schema, &mut out);
     out
 }
 
-fn collect_properties(schema: &Value, out: &mut Vec<PropertyDoc>) {
+fn collect_property_schemas<'s>(schema: &'s Value, out: &mut Vec<(&'s str, &'s Value)>) {
     if let Some(props) = schema.get("properties").and_then(Value::as_object) {
-        out.extend(
-            props
-                .iter()
-                .filter(|(k, _)| !out.iter().any(|d| &d.name == *k))
-                .map(|(k, v)| PropertyDoc::new(k, v))
-                .collect::<Vec<_>>(),
-        );
+        let known = out.len();
+        for (name, sub) in props {
+            if !out[..known].iter().any(|(seen, _)| seen == name) {
+                out.push((name, sub));
+            }
+        }
     }
     for alt in alternatives(schema) {
-        collect_properties(alt, out);
+        collect_property_schemas(alt, out);
     }
 }
 
@@ -193,61 +203,31 @@ fn enum_values(schema: &Value) -> Vec<Value> {
 }
 
 /// Where a JSON value came from in the document.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Located {
+#[derive(Clone, Copy)]
+struct Located<'n> {
     /// The key's span, for values of mapping entries.
-    pub key: Option<Span>,
-    pub value: Span,
+    key: Option<Span>,
+    node: &'n Node,
+}
+
+impl Located<'_> {
     /// Whether the value was written as a quoted string.
-    pub quoted: bool,
-}
-
-/// A document as JSON, with the span of every value by JSON pointer.
-pub struct Instance {
-    pub value: Value,
-    pub spans: HashMap<String, Located>,
-}
-
-impl Instance {
-    /// Converts `node`; pointers are relative to it.
-    pub fn new(node: &Node) -> Instance {
-        let mut spans = HashMap::new();
-        let value = to_json(node, None, &mut String::new(), &mut spans);
-        Instance { value, spans }
+    fn quoted(&self) -> bool {
+        self.node.as_scalar().is_some_and(|s| matches!(s.style, ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted))
     }
 }
 
-fn to_json(node: &Node, key: Option<Span>, pointer: &mut String, spans: &mut HashMap<String, Located>) -> Value {
-    let quoted =
-        node.as_scalar().is_some_and(|s| matches!(s.style, ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted));
-    spans.insert(pointer.clone(), Located { key, value: node.span, quoted });
+/// `node` as JSON. Duplicate keys: the last value wins, as in PyYAML and `json.load`.
+fn to_json(node: &Node) -> Value {
     match &node.value {
         Tree::Mapping(mapping) => {
             let mut object = Map::new();
             for entry in &mapping.entries {
-                let len = pointer.len();
-                pointer.push('/');
-                pointer.push_str(&entry.key.replace('~', "~0").replace('/', "~1"));
-                let value = to_json(&entry.value, Some(entry.key_span), pointer, spans);
-                pointer.truncate(len);
-                // Duplicate keys: the last value wins, as in PyYAML and `json.load`.
-                object.insert(entry.key.clone(), value);
+                object.insert(entry.key.clone(), to_json(&entry.value));
             }
             Value::Object(object)
         }
-        Tree::Sequence(items) => Value::Array(
-            items
-                .iter()
-                .enumerate()
-                .map(|(i, item)| {
-                    let len = pointer.len();
-                    pointer.push_str(&format!("/{i}"));
-                    let value = to_json(item, None, pointer, spans);
-                    pointer.truncate(len);
-                    value
-                })
-                .collect(),
-        ),
+        Tree::Sequence(items) => Value::Array(items.iter().map(to_json).collect()),
         Tree::Scalar(scalar) => match scalar.kind {
             ScalarKind::Null => Value::Null,
             ScalarKind::Bool(b) => Value::Bool(b),
@@ -257,6 +237,34 @@ fn to_json(node: &Node, key: Option<Span>, pointer: &mut String, spans: &mut Has
             ScalarKind::Str => Value::String(scalar.text.clone()),
         },
     }
+}
+
+/// Where the value at a JSON pointer into `root`'s [`to_json`] was written (the last of
+/// duplicate keys, whose value the JSON holds).
+fn locate<'n>(root: &'n Node, pointer: &str) -> Option<Located<'n>> {
+    let mut node = root;
+    let mut key = None;
+    for token in pointer.split('/').skip(1) {
+        let token = token.replace("~1", "/").replace("~0", "~");
+        match &node.value {
+            Tree::Mapping(mapping) => {
+                let entry = mapping.entries.iter().rev().find(|e| e.key == token)?;
+                key = Some(entry.key_span);
+                node = &entry.value;
+            }
+            Tree::Sequence(items) => {
+                node = items.get(token.parse::<usize>().ok()?)?;
+                key = None;
+            }
+            Tree::Scalar(_) => return None,
+        }
+    }
+    Some(Located { key, node })
+}
+
+/// A key as a JSON pointer token.
+fn pointer_token(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
 }
 
 /// JSON has no infinities or NaN; they stand in as the largest finite numbers.
@@ -270,12 +278,22 @@ fn number(f: f64) -> Value {
 pub struct UnknownKey {
     pub key: String,
     pub span: Span,
-    /// The closest allowed key, when one is close enough.
-    pub suggestion: Option<String>,
     /// The enclosing mapping's path (`train`), empty at the top level.
     pub parent: String,
+    /// The schema of the enclosing mapping, which the hints below search.
+    enclosing: Option<&'static Value>,
+}
+
+impl UnknownKey {
+    /// The closest allowed key, when one is close enough (searched on each call).
+    pub fn suggestion(&self) -> Option<String> {
+        closest(&self.key, allowed_keys(self.enclosing?))
+    }
+
     /// A nested mapping where this exact key is valid (`micro_batch_size` → `train`).
-    pub belongs_under: Option<String>,
+    pub fn belongs_under(&self) -> Option<String> {
+        nested_owner(self.enclosing?, &self.key)
+    }
 }
 
 /// A value of the wrong type, outside an enum or a range, or a missing required key.
@@ -323,36 +341,34 @@ pub fn check(format: Format, doc: &Document) -> Findings {
     // `pyproject.toml`: only `[tool.oomlint]` is oomlint's.
     let tool_table = root.as_mapping().and_then(|m| m.entry_path("tool.oomlint")).filter(|_| format == Format::Oomlint);
     let node = tool_table.map_or(root, |entry| &entry.value);
-    let instance = Instance::new(node);
+    let value = to_json(node);
     let coerces = coerces_strings(format);
-    for error in schema.validator.iter_errors(&instance.value) {
-        let pointer = error.instance_path().as_str().to_string();
-        let Some(at) = instance.spans.get(&pointer).copied() else {
+    // Most files are valid, which `is_valid` finds out faster than an empty error iterator.
+    let errors = (!schema.validator.is_valid(&value)).then(|| schema.validator.iter_errors(&value));
+    for error in errors.into_iter().flatten() {
+        let pointer = error.instance_path().as_str();
+        let Some(at) = locate(node, pointer) else {
             continue;
         };
-        let sub = parent_schema(&schema.root, error.schema_path().as_str());
+        let sub = parent_schema(schema.root, error.schema_path().as_str());
         match error.kind() {
             ValidationErrorKind::AdditionalProperties { unexpected }
             | ValidationErrorKind::UnevaluatedProperties { unexpected } => {
                 for key in unexpected {
-                    let child = format!("{pointer}/{}", key.replace('~', "~0").replace('/', "~1"));
-                    let span = instance.spans.get(&child).and_then(|l| l.key).unwrap_or(at.value);
-                    let suggestion = sub.and_then(|s| closest(key, allowed_keys(s)));
-                    let belongs_under = sub.and_then(|s| nested_owner(s, key));
+                    let child = format!("{pointer}/{}", pointer_token(key));
+                    let span = locate(node, &child).and_then(|l| l.key).unwrap_or(at.node.span);
                     findings.unknown_keys.push(UnknownKey {
                         key: key.clone(),
                         span,
-                        suggestion,
-                        parent: display_path(&pointer),
-                        belongs_under,
+                        parent: display_path(pointer),
+                        enclosing: sub,
                     });
                 }
             }
             ValidationErrorKind::Required { property } => {
                 let name = property.as_str().unwrap_or_default();
-                let span = at.key.unwrap_or(Span::empty(at.value.start));
-                let place =
-                    if pointer.is_empty() { String::new() } else { format!(" in `{}`", display_path(&pointer)) };
+                let span = at.key.unwrap_or(Span::empty(at.node.span.start));
+                let place = if pointer.is_empty() { String::new() } else { format!(" in `{}`", display_path(pointer)) };
                 findings.invalid_values.push(InvalidValue {
                     span,
                     message: format!("missing required key `{name}`{place}"),
@@ -360,10 +376,10 @@ pub fn check(format: Format, doc: &Document) -> Findings {
                 });
             }
             _ => {
-                if coerces && at.quoted && sub.is_some_and(|s| accepts_coerced(s, error.instance())) {
+                if coerces && at.quoted() && sub.is_some_and(|s| accepts_coerced(s, error.instance())) {
                     continue;
                 }
-                let finding = invalid_value(&pointer, at, sub, error.instance(), &error.to_string());
+                let finding = invalid_value(pointer, at, sub, error.instance(), &error);
                 if !findings.invalid_values.iter().any(|f| f.span == finding.span) {
                     findings.invalid_values.push(finding);
                 }
@@ -371,7 +387,7 @@ pub fn check(format: Format, doc: &Document) -> Findings {
         }
     }
     if let Some(mapping) = node.as_mapping() {
-        removed_keys(&schema.root, mapping, &mut findings.removed_keys);
+        removed_keys(schema.root, mapping, &mut findings.removed_keys);
     }
     findings
 }
@@ -384,7 +400,7 @@ fn coerces_strings(format: Format) -> bool {
 }
 
 /// Whether a quoted string, read as a plain YAML scalar, satisfies `schema`.
-fn accepts_coerced(schema: &Value, instance: &Value) -> bool {
+fn accepts_coerced(schema: &'static Value, instance: &Value) -> bool {
     let Some(text) = instance.as_str() else {
         return false;
     };
@@ -394,11 +410,21 @@ fn accepts_coerced(schema: &Value, instance: &Value) -> bool {
         ScalarKind::Bool(b) => Value::Bool(b),
         _ => return false,
     };
-    compile_fragment(schema).is_some_and(|v| v.is_valid(&coerced))
+    fragment_validator(schema).is_some_and(|v| v.is_valid(&coerced))
 }
 
-fn compile_fragment(schema: &Value) -> Option<jsonschema::Validator> {
-    jsonschema::options().with_draft(jsonschema::Draft::Draft202012).offline().build(schema).ok()
+/// A part of an embedded schema compiled on its own, once per process.
+fn fragment_validator(schema: &'static Value) -> Option<Arc<jsonschema::Validator>> {
+    type Compiled = HashMap<usize, Option<Arc<jsonschema::Validator>>>;
+    static FRAGMENTS: LazyLock<Mutex<Compiled>> = LazyLock::new(Mutex::default);
+    // An embedded schema never moves or drops: its address identifies the part.
+    let address = std::ptr::from_ref(schema).addr();
+    if let Some(compiled) = FRAGMENTS.lock().unwrap_or_else(PoisonError::into_inner).get(&address) {
+        return compiled.clone();
+    }
+    let options = jsonschema::options().with_draft(jsonschema::Draft::Draft202012).offline();
+    let compiled = options.build(schema).ok().map(Arc::new);
+    FRAGMENTS.lock().unwrap_or_else(PoisonError::into_inner).entry(address).or_insert(compiled).clone()
 }
 
 /// The schema object that holds the failing keyword (`/properties/x/type` → `/properties/x`).
@@ -412,60 +438,71 @@ fn display_path(pointer: &str) -> String {
     pointer.split('/').skip(1).map(|s| s.replace("~1", "/").replace("~0", "~")).collect::<Vec<_>>().join(".")
 }
 
-fn allowed_keys(schema: &Value) -> Vec<String> {
-    let mut docs = Vec::new();
-    collect_properties(schema, &mut docs);
-    docs.into_iter().filter(|d| !d.deprecated).map(|d| d.name).collect()
+/// The properties of an object schema that are not deprecated.
+fn allowed_keys(schema: &Value) -> impl Iterator<Item = &str> {
+    let deprecated = |sub: &Value| sub.get("deprecated").and_then(Value::as_bool).unwrap_or(false);
+    property_schemas(schema).into_iter().filter(move |(_, sub)| !deprecated(sub)).map(|(name, _)| name)
 }
 
 /// The property of `schema` whose own properties include `key` (one level down).
 fn nested_owner(schema: &Value, key: &str) -> Option<String> {
-    let mut children = Vec::new();
-    collect_properties(schema, &mut children);
-    children.into_iter().map(|c| c.name).find(|name| {
-        property(schema, name).and_then(|child| property(child, key)).is_some_and(|p| p.get("x-removed").is_none())
-    })
+    property_schemas(schema)
+        .into_iter()
+        .find(|(_, child)| property(child, key).is_some_and(|p| p.get("x-removed").is_none()))
+        .map(|(name, _)| name.to_string())
 }
 
 /// The candidate closest to `word` (case-insensitive match or Jaro-Winkler ≥ 0.85).
-fn closest(word: &str, candidates: impl IntoIterator<Item = String>) -> Option<String> {
+fn closest<'c>(word: &str, candidates: impl IntoIterator<Item = &'c str>) -> Option<String> {
+    const THRESHOLD: f64 = 0.85;
     let lower = word.to_lowercase();
-    let mut best: Option<(f64, String)> = None;
+    let prepared = Word::new(&lower);
+    let mut best: Option<(f64, &str)> = None;
     for candidate in candidates {
-        let score = if candidate.to_lowercase() == lower {
-            2.0
+        let candidate_lower = candidate.to_lowercase();
+        let score = if candidate_lower == lower {
+            Some(2.0)
         } else {
-            strsim::jaro_winkler(&lower, &candidate.to_lowercase())
+            jaro_winkler_at_least(&prepared, &Word::new(&candidate_lower), THRESHOLD)
         };
-        if score >= 0.85 && best.as_ref().is_none_or(|(b, _)| score > *b) {
+        let Some(score) = score else { continue };
+        if score >= THRESHOLD && best.is_none_or(|(b, _)| score > b) {
             best = Some((score, candidate));
         }
     }
-    best.map(|(_, c)| c)
+    best.map(|(_, c)| c.to_string())
 }
 
-fn invalid_value(pointer: &str, at: Located, sub: Option<&Value>, instance: &Value, fallback: &str) -> InvalidValue {
+/// `fallback` (the validator's message) is used when the schema cannot be described.
+fn invalid_value(
+    pointer: &str,
+    at: Located,
+    sub: Option<&Value>,
+    instance: &Value,
+    fallback: &dyn std::fmt::Display,
+) -> InvalidValue {
     let name = display_path(pointer);
     let subject = if name.is_empty() { "the document".to_string() } else { format!("`{name}`") };
-    let found = match instance {
-        Value::String(s) => format!("`{s}`"),
-        Value::Number(n) => format!("`{n}`"),
-        Value::Bool(b) => format!("`{b}`"),
-        Value::Null => "null".to_string(),
-        Value::Array(_) => "a list".to_string(),
-        Value::Object(_) => "a mapping".to_string(),
+    let big_int = at.node.as_scalar().filter(|s| s.kind == ScalarKind::BigInt);
+    let found = match (instance, big_int) {
+        // Beyond 64 bits the JSON holds a float (or null): show the integer as written.
+        (_, Some(scalar)) => format!("`{}`", scalar.text),
+        (Value::String(s), None) => format!("`{s}`"),
+        (Value::Number(n), None) => format!("`{n}`"),
+        (Value::Bool(b), None) => format!("`{b}`"),
+        (Value::Null, None) => "null".to_string(),
+        (Value::Array(_), None) => "a list".to_string(),
+        (Value::Object(_), None) => "a mapping".to_string(),
     };
     let message = match sub.map(describe).filter(|d| !d.is_empty()) {
         Some(expected) => format!("{subject} must be {expected}, not {found}"),
         None => format!("{subject}: {fallback}"),
     };
     let suggestion = match (sub, instance) {
-        (Some(schema), Value::String(s)) => {
-            closest(s, enum_values(schema).iter().filter_map(|v| v.as_str().map(str::to_string)))
-        }
+        (Some(schema), Value::String(s)) => closest(s, enum_values(schema).iter().filter_map(Value::as_str)),
         _ => None,
     };
-    InvalidValue { span: at.value, message, suggestion }
+    InvalidValue { span: at.node.span, message, suggestion }
 }
 
 /// A short English description of what a schema allows: "an integer >= 1 or `auto`".
@@ -537,7 +574,7 @@ fn show(value: &Value) -> String {
 }
 
 /// Walks the document with the schema, collecting keys marked removed or deprecated.
-fn removed_keys(schema: &Value, mapping: &Mapping, out: &mut Vec<RemovedKey>) {
+fn removed_keys(schema: &'static Value, mapping: &Mapping, out: &mut Vec<RemovedKey>) {
     for entry in &mapping.entries {
         let Some(sub) = property(schema, &entry.key) else {
             continue;
@@ -548,8 +585,8 @@ fn removed_keys(schema: &Value, mapping: &Mapping, out: &mut Vec<RemovedKey>) {
             let value_fits_replacement = replacement
                 .as_deref()
                 .and_then(|r| property(schema, r))
-                .and_then(compile_fragment)
-                .is_some_and(|v| v.is_valid(&Instance::new(&entry.value).value));
+                .and_then(fragment_validator)
+                .is_some_and(|v| v.is_valid(&to_json(&entry.value)));
             out.push(RemovedKey {
                 key: entry.key.clone(),
                 key_span: entry.key_span,
@@ -605,17 +642,17 @@ mod tests {
     fn unknown_keys_point_at_the_key_with_a_suggestion() {
         let text = "checkpoint_dir: x\nprecison: bf16-true\ntrain:\n  micro_batch_sise: 4\n  zzz: 1\n";
         let found = check_yaml(Format::LitgptLora, text);
-        let keys: Vec<(&str, &str, Option<&str>)> = found
+        let keys: Vec<(&str, &str, Option<String>)> = found
             .unknown_keys
             .iter()
-            .map(|u| (u.key.as_str(), &text[u.span.start..u.span.end], u.suggestion.as_deref()))
+            .map(|u| (u.key.as_str(), &text[u.span.start..u.span.end], u.suggestion()))
             .collect();
-        assert!(keys.contains(&("precison", "precison", Some("precision"))), "{keys:?}");
-        assert!(keys.contains(&("micro_batch_sise", "micro_batch_sise", Some("micro_batch_size"))), "{keys:?}");
+        assert!(keys.contains(&("precison", "precison", Some("precision".into()))), "{keys:?}");
+        assert!(keys.contains(&("micro_batch_sise", "micro_batch_sise", Some("micro_batch_size".into()))), "{keys:?}");
         assert!(keys.contains(&("zzz", "zzz", None)), "{keys:?}");
         assert_eq!(found.unknown_keys.iter().find(|u| u.key == "zzz").unwrap().parent, "train");
         let misplaced = check_yaml(Format::LitgptLora, "checkpoint_dir: x\nmicro_batch_size: 4\n");
-        assert_eq!(misplaced.unknown_keys[0].belongs_under.as_deref(), Some("train"));
+        assert_eq!(misplaced.unknown_keys[0].belongs_under().as_deref(), Some("train"));
     }
 
     #[test]
@@ -628,6 +665,23 @@ mod tests {
         assert_eq!(logger.suggestion.as_deref(), Some("csv"));
         assert!(by_text("1.5").message.contains("between 0 and 1"), "{}", by_text("1.5").message);
         assert!(by_text("four").message.contains("an integer"), "{}", by_text("four").message);
+    }
+
+    #[test]
+    fn integers_beyond_64_bits_are_shown_as_written() {
+        let cases = [
+            (Language::Yaml, "checkpoint_dir: x\nlora_dropout: 123456789012345678901234567890\n"),
+            (Language::Yaml, "checkpoint_dir: x\nlora_dropout: 0x1_0000_0000_0000_0000\n"),
+            (Language::Json, "{\"checkpoint_dir\": \"x\", \"lora_dropout\": -99999999999999999999}"),
+        ];
+        for (language, text) in cases {
+            let found = check(Format::LitgptLora, &syntax::parse(text, language));
+            let literal = text.rsplit_once(": ").map(|(_, v)| v.trim_end_matches(['}', '\n'])).unwrap();
+            assert_eq!(found.invalid_values.len(), 1, "{text}");
+            let invalid = &found.invalid_values[0];
+            assert_eq!(&text[invalid.span.start..invalid.span.end], literal);
+            assert!(invalid.message.ends_with(&format!("not `{literal}`")), "{}", invalid.message);
+        }
     }
 
     #[test]

@@ -19,6 +19,7 @@
 //! No step removes or changes a size, so a query never resolves across sizes; anything
 //! else is an [`UnknownModel`] with up to three similar known names.
 
+use crate::similarity::{jaro_winkler_at_least, Word};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::fmt;
@@ -365,10 +366,10 @@ struct ModelIndex {
     spellings: Vec<Spelling>,
 }
 
-/// A known spelling, with its bare lowercased name as characters (what suggestions compare).
+/// A known spelling, with its bare lowercased name (what suggestions compare).
 struct Spelling {
     text: String,
-    bare: Vec<char>,
+    bare: Word,
     model: usize,
 }
 
@@ -383,7 +384,7 @@ fn index() -> &'static ModelIndex {
         for (i, model) in models.iter().enumerate() {
             for key in model_keys(model) {
                 // A later spelling with the same bare name and entry could never be suggested.
-                let bare: Vec<char> = bare_lower(key).chars().collect();
+                let bare = Word::new(&bare_lower(key));
                 if !spellings.iter().rev().take_while(|s| s.model == i).any(|s| s.bare == bare) {
                     spellings.push(Spelling { text: key.to_string(), bare, model: i });
                 }
@@ -445,13 +446,13 @@ fn candidates(name: &str) -> Vec<String> {
 
 /// Up to three known spellings closest to the query's bare name, each naming a distinct model.
 fn suggest(name: &str) -> Vec<String> {
-    let query: Vec<char> = bare_lower(name).chars().collect();
-    // Jaro-Winkler over characters, as `strsim::jaro_winkler` computes it on strings.
+    const THRESHOLD: f64 = 0.8;
+    let query = Word::new(&bare_lower(name));
     let mut scored: Vec<(f64, &Spelling)> = index()
         .spellings
         .iter()
-        .map(|spelling| (strsim::generic_jaro_winkler(&query, &spelling.bare), spelling))
-        .filter(|(score, _)| *score >= 0.8)
+        .filter_map(|spelling| Some((jaro_winkler_at_least(&query, &spelling.bare, THRESHOLD)?, spelling)))
+        .filter(|(score, _)| *score >= THRESHOLD)
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0));
     let mut out: Vec<String> = Vec::new();

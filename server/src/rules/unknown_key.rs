@@ -36,13 +36,14 @@ pub fn check(ctx: &Context, out: &mut Reporter) {
     for unknown in &ctx.schema.unknown_keys {
         let place = if unknown.parent.is_empty() { String::new() } else { format!(" in `{}`", unknown.parent) };
         let mut message = format!("unknown key `{}`{place} for {}", unknown.key, ctx.format);
-        if let Some(suggestion) = &unknown.suggestion {
+        let suggestion = unknown.suggestion();
+        if let Some(suggestion) = &suggestion {
             message.push_str(&format!("; did you mean `{suggestion}`?"));
-        } else if let Some(owner) = &unknown.belongs_under {
+        } else if let Some(owner) = unknown.belongs_under() {
             message.push_str(&format!("; `{}` belongs under `{owner}:`", unknown.key));
         }
         let diagnostic = out.report(unknown.span, message);
-        if let Some(suggestion) = &unknown.suggestion {
+        if let Some(suggestion) = &suggestion {
             diagnostic.with_fix(Fix {
                 title: format!("Rename to `{suggestion}`"),
                 applicability: Applicability::Unsafe,

@@ -140,7 +140,11 @@ impl State {
             .collect();
         let sources: Vec<&str> =
             code.iter().filter_map(|uri| self.get(uri)).map(|d| d.analysis.text.as_str()).collect();
-        let path = uri_to_path(&notebook.uri);
+        // Read as a notebook whatever the URI's file name says (`untitled:Untitled-1`).
+        let mut path = uri_to_path(&notebook.uri);
+        if path.extension().is_none_or(|e| !e.eq_ignore_ascii_case("ipynb")) {
+            path.as_mut_os_string().push(".ipynb");
+        }
         let text = notebook_json(&sources);
         let options = self.analysis_options(&path);
         let headroom = options.settings.with_modeline(&text).headroom;
@@ -203,4 +207,52 @@ fn fix_in_cell(fix: &Fix, cell: &CellSource) -> Option<Fix> {
         edit.content = serde_json::from_str(&format!("\"{}\"", edit.content)).ok()?;
     }
     Some(moved)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lsp::convert::Encoding;
+
+    fn cell_diagnostics(state: &State, uri: &str) -> Vec<(String, lsp::Range, Vec<String>)> {
+        let uri: Uri = uri.parse().unwrap();
+        let document = state.get(&uri).expect("an open cell");
+        document
+            .diagnostics
+            .iter()
+            .map(|d| {
+                let (_, data) = diagnostics::ours(d).expect("published by oomlint");
+                let edits = data.fixes.iter().flat_map(|f| f.edits.iter().map(|e| e.new_text.clone())).collect();
+                (data.rule, d.range, edits)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_untitled_notebook_is_read_as_one_and_fixes_land_in_the_cell() {
+        let mut state = State { encoding: Some(Encoding::Utf8), ..State::default() };
+        let first = "from transformers import TrainingArguments as T\nSCHEDULE = \"cosine_with_restart\"\n";
+        let second = "args = T(output_dir=\"é\", lr_scheduler_type=SCHEDULE)\n";
+        let params = serde_json::from_value(json!({
+            "notebookDocument": {"uri": "untitled:Untitled-1", "notebookType": "jupyter-notebook", "version": 1,
+                "cells": [{"kind": 2, "document": "vscode-notebook-cell:Untitled-1#a"},
+                          {"kind": 2, "document": "vscode-notebook-cell:Untitled-1#b"}]},
+            "cellTextDocuments": [
+                {"uri": "vscode-notebook-cell:Untitled-1#a", "languageId": "python", "version": 1, "text": first},
+                {"uri": "vscode-notebook-cell:Untitled-1#b", "languageId": "python", "version": 1, "text": second}
+            ]
+        }))
+        .unwrap();
+        assert_eq!(state.open_notebook(params).len(), 2);
+        // The invalid value is the constant's literal in the first cell, its fix un-escaped there.
+        let on_first = cell_diagnostics(&state, "vscode-notebook-cell:Untitled-1#a");
+        assert_eq!(on_first.len(), 1, "{on_first:?}");
+        let (rule, range, edits) = &on_first[0];
+        assert_eq!(rule, "invalid-value");
+        assert_eq!((range.start.line, range.start.character, range.end.character), (1, 11, 32));
+        assert_eq!(edits, &["cosine_with_restarts"]);
+        assert!(cell_diagnostics(&state, "vscode-notebook-cell:Untitled-1#b").is_empty());
+        let cell: Uri = "vscode-notebook-cell:Untitled-1#b".parse().unwrap();
+        assert_eq!(state.cells_before(&cell), format!("{first}\n"));
+    }
 }

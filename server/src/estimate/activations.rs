@@ -9,7 +9,7 @@ use super::setup::{Implementation, Setup};
 use super::weights::{self, mamba_dims};
 use super::{Component, Phase, Provenance};
 use crate::catalog::{MlpKind, NormKind};
-use crate::plan::{Attention, Checkpointing, LossImpl, Method, RlAlgorithm};
+use crate::plan::{Attention, Checkpointing, LossImpl, Method, Quantization, RlAlgorithm};
 
 /// One named term of a per-token table.
 #[derive(Debug, Clone, PartialEq)]
@@ -61,10 +61,70 @@ fn mlp_width(s: &Setup) -> u64 {
     }
 }
 
-/// Whether frozen linear layers still keep their input: bitsandbytes' 4-bit matmul saves it
-/// for the input gradient, where a plain frozen `F.linear` needs only the weight.
+/// Whether frozen linear layers still keep their input. A plain frozen `F.linear` needs only
+/// the weight; bitsandbytes' `MatMul4Bit` kept its input on `ctx.tensors` before 0.43.2, and
+/// `MatMul8bitLt` still does.
 fn linear_inputs_saved(s: &Setup) -> bool {
-    matches!(s.method, Method::Full | Method::Pretrain) || s.quantization.is_some()
+    matches!(s.method, Method::Full | Method::Pretrain)
+        || match s.quantization {
+            Some(Quantization::Nf4 { .. } | Quantization::Fp4 { .. }) => s.behaviour.matmul_4bit_keeps_input,
+            Some(Quantization::Int8 | Quantization::Fp8) => true,
+            None => false,
+        }
+}
+
+/// Per token of one layer, the distinct inputs its linears receive: QKV `β·h`, output
+/// projection `β·q`, MLP `β·h` (the QKV input itself when one norm feeds both branches) and
+/// down projection `β·I` (per routed expert for MoE).
+fn linear_input_bytes(s: &Setup) -> u64 {
+    s.compute_bytes * (s.arch.n_embd + weights::q_width(&s.arch) + mlp_branch_input_width(s))
+}
+
+/// Width of the MLP's own linear inputs per token: its input (unless shared with attention)
+/// and the down projection's.
+fn mlp_branch_input_width(s: &Setup) -> u64 {
+    let input = if shared_norm(s) { 0 } else { s.arch.n_embd };
+    let per_expert = input + mlp_width(s);
+    match s.arch.mlp {
+        MlpKind::Moe => s.arch.n_expert_per_token.max(1) * per_expert,
+        _ => per_expert,
+    }
+}
+
+/// LitGPT's loop keeps the previous iteration's autograd graph until the next forward returns
+/// (`logits` still references it), and the graph keeps what bitsandbytes stored on
+/// `ctx.tensors` (the backward pass frees only `save_for_backward` tensors): one more copy
+/// of every 4-bit linear's input, `lm_head` included, in the next forward and during the step.
+pub fn retained_4bit_inputs(s: &Setup) -> Option<Component> {
+    let four_bit = matches!(s.quantization, Some(Quantization::Nf4 { .. } | Quantization::Fp4 { .. }));
+    if s.implementation != Implementation::Litgpt || !four_bit || !s.behaviour.matmul_4bit_keeps_input {
+        return None;
+    }
+    let beta = s.compute_bytes;
+    let per_layer = linear_input_bytes(s);
+    let head = beta * s.arch.n_embd;
+    // With a frozen embedding, the first layer's inputs need no gradient until a LoRA output
+    // joins them: its QKV input, and with a parallel residual its whole MLP branch.
+    let first_layer_frozen = if s.behaviour.stable_embedding {
+        0
+    } else {
+        head + if s.arch.parallel_residual { beta * mlp_branch_input_width(s) } else { 0 }
+    };
+    let per_token = (s.arch.n_layer * per_layer + head).saturating_sub(first_layer_frozen);
+    let steady = s.behaviour.steady_state;
+    Some(Component {
+        name: "retained-4bit-inputs",
+        bytes: s.tokens().saturating_mul(per_token),
+        phase: Phase::OptimizerStep,
+        live_in: if steady { vec![Phase::Forward, Phase::OptimizerStep] } else { vec![Phase::OptimizerStep] },
+        formula: format!(
+            "T × ({} layers × linear inputs {per_layer} + lm_head input {head} − first-layer inputs without gradient \
+             {first_layer_frozen}): MatMul4Bit's `ctx.tensors`, alive while `logits` holds the graph (the step{})",
+            s.arch.n_layer,
+            if steady { " and the next forward" } else { "" }
+        ),
+        provenance: Provenance::Derived,
+    })
 }
 
 /// Saved bytes per token of the MLP (all routed experts for MoE).
@@ -83,7 +143,8 @@ fn mlp_terms(s: &Setup) -> Vec<Term> {
         _ if inputs => (4 * beta * i, "gate, activation, up, down input 4β·I"),
         _ => (3 * beta * i, "gate, activation, up outputs 3β·I"),
     };
-    let input = if inputs { beta * h } else { 0 };
+    // With one norm feeding both branches, the MLP input is the QKV input, counted there.
+    let input = if inputs && !shared_norm(s) { beta * h } else { 0 };
     match s.arch.mlp {
         MlpKind::Moe => {
             let k = s.arch.n_expert_per_token.max(1);

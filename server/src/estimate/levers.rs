@@ -4,7 +4,7 @@
 
 use super::phases::{self, Core};
 use super::setup::Setup;
-use super::{Phase, TIGHT_HEADROOM};
+use super::{Context, Phase, TIGHT_HEADROOM};
 use crate::catalog::{Architecture, Gpu};
 use crate::diagnostic::{Applicability, Edit, Fix};
 use crate::plan::{
@@ -288,17 +288,17 @@ fn fixes(kind: Kind, plan: &Plan, changes: &[Change], title: &str) -> Vec<Fix> {
     vec![Fix { title: title.to_string(), applicability: applicability(kind), edits }]
 }
 
-fn core_of(plan: &Plan, arch: &Architecture, gpu: Option<&Gpu>) -> Core {
-    phases::evaluate(&Setup::resolve(plan, arch, gpu))
+fn core_of(plan: &Plan, arch: &Architecture, gpu: Option<&Gpu>, context: &Context) -> Core {
+    phases::evaluate(&Setup::resolve(plan, arch, gpu, context))
 }
 
 /// Every single change that lowers the device peak, largest saving first.
-pub fn levers(plan: &Plan, arch: &Architecture, gpu: Option<&Gpu>, base: &Core) -> Vec<Lever> {
+pub fn levers(plan: &Plan, arch: &Architecture, gpu: Option<&Gpu>, context: &Context, base: &Core) -> Vec<Lever> {
     let mut out: Vec<Lever> = KINDS
         .into_iter()
         .filter_map(|kind| {
             let (changed, changes) = apply(kind, plan)?;
-            let after = core_of(&changed, arch, gpu);
+            let after = core_of(&changed, arch, gpu, context);
             let saves = base.peak.device_bytes.checked_sub(after.peak.device_bytes).filter(|s| *s > 0)?;
             let title = title(kind, &changes);
             Some(Lever {
@@ -336,8 +336,8 @@ fn largest_fitting(limit: u64, step: u64, fits: impl Fn(u64) -> bool) -> u64 {
 const MAX_MICRO_BATCH: u64 = 1024;
 const SEQ_STEP: u64 = 128;
 
-pub fn solve(plan: &Plan, arch: &Architecture, gpu: &Gpu) -> Solve {
-    let fits = |p: &Plan| fits_with_headroom(&core_of(p, arch, Some(gpu)), gpu);
+pub fn solve(plan: &Plan, arch: &Architecture, gpu: &Gpu, context: &Context) -> Solve {
+    let fits = |p: &Plan| fits_with_headroom(&core_of(p, arch, Some(gpu), context), gpu);
     let max_micro_batch = largest_fitting(MAX_MICRO_BATCH, 1, |b| {
         let mut p = plan.clone();
         p.micro_batch_size = Some(derived(b, "solver"));
@@ -348,13 +348,13 @@ pub fn solve(plan: &Plan, arch: &Architecture, gpu: &Gpu) -> Solve {
         p.max_seq_length = Some(derived(s, "solver"));
         fits(&p)
     });
-    let (smallest_fitting_combination, combination_fits) = smallest_combination(plan, arch, gpu);
+    let (smallest_fitting_combination, combination_fits) = smallest_combination(plan, arch, gpu, context);
     Solve { max_micro_batch, max_seq_length, smallest_fitting_combination, combination_fits }
 }
 
 /// The fewest levers (then the most headroom) that fit with 10 % headroom.
-fn smallest_combination(plan: &Plan, arch: &Architecture, gpu: &Gpu) -> (Vec<String>, bool) {
-    if fits_with_headroom(&core_of(plan, arch, Some(gpu)), gpu) {
+fn smallest_combination(plan: &Plan, arch: &Architecture, gpu: &Gpu, context: &Context) -> (Vec<String>, bool) {
+    if fits_with_headroom(&core_of(plan, arch, Some(gpu), context), gpu) {
         return (Vec::new(), true);
     }
     let kinds: Vec<Kind> = KINDS.into_iter().filter(|k| apply(*k, plan).is_some()).collect();
@@ -374,7 +374,7 @@ fn smallest_combination(plan: &Plan, arch: &Architecture, gpu: &Gpu) -> (Vec<Str
                 }
             }
         }
-        let core = core_of(&p, arch, Some(gpu));
+        let core = core_of(&p, arch, Some(gpu), context);
         if !fits_with_headroom(&core, gpu) {
             continue;
         }

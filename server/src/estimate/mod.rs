@@ -11,6 +11,8 @@
 //! `activations.rs` and the oracle-derived tables in `tests/estimator/`.
 
 mod activations;
+mod context;
+mod fsdp;
 mod generation;
 mod levers;
 mod optimizer;
@@ -19,6 +21,7 @@ mod setup;
 mod views;
 mod weights;
 
+pub use context::Context;
 pub use levers::{Change, Lever, Solve};
 pub use setup::{Implementation, Setup};
 
@@ -34,6 +37,9 @@ pub enum Phase {
     Forward,
     /// Early backward: saved activations, logits gradients and new parameter gradients.
     Backward,
+    /// The last step of backward, after the activations are freed (reported as `backward`):
+    /// only separate where the root's gradients are assembled there (LitGPT's FSDP).
+    BackwardEnd,
     /// `optimizer.step()`: gradients, optimizer state and the step's temporaries.
     OptimizerStep,
     /// RL generation (vLLM colocated or Hugging Face `generate`).
@@ -41,12 +47,13 @@ pub enum Phase {
 }
 
 impl Phase {
-    pub const ALL: [Phase; 4] = [Phase::Forward, Phase::Backward, Phase::OptimizerStep, Phase::Generation];
+    pub const ALL: [Phase; 5] =
+        [Phase::Forward, Phase::Backward, Phase::BackwardEnd, Phase::OptimizerStep, Phase::Generation];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Phase::Forward => "forward",
-            Phase::Backward => "backward",
+            Phase::Backward | Phase::BackwardEnd => "backward",
             Phase::OptimizerStep => "optimizer-step",
             Phase::Generation => "generation",
         }
@@ -135,13 +142,19 @@ pub struct Estimate {
     pub missing_inputs: Vec<String>,
 }
 
-/// Estimates the peak memory of `plan` for `arch`, with the verdict and levers when `gpu` is known.
+/// Estimates the peak memory of `plan` for `arch`, with the verdict and levers when `gpu` is
+/// known, for the newest framework releases.
 pub fn estimate(plan: &Plan, arch: &Architecture, gpu: Option<&Gpu>) -> Estimate {
-    let setup = Setup::resolve(plan, arch, gpu);
+    estimate_in(plan, arch, gpu, &Context::default())
+}
+
+/// [`estimate`] for the framework releases and batch order in `context`.
+pub fn estimate_in(plan: &Plan, arch: &Architecture, gpu: Option<&Gpu>, context: &Context) -> Estimate {
+    let setup = Setup::resolve(plan, arch, gpu, context);
     let core = phases::evaluate(&setup);
     let fit = gpu.map(|g| judge(core.peak.device_bytes, g.memory_bytes));
-    let levers = levers::levers(plan, arch, gpu, &core);
-    let solve = gpu.map(|g| levers::solve(plan, arch, g));
+    let levers = levers::levers(plan, arch, gpu, context, &core);
+    let solve = gpu.map(|g| levers::solve(plan, arch, g, context));
     Estimate {
         parameters: setup.counts.total,
         trainable_parameters: setup.trainable,

@@ -1,5 +1,6 @@
 //! Trainable parameters, their gradients, optimizer state, master copies and step temporaries.
 
+use super::fsdp;
 use super::setup::Setup;
 use super::{Component, Phase, Provenance};
 use crate::plan::{Method, Optimizer, Sharding};
@@ -51,10 +52,15 @@ pub fn components(s: &Setup) -> Vec<Component> {
         });
     }
     let grad_bytes = s.trainable_bytes as f64;
+    // Every gradient exists at the end of backward. They persist across micro-batches, and small
+    // adapter gradients count from the first backward; under LitGPT's FSDP the accumulating
+    // micro-batches hold unsharded gradients instead.
     let mut grad_live = vec![Phase::OptimizerStep];
-    // Gradients persist across micro-batches; small adapter gradients count from the first backward.
-    if accumulating || s.is_peft() {
-        grad_live.splice(0..0, [Phase::Forward, Phase::Backward]);
+    if !fsdp::accumulates_unsharded(s) {
+        grad_live.insert(0, Phase::BackwardEnd);
+        if accumulating || s.is_peft() {
+            grad_live.splice(0..0, [Phase::Forward, Phase::Backward]);
+        }
     }
     let grads = Component {
         name: "gradients",

@@ -2,7 +2,7 @@
 
 use super::setup::{Implementation, Setup};
 use super::weights::weights_component;
-use super::{activations, generation, optimizer, views, Component, Peak, Phase, PhaseTotal, Provenance};
+use super::{activations, fsdp, generation, optimizer, views, Component, Peak, Phase, PhaseTotal, Provenance};
 use crate::plan::Sharding;
 
 /// The estimate without verdict or levers (what the lever search re-evaluates).
@@ -25,6 +25,7 @@ pub fn evaluate(s: &Setup) -> Core {
     components.push(activations::activations_component(s));
     components.push(activations::logits_component(s));
     components.extend(activations::retained_logits(s));
+    components.extend(activations::retained_4bit_inputs(s));
     components.push(activations::backward_temporaries(s));
     components.extend(dequantization_buffer(s));
     components.extend(autocast_weight_copies(s));
@@ -37,10 +38,11 @@ pub fn evaluate(s: &Setup) -> Core {
     components.extend(generation::generate_kv_cache(s));
     components.retain(|c| c.bytes > 0 || c.name == "weights");
 
-    let with_generation = components.iter().any(|c| c.phase == Phase::Generation);
+    // Generation and the end of backward are evaluated only where a component belongs to them.
+    let occasional = |p: Phase| matches!(p, Phase::Generation | Phase::BackwardEnd);
     let phases: Vec<PhaseTotal> = Phase::ALL
         .into_iter()
-        .filter(|p| *p != Phase::Generation || with_generation)
+        .filter(|p| !occasional(*p) || components.iter().any(|c| c.phase == *p))
         .map(|phase| PhaseTotal {
             phase,
             allocated_bytes: components
@@ -94,10 +96,11 @@ fn dequantization_buffer(s: &Setup) -> Option<Component> {
     })
 }
 
-/// LitGPT swaps the embedding for bitsandbytes' `StableEmbedding` after building the optimizer:
-/// the new weight requires grad but is in no parameter group, so its gradient is never cleared.
+/// LitGPT (0.5.0 on) swaps the embedding for bitsandbytes' `StableEmbedding` after building the
+/// optimizer: the new weight requires grad but is in no parameter group, so its gradient is
+/// never cleared.
 fn stable_embedding_gradient(s: &Setup) -> Option<Component> {
-    if s.implementation != Implementation::Litgpt || s.quantization.is_none() {
+    if s.implementation != Implementation::Litgpt || s.quantization.is_none() || !s.behaviour.stable_embedding {
         return None;
     }
     Some(Component {
@@ -131,46 +134,37 @@ fn autocast_weight_copies(s: &Setup) -> Option<Component> {
 }
 
 /// Gathered parameters and communication buckets of sharded training.
-fn sharding_buffers(s: &Setup) -> Option<Component> {
+fn sharding_buffers(s: &Setup) -> Vec<Component> {
     let n = s.world.max(1);
     if n == 1 {
-        return None;
+        return Vec::new();
     }
     let a = &s.arch;
     let h = a.n_embd;
     let total = s.counts.total;
     let param_bytes = s.param_bytes;
     match (s.implementation, s.sharding) {
-        // LitGPT's FSDP runs keep a full unsharded copy of the parameters next to the shards
-        // (LitGPT resource tables: per-GPU peaks ≈ full weights + shards on 2 and 4 GPUs).
-        (Implementation::Litgpt, _) => Some(Component {
-            name: "unsharded-parameters",
-            bytes: total * param_bytes,
-            phase: Phase::Forward,
-            live_in: Phase::ALL.to_vec(),
-            formula: format!("{total} params × {param_bytes} B unsharded on each rank, next to the 1/{n} shards"),
-            provenance: Provenance::Calibrated,
-        }),
+        (Implementation::Litgpt, _) => fsdp::litgpt_rank_buffers(s),
         (_, Sharding::Fsdp { full_shard: true, .. }) | (_, Sharding::Zero { stage: 3, .. }) => {
             let block = (total - s.counts.embedding - s.counts.head) / a.n_layer.max(1);
             let gathered = 2 * block * param_bytes + (s.counts.embedding + s.counts.head) * param_bytes;
-            Some(Component {
+            vec![Component {
                 name: "gathered-parameters",
                 bytes: gathered,
                 phase: Phase::Forward,
                 live_in: vec![Phase::Forward, Phase::Backward],
                 formula: format!("two gathered blocks ({block} params each) + embedding and head, × {param_bytes} B"),
                 provenance: Provenance::Derived,
-            })
+            }]
         }
-        (_, Sharding::Zero { .. }) => Some(Component {
+        (_, Sharding::Zero { .. }) => vec![Component {
             name: "communication-buckets",
             bytes: 2 * h * h * 2,
             phase: Phase::Backward,
             live_in: vec![Phase::Backward, Phase::OptimizerStep],
             formula: "reduce + all-gather buckets of h² elements each (HF \"auto\"), 2 B".into(),
             provenance: Provenance::Heuristic,
-        }),
-        _ => None,
+        }],
+        _ => Vec::new(),
     }
 }

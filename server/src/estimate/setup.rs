@@ -1,5 +1,6 @@
 //! The plan resolved into the numbers the memory model needs, with each assumption recorded.
 
+use super::context::{Behaviour, Context};
 use super::weights::{self, ParamCounts};
 use crate::catalog::{Architecture, Gpu, MlpKind};
 use crate::plan::{
@@ -66,6 +67,8 @@ pub struct Setup {
     pub reference_model: bool,
     pub expandable_segments: bool,
     pub gpu_capacity: Option<u64>,
+    /// What the framework releases and the batch order keep alive.
+    pub behaviour: Behaviour,
     pub missing: Vec<String>,
 }
 
@@ -78,7 +81,7 @@ impl Setup {
         matches!(self.method, Method::Lora | Method::Qlora | Method::Adapter | Method::AdapterV2)
     }
 
-    pub fn resolve(plan: &Plan, arch: &Architecture, gpu: Option<&Gpu>) -> Self {
+    pub fn resolve(plan: &Plan, arch: &Architecture, gpu: Option<&Gpu>, context: &Context) -> Self {
         let implementation = Implementation::of(plan.framework);
         let mut missing = Vec::new();
         let quantization = plan.quantization.as_ref().and_then(|q| q.value);
@@ -189,6 +192,7 @@ impl Setup {
             reference_model,
             expandable_segments,
             gpu_capacity: gpu.map(|g| g.memory_bytes),
+            behaviour: context.behaviour(plan.framework),
             missing,
         };
         setup.trainable = trainable_parameters(&setup);

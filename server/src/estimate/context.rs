@@ -1,0 +1,98 @@
+//! What the memory model depends on beyond the plan: the framework releases that decide
+//! what stays alive, and whether the longest micro-batch is the first one.
+
+use crate::plan::Framework;
+use crate::versions::Version;
+
+/// Facts about the run that the configuration file does not hold. The default is the
+/// newest releases and a steady state in which any micro-batch may be the longest.
+#[derive(Debug, Clone, Default)]
+pub struct Context {
+    /// The installed `bitsandbytes`, when known.
+    pub bitsandbytes: Option<Version>,
+    /// The installed `litgpt` (or `lit-gpt` before 0.1), when known.
+    pub litgpt: Option<Version>,
+    /// The longest micro-batch is the first of the run (LitGPT's resource tables force the
+    /// longest sample into iteration 0), so nothing from an earlier iteration is alive at
+    /// the peak.
+    pub first_batch_longest: bool,
+}
+
+/// The resolved consequences of a [`Context`] for one framework.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Behaviour {
+    /// bitsandbytes' `MatMul4Bit` keeps its input on `ctx.tensors` (releases before 0.43.2,
+    /// fixed by bitsandbytes PR #1270). The attribute is not freed by the backward pass, only
+    /// with the autograd graph.
+    pub matmul_4bit_keeps_input: bool,
+    /// LitGPT's fine-tuning scripts swap the embedding for bitsandbytes' `StableEmbedding`
+    /// when quantizing (litgpt PR #1770, release 0.5.0).
+    pub stable_embedding: bool,
+    /// Whether an earlier micro-batch of the same length precedes the peak one.
+    pub steady_state: bool,
+}
+
+/// bitsandbytes release that stopped keeping `MatMul4Bit`'s input (PR #1270).
+const BNB_DROPS_4BIT_INPUT: [u64; 3] = [0, 43, 2];
+/// LitGPT release that added `StableEmbedding` for quantized fine-tuning (PR #1770).
+const LITGPT_STABLE_EMBEDDING: [u64; 3] = [0, 5, 0];
+/// LitGPT releases before this one pin `bitsandbytes==0.42.0` (pyproject.toml, v0.4.0–v0.5.4).
+const LITGPT_PINS_NEWER_BNB: [u64; 3] = [0, 5, 5];
+const BNB_PINNED_BY_OLD_LITGPT: [u64; 3] = [0, 42, 0];
+
+impl Context {
+    /// The bitsandbytes release in effect: the one given, else LitGPT's pin, else the newest.
+    fn bitsandbytes_for(&self, framework: Framework) -> Option<Version> {
+        if let Some(v) = &self.bitsandbytes {
+            return Some(v.clone());
+        }
+        let litgpt = self.litgpt.as_ref().filter(|_| framework == Framework::Litgpt)?;
+        (*litgpt < Version::release(&LITGPT_PINS_NEWER_BNB)).then(|| Version::release(&BNB_PINNED_BY_OLD_LITGPT))
+    }
+
+    pub fn behaviour(&self, framework: Framework) -> Behaviour {
+        let bnb = self.bitsandbytes_for(framework);
+        Behaviour {
+            matmul_4bit_keeps_input: bnb.is_some_and(|v| v < Version::release(&BNB_DROPS_4BIT_INPUT)),
+            stable_embedding: self.litgpt.as_ref().is_none_or(|v| *v >= Version::release(&LITGPT_STABLE_EMBEDDING)),
+            steady_state: !self.first_batch_longest,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(text: &str) -> Option<Version> {
+        Version::parse(text)
+    }
+
+    #[test]
+    fn newest_releases_by_default() {
+        let b = Context::default().behaviour(Framework::Litgpt);
+        assert!(!b.matmul_4bit_keeps_input);
+        assert!(b.stable_embedding);
+        assert!(b.steady_state);
+    }
+
+    #[test]
+    fn old_litgpt_implies_its_bitsandbytes_pin() {
+        let ctx = Context { litgpt: v("0.4.7"), ..Context::default() };
+        let b = ctx.behaviour(Framework::Litgpt);
+        assert!(b.matmul_4bit_keeps_input);
+        assert!(!b.stable_embedding);
+        // The pin belongs to LitGPT's own dependencies, not to other frameworks.
+        assert!(!ctx.behaviour(Framework::Trl).matmul_4bit_keeps_input);
+        let newer = Context { litgpt: v("0.5.5"), ..Context::default() };
+        assert!(!newer.behaviour(Framework::Litgpt).matmul_4bit_keeps_input);
+    }
+
+    #[test]
+    fn an_explicit_bitsandbytes_wins() {
+        let ctx = Context { litgpt: v("0.4.0"), bitsandbytes: v("0.43.2"), ..Context::default() };
+        assert!(!ctx.behaviour(Framework::Litgpt).matmul_4bit_keeps_input);
+        let old = Context { bitsandbytes: v("0.43.1"), ..Context::default() };
+        assert!(old.behaviour(Framework::Trl).matmul_4bit_keeps_input);
+    }
+}

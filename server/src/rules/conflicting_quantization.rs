@@ -7,8 +7,8 @@
 //! You can't use 8 bit and 4 bit precision at the same time`; Axolotl's validators raise
 //! "Can't load qlora in 8bit" (and transformers' `BitsAndBytesConfig` refuses both
 //! flags: "load_in_4bit and load_in_8bit are both True, but only one can be used at the
-//! same time"). Unsloth has the same conflict ("Can only load in 4bit or 8bit or 16bit,
-//! not a combination!") but takes Python keyword arguments, which oomlint does not read.
+//! same time"). Unsloth's loaders have their own version of the conflict, over 4-bit,
+//! 8-bit, 16-bit and fp8: `unsloth-precision-conflict` (OOM219).
 //!
 //! ## Example
 //! ```yaml

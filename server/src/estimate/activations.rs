@@ -63,11 +63,14 @@ fn mlp_width(s: &Setup) -> u64 {
 
 /// Whether frozen linear layers still keep their input. A plain frozen `F.linear` needs only
 /// the weight; bitsandbytes' `MatMul4Bit` kept its input on `ctx.tensors` before 0.43.2, and
-/// `MatMul8bitLt` still does.
+/// `MatMul8bitLt` still does. Unsloth runs quantized linears through its own kernels, whose
+/// saved inputs are kept whatever the bitsandbytes release.
 fn linear_inputs_saved(s: &Setup) -> bool {
     matches!(s.method, Method::Full | Method::Pretrain)
         || match s.quantization {
-            Some(Quantization::Nf4 { .. } | Quantization::Fp4 { .. }) => s.behaviour.matmul_4bit_keeps_input,
+            Some(Quantization::Nf4 { .. } | Quantization::Fp4 { .. }) => {
+                s.behaviour.matmul_4bit_keeps_input || s.implementation == Implementation::Unsloth
+            }
             Some(Quantization::Int8 | Quantization::Fp8) => true,
             None => false,
         }

@@ -8,7 +8,8 @@
 //! (`create_ref_model`) and `v1/config/*.py` at hiyouga/LLaMA-Factory@ff6d4d12 (0.9.6.dev0).
 //! The TrainingArguments keys follow transformers (LLaMA-Factory allows 4.55 to 5.8).
 
-use super::axolotl::{lora_targets, model_ref, optimizer_kind};
+use super::axolotl::model_ref;
+use super::hf_names::{lora_targets, optimizer_kind};
 use super::{accelerate, deepspeed, Reader};
 use crate::plan::{
     Attention, Checkpointing, Dtype, Framework, LoraPlan, LossImpl, Method, Optimizer, Plan, Precision, Quantization,

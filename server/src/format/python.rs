@@ -22,7 +22,8 @@
 
 pub mod keywords;
 
-use super::trl::{self, attention_of, dtype_of, lora_targets};
+use super::hf_names::{attention_kind, lora_targets};
+use super::trl::{self, dtype_of};
 use super::{Format, Reader};
 use crate::diagnostic::{Edit, Fix};
 use crate::plan::{
@@ -322,7 +323,7 @@ impl Script<'_> {
 
     fn attention(&self) -> Option<Sourced<crate::plan::Attention>> {
         let written = arg(self.loader(), "attn_implementation", as_str)?;
-        Some(Sourced { value: attention_of(&written.value)?, origin: written.origin })
+        Some(Sourced { value: attention_kind(&written.value)?, origin: written.origin })
     }
 
     fn lora(&self, call: &Call, rank: u64, alpha: f64, targets: Sourced<crate::plan::LoraTargets>) -> LoraPlan {

@@ -6,35 +6,15 @@
 //! follow `trl/trainer/{base,sft,dpo,grpo,model}_config.py` at TRL 1.10.0.dev0 and
 //! `transformers/training_args.py` (v5 tree).
 
-use super::{Format, Reader};
+use super::hf_names::{attention_kind, lora_targets, optimizer_kind};
+use super::{deepspeed, Format, Reader};
 use crate::plan::{
-    Attention, Checkpointing, Dtype, Framework, LoraPlan, LoraTargets, LossImpl, Method, ModelRef, Optimizer, Plan,
-    Precision, Quantization, RlAlgorithm, RlPlan, Sharding, Sourced, VllmMode, VllmPlan,
+    Attention, Checkpointing, Dtype, Framework, LoraPlan, LossImpl, Method, ModelRef, Optimizer, Plan, Precision,
+    Quantization, RlAlgorithm, RlPlan, Sharding, Sourced, VllmMode, VllmPlan,
 };
 
 const TRL: &str = "TRL 1.10";
 const TRANSFORMERS: &str = "transformers 5";
-
-/// `transformers` `optim` names → optimizer family.
-pub fn optim_kind(name: &str) -> Optimizer {
-    match name {
-        "adamw_torch"
-        | "adamw_hf"
-        | "adamw_apex_fused"
-        | "adamw_anyprecision"
-        | "adamw_torch_xla"
-        | "adamw_torch_npu_fused" => Optimizer::AdamW,
-        "adamw_torch_fused" => Optimizer::AdamWFused,
-        "adamw_bnb_8bit" | "adamw_8bit" | "adamw_torch_8bit" | "ao_adamw_8bit" => Optimizer::AdamW8bit,
-        "paged_adamw_32bit" => Optimizer::PagedAdamW,
-        "paged_adamw_8bit" => Optimizer::PagedAdamW8bit,
-        "adafactor" => Optimizer::Adafactor,
-        "sgd" => Optimizer::Sgd,
-        "lion_8bit" | "paged_lion_8bit" => Optimizer::Lion8bit,
-        "lion_32bit" | "paged_lion_32bit" => Optimizer::Lion,
-        other => Optimizer::Other(other.to_string()),
-    }
-}
 
 pub fn dtype_of(name: &str) -> Option<Dtype> {
     Some(match name.trim_start_matches("torch.") {
@@ -44,49 +24,6 @@ pub fn dtype_of(name: &str) -> Option<Dtype> {
         "auto" => Dtype::Auto,
         _ => return None,
     })
-}
-
-pub fn attention_of(name: &str) -> Option<Attention> {
-    Some(match name {
-        "sdpa" => Attention::Sdpa,
-        "eager" => Attention::Eager,
-        "flex_attention" => Attention::Flex,
-        n if n.contains("flash") => Attention::Flash,
-        _ => return None,
-    })
-}
-
-/// PEFT module names → neutral targets (`all-linear` covers every linear but the head).
-pub fn lora_targets(names: &[String]) -> LoraTargets {
-    if names.iter().any(|n| n == "all-linear" || n == "all") {
-        return LoraTargets { names: names.to_vec(), ..LoraTargets::all_linear() };
-    }
-    let has = |options: &[&str]| names.iter().any(|n| options.contains(&n.as_str()));
-    LoraTargets {
-        query: has(&["q_proj", "query", "query_key_value", "qkv_proj", "c_attn", "Wqkv"]),
-        key: has(&["k_proj", "key", "query_key_value", "qkv_proj", "c_attn", "Wqkv"]),
-        value: has(&["v_proj", "value", "query_key_value", "qkv_proj", "c_attn", "Wqkv"]),
-        output: has(&["o_proj", "dense", "out_proj", "c_proj"]),
-        mlp_gate: has(&["gate_proj", "w1", "gate_up_proj"]),
-        mlp_up: has(&["up_proj", "w3", "fc1", "dense_h_to_4h", "gate_up_proj"]),
-        mlp_down: has(&["down_proj", "w2", "fc2", "dense_4h_to_h"]),
-        lm_head: has(&["lm_head"]),
-        names: names.to_vec(),
-    }
-}
-
-/// ZeRO stage and offload as far as a DeepSpeed file name tells (`zero3_offload.json`).
-pub fn sharding_from_deepspeed_name(name: &str) -> Option<Sharding> {
-    let lower = name.to_ascii_lowercase();
-    let stage = ["zero3", "z3", "stage3", "zero_3"]
-        .iter()
-        .any(|p| lower.contains(p))
-        .then_some(3)
-        .or_else(|| ["zero2", "z2", "stage2", "zero_2"].iter().any(|p| lower.contains(p)).then_some(2))
-        .or_else(|| ["zero1", "z1", "stage1", "zero_1"].iter().any(|p| lower.contains(p)).then_some(1))
-        .or_else(|| ["zero0", "z0"].iter().any(|p| lower.contains(p)).then_some(0))?;
-    let offload = lower.contains("offload");
-    Some(Sharding::Zero { stage, offload_optimizer: offload, offload_params: offload && stage == 3 })
 }
 
 fn trl_default<T>(value: T, what: &str) -> Sourced<T> {
@@ -181,12 +118,12 @@ pub fn plan(format: Format, r: &Reader) -> Plan {
     });
     plan.attention = Some(
         r.str("attn_implementation")
-            .and_then(|s| Some(Sourced { value: attention_of(&s.value)?, origin: s.origin }))
+            .and_then(|s| Some(Sourced { value: attention_kind(&s.value)?, origin: s.origin }))
             .unwrap_or_else(|| Sourced::default_of(Attention::Sdpa, "transformers picks sdpa when available")),
     );
     plan.optimizer = Some(
         r.str("optim")
-            .map(|s| s.map(|n| optim_kind(&n)))
+            .map(|s| s.map(|n| optimizer_kind(&n)))
             .unwrap_or_else(|| hf_default(Optimizer::AdamWFused, "optim=adamw_torch_fused (torch >= 2.8)")),
     );
     let liger = r.bool("use_liger_kernel").filter(|b| b.value);
@@ -199,23 +136,15 @@ pub fn plan(format: Format, r: &Reader) -> Plan {
         },
         _ => Sourced::default_of(LossImpl::Full, "transformers causal-LM loss over full fp32 logits"),
     });
-    plan.sharding = r
-        .str("deepspeed")
-        .and_then(|s| {
-            Some(Sourced::derived(
-                sharding_from_deepspeed_name(&s.value)?,
-                format!("DeepSpeed config name `{}`", s.value),
-            ))
-        })
-        .or_else(|| {
-            r.strings("fsdp", true).filter(|s| !s.value.is_empty()).map(|s| {
-                let opts = s.value.join(" ");
-                s.map(|_| Sharding::Fsdp {
-                    full_shard: opts.contains("full_shard") || opts.contains("hybrid_shard"),
-                    offload_params: opts.contains("offload"),
-                })
+    plan.sharding = deepspeed::trainer_sharding(r, "deepspeed").or_else(|| {
+        r.strings("fsdp", true).filter(|s| !s.value.is_empty()).map(|s| {
+            let opts = s.value.join(" ");
+            s.map(|_| Sharding::Fsdp {
+                full_shard: opts.contains("full_shard") || opts.contains("hybrid_shard"),
+                offload_params: opts.contains("offload"),
             })
-        });
+        })
+    });
 
     match format {
         Format::TrlSft => {

@@ -1,0 +1,141 @@
+//! Names the Hugging Face stack gives the same things in every trainer format: `optim` values
+//! (transformers `OptimizerNames`), PEFT `target_modules`, and `attn_implementation` values.
+//! TRL, Axolotl, LLaMA-Factory and Python scripts all hand them to transformers/PEFT, so one
+//! mapping serves them all.
+//!
+//! Sources: transformers `training_args.py` (`OptimizerNames`), PEFT `tuners/tuners_utils.py`
+//! (`check_target_module_exists`: a string is a full-match regex, a list matches name suffixes),
+//! transformers `modeling_utils.py` (attention implementations, hub kernels `org/name`).
+
+use crate::plan::{Attention, LoraTargets, Optimizer};
+
+/// A transformers `optim` name (or an Axolotl custom optimizer) as its state family.
+pub fn optimizer_kind(name: &str) -> Optimizer {
+    match name.trim().to_ascii_lowercase().as_str() {
+        "adamw_torch_fused" | "adamw_torch_npu_fused" | "adamw_apex_fused" => Optimizer::AdamWFused,
+        "adamw_torch" | "adamw_hf" | "adamw_torch_xla" | "adamw_anyprecision" | "optimi_adamw" | "adam" | "adamw" => {
+            Optimizer::AdamW
+        }
+        "adamw_bnb_8bit" | "adamw_8bit" | "adamw_torch_8bit" | "ao_adamw_8bit" => Optimizer::AdamW8bit,
+        "paged_adamw_32bit" | "paged_adamw" => Optimizer::PagedAdamW,
+        "paged_adamw_8bit" => Optimizer::PagedAdamW8bit,
+        "adafactor" => Optimizer::Adafactor,
+        "sgd" => Optimizer::Sgd,
+        "lion_8bit" | "paged_lion_8bit" => Optimizer::Lion8bit,
+        "lion_32bit" | "paged_lion_32bit" => Optimizer::Lion,
+        _ => Optimizer::Other(name.to_string()),
+    }
+}
+
+/// The module names a PEFT target matches: the last path segment of a name, or every
+/// `x_proj` a regex pattern spells out (`self_attn.(q|k|v|o)_proj` gives four).
+fn module_leaves(pattern: &str) -> Vec<String> {
+    let lower = pattern.to_ascii_lowercase();
+    let mut leaves = Vec::new();
+    for (at, _) in lower.match_indices("_proj") {
+        let before = &lower[..at];
+        if let Some(group) = before.strip_suffix(')') {
+            if let Some(open) = group.rfind('(') {
+                leaves.extend(group[open + 1..].split('|').map(|alt| format!("{alt}_proj")));
+            }
+        } else {
+            let start = before.rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).map_or(0, |i| i + 1);
+            leaves.push(format!("{}_proj", &before[start..]));
+        }
+    }
+    if leaves.is_empty() {
+        let leaf = lower.rsplit(['.', '*', '|', '(', ')', '$', '^', '\\']).find(|s| !s.is_empty());
+        leaves.push(leaf.unwrap_or(&lower).to_string());
+    }
+    leaves
+}
+
+/// PEFT target module names (or regex patterns) as framework-neutral targets; `all-linear`
+/// covers every linear layer but the head.
+pub fn lora_targets(names: &[String]) -> LoraTargets {
+    let mut t = LoraTargets { names: names.to_vec(), ..LoraTargets::default() };
+    for name in names {
+        if matches!(name.to_ascii_lowercase().as_str(), "all-linear" | "all_linear" | "all") {
+            t = LoraTargets { names: names.to_vec(), ..LoraTargets::all_linear() };
+            continue;
+        }
+        for leaf in module_leaves(name) {
+            match leaf.as_str() {
+                "q_proj" | "query" | "q" | "wq" => t.query = true,
+                "k_proj" | "key" | "k" | "wk" => t.key = true,
+                "v_proj" | "value" | "v" | "wv" => t.value = true,
+                "qkv_proj" | "c_attn" | "query_key_value" | "wqkv" | "w_pack" => {
+                    (t.query, t.key, t.value) = (true, true, true);
+                }
+                "o_proj" | "out_proj" | "wo" | "dense" => t.output = true,
+                // GPT-2 names both the attention output and the MLP output `c_proj`.
+                "c_proj" => (t.output, t.mlp_down) = (true, true),
+                "gate_proj" | "w1" => t.mlp_gate = true,
+                "up_proj" | "w3" | "c_fc" | "fc1" | "dense_h_to_4h" => t.mlp_up = true,
+                "gate_up_proj" => (t.mlp_gate, t.mlp_up) = (true, true),
+                "down_proj" | "w2" | "fc2" | "dense_4h_to_h" => t.mlp_down = true,
+                "lm_head" => t.lm_head = true,
+                _ => {}
+            }
+        }
+    }
+    t
+}
+
+/// `attn_implementation` values; memory-efficient kernels (xformers, SageAttention, hub
+/// kernels like `kernels-community/vllm-flash-attn3`) count as flash attention.
+pub fn attention_kind(name: &str) -> Option<Attention> {
+    Some(match name.trim().to_ascii_lowercase().as_str() {
+        "eager" => Attention::Eager,
+        "sdpa" | "fp8" => Attention::Sdpa,
+        "flex_attention" => Attention::Flex,
+        "flash_attention_2" | "flash_attention_3" | "xformers" | "sage" => Attention::Flash,
+        other if other.contains('/') || other.starts_with("paged|") => Attention::Flash,
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn lora_target_names_and_patterns() {
+        let t = lora_targets(&names(&["gate_proj", "up_proj", "down_proj", "model.layers.*.self_attn.q_proj"]));
+        assert!(t.mlp_gate && t.mlp_up && t.mlp_down && t.query && !t.key);
+        let regex =
+            lora_targets(&names(&[r"model.language_model.layers.[\d]+.(mlp|self_attn).(up|down|gate|q|k|v|o)_proj"]));
+        assert!(regex.query && regex.key && regex.value && regex.output && regex.mlp_gate && regex.mlp_down);
+        let layers = lora_targets(&names(&[r".*\.layers\.(3|7)\.self_attn\.(q|k)_proj|.*\.mlp\.(gate|up)_proj"]));
+        assert!(layers.query && layers.key && !layers.value && layers.mlp_gate && layers.mlp_up && !layers.mlp_down);
+        assert!(lora_targets(&names(&["shared_expert.gate_up_proj"])).mlp_up);
+        assert_eq!(lora_targets(&names(&["all-linear"])).names, vec!["all-linear".to_string()]);
+        assert!(lora_targets(&names(&["all"])).mlp_down);
+        let fused = lora_targets(&names(&["Wqkv", "query_key_value"]));
+        assert!(fused.query && fused.key && fused.value && !fused.output);
+        let gpt2 = lora_targets(&names(&["c_attn", "c_proj", "c_fc"]));
+        assert!(gpt2.query && gpt2.output && gpt2.mlp_up && gpt2.mlp_down && !gpt2.mlp_gate);
+    }
+
+    #[test]
+    fn optimizer_names() {
+        assert_eq!(optimizer_kind("adamw_bnb_8bit"), Optimizer::AdamW8bit);
+        assert_eq!(optimizer_kind("adamw_apex_fused"), Optimizer::AdamWFused);
+        assert_eq!(optimizer_kind("ADAMW_TORCH"), Optimizer::AdamW);
+        assert_eq!(optimizer_kind("paged_adamw_8bit"), Optimizer::PagedAdamW8bit);
+        assert_eq!(optimizer_kind("muon"), Optimizer::Other("muon".into()));
+    }
+
+    #[test]
+    fn attention_names() {
+        assert_eq!(attention_kind("kernels-community/vllm-flash-attn3"), Some(Attention::Flash));
+        assert_eq!(attention_kind("flash_attention_2"), Some(Attention::Flash));
+        assert_eq!(attention_kind("paged|flash_attention_2"), Some(Attention::Flash));
+        assert_eq!(attention_kind("sdpa"), Some(Attention::Sdpa));
+        assert_eq!(attention_kind("flash"), None);
+    }
+}

@@ -237,18 +237,13 @@ pub(crate) fn corpus_files(root: &std::path::Path, format: &str) -> Option<Vec<(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::test_support::{plan_with, spanned};
     use crate::plan::Origin;
     use crate::syntax::{self, Language};
     use std::path::Path;
 
     fn plan_of(text: &str) -> Plan {
-        let doc = syntax::parse(text, Language::Json);
-        plan(&Reader::new(doc.root_mapping().expect("a JSON object")))
-    }
-
-    fn spanned<'t, T>(text: &'t str, s: &Sourced<T>) -> &'t str {
-        let span = s.value_span().expect("set by the file");
-        &text[span.start..span.end]
+        plan_with(text, Language::Json, plan)
     }
 
     #[test]

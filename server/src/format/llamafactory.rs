@@ -339,18 +339,13 @@ pub fn plan(r: &Reader) -> Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::test_support::{plan_with, spanned};
     use crate::plan::Origin;
     use crate::syntax::{self, Language};
     use std::path::Path;
 
     fn plan_of(text: &str) -> Plan {
-        let doc = syntax::parse(text, Language::Yaml);
-        plan(&Reader::new(doc.root_mapping().expect("a mapping")))
-    }
-
-    fn spanned<'t, T>(text: &'t str, s: &Sourced<T>) -> &'t str {
-        let span = s.value_span().expect("set by the file");
-        &text[span.start..span.end]
+        plan_with(text, Language::Yaml, plan)
     }
 
     const QLORA: &str = "\

@@ -17,6 +17,8 @@ pub mod litgpt;
 pub mod llamafactory;
 pub mod oomlint;
 pub mod python;
+#[cfg(test)]
+mod test_support;
 pub mod trl;
 
 pub use detect::{detect, language_of};

@@ -171,10 +171,9 @@ pub fn plan(r: &Reader) -> Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::test_support::{plan_with, spanned};
+    use crate::format::test_support::{each_corpus_file, plan_with, spanned};
     use crate::plan::Origin;
     use crate::syntax::{self, Language};
-    use std::path::Path;
 
     fn plan_of(text: &str) -> Plan {
         plan_with(text, Language::Yaml, plan)
@@ -259,22 +258,13 @@ mod tests {
     /// or says why not.
     #[test]
     fn corpus_files_build_plans() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-        let Some(files) = deepspeed::corpus_files(&root, "accelerate") else {
-            eprintln!("notice: {} is absent; corpus test skipped", root.display());
-            return;
-        };
-        assert!(!files.is_empty());
-        for (path, text) in files {
-            let doc = syntax::parse(&text, Language::Yaml);
-            let Some(root) = doc.root_mapping() else { panic!("{} has no mapping", path.display()) };
-            let reader = Reader::new(root);
-            let p = plan(&reader);
+        each_corpus_file("accelerate", Language::Yaml, |path, _, reader| {
+            let p = plan(reader);
             assert!(p.sharding.is_some(), "{}: no sharding", path.display());
             let stated = reader.i64("num_processes").is_some_and(|n| n.value > 0);
             let origin = &p.devices.as_ref().unwrap().origin;
             let read = matches!(origin, Origin::File { .. } | Origin::Derived { .. });
             assert_eq!(read, stated, "{}: devices {origin:?}", path.display());
-        }
+        });
     }
 }

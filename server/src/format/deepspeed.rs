@@ -214,33 +214,12 @@ pub fn plan(r: &Reader) -> Plan {
     plan
 }
 
-/// The corpus files whose `MANIFEST.tsv` row names `format`, with their text; None when
-/// the corpus is absent. Shared by the plan-builder tests of the HF-ecosystem formats.
-#[cfg(test)]
-pub(crate) fn corpus_files(root: &std::path::Path, format: &str) -> Option<Vec<(std::path::PathBuf, String)>> {
-    let manifest = std::fs::read_to_string(root.join("MANIFEST.tsv")).ok()?;
-    let files = manifest
-        .lines()
-        .skip(1)
-        .filter_map(|line| {
-            let columns: Vec<&str> = line.split('\t').collect();
-            (columns.get(5) == Some(&format)).then(|| root.join(columns[0]))
-        })
-        .map(|path| {
-            let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-            (path, text)
-        })
-        .collect();
-    Some(files)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::test_support::{plan_with, spanned};
+    use crate::format::test_support::{each_corpus_file, plan_with, spanned};
     use crate::plan::Origin;
     use crate::syntax::{self, Language};
-    use std::path::Path;
 
     fn plan_of(text: &str) -> Plan {
         plan_with(text, Language::Json, plan)
@@ -354,21 +333,13 @@ mod tests {
     /// Every DeepSpeed JSON in the shared corpus builds a plan with a sharding.
     #[test]
     fn corpus_files_build_plans() {
-        let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-        let Some(files) = corpus_files(&corpus, "deepspeed") else {
-            eprintln!("notice: {} is absent; corpus test skipped", corpus.display());
-            return;
-        };
-        assert!(!files.is_empty());
-        for (path, text) in files {
-            let doc = syntax::parse(&text, Language::Json);
-            let root = doc.root_mapping().unwrap_or_else(|| panic!("{} has no object", path.display()));
-            let p = plan(&Reader::new(root));
+        each_corpus_file("deepspeed", Language::Json, |path, text, reader| {
+            let p = plan(reader);
             let sharding = p.sharding.as_ref().unwrap();
             assert_eq!(sharding.is_from_file(), text.contains("\"stage\""), "{}", path.display());
             // What a trainer config infers from this file's path must match its content.
-            let local = path.strip_prefix(&corpus).unwrap_or(&path).to_string_lossy().to_string();
-            let Some(named) = sharding_from_name(&Sourced::derived(local.clone(), "test")) else { continue };
+            let local = path.to_string_lossy().to_string();
+            let Some(named) = sharding_from_name(&Sourced::derived(local.clone(), "test")) else { return };
             let (Sharding::Zero { stage, .. }, Sharding::Zero { stage: named_stage, .. }) =
                 (sharding.value, named.value)
             else {
@@ -378,6 +349,6 @@ mod tests {
             if !local.contains("/tests/") {
                 assert_eq!(sharding.value, named.value, "{local}: offloads differ from what the name says");
             }
-        }
+        });
     }
 }

@@ -339,10 +339,9 @@ pub fn plan(r: &Reader) -> Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::test_support::{plan_with, spanned};
+    use crate::format::test_support::{each_corpus_file, plan_with, spanned};
     use crate::plan::Origin;
-    use crate::syntax::{self, Language};
-    use std::path::Path;
+    use crate::syntax::Language;
 
     fn plan_of(text: &str) -> Plan {
         plan_with(text, Language::Yaml, plan)
@@ -493,22 +492,13 @@ cutoff_len: 4096
     /// Every LLaMA-Factory config in the shared corpus builds a plan that names its model.
     #[test]
     fn corpus_files_build_plans() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-        let Some(files) = deepspeed::corpus_files(&root, "llamafactory") else {
-            eprintln!("notice: {} is absent; corpus test skipped", root.display());
-            return;
-        };
-        assert!(!files.is_empty());
-        for (path, text) in files {
-            let doc = syntax::parse(&text, Language::Yaml);
-            let Some(root) = doc.root_mapping() else { panic!("{} has no mapping", path.display()) };
-            let reader = Reader::new(root);
-            let p = plan(&reader);
+        each_corpus_file("llamafactory", Language::Yaml, |path, _, reader| {
+            let p = plan(reader);
             if let Some(named) = reader.str("model_name_or_path").or_else(|| reader.str("model")) {
                 let model = p.model.as_ref().unwrap_or_else(|| panic!("{}: no model", path.display()));
                 assert_eq!(model.value_span(), named.value_span(), "{}", path.display());
             }
             assert!(p.method.is_some() && p.max_seq_length.is_some(), "{}", path.display());
-        }
+        });
     }
 }

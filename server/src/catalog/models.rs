@@ -155,6 +155,9 @@ pub struct Architecture {
     /// Extra norm after the MLP (Gemma 2/3).
     #[serde(default)]
     pub post_mlp_norm: bool,
+    /// Attention logits pass through `tanh(x / c) · c` before the softmax (Gemma 2: 50).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attention_logit_softcapping: Option<f64>,
     /// Attention and MLP read the same input (GPT-NeoX, Falcon, Phi-2).
     #[serde(default)]
     pub parallel_residual: bool,

@@ -162,14 +162,6 @@ fn mlp_terms(s: &Setup) -> Vec<Term> {
     }
 }
 
-/// Families whose attention logits are softcapped (LitGPT `attention_logit_softcapping`; the
-/// catalog has no field for it yet). Source: Lightning-AI/litgpt litgpt/config.py, Gemma 2 configs.
-const ATTENTION_SOFTCAPPING_FAMILIES: &[&str] = &["gemma-2"];
-
-fn has_attention_softcapping(a: &crate::catalog::Architecture) -> bool {
-    ATTENTION_SOFTCAPPING_FAMILIES.iter().any(|f| a.family.eq_ignore_ascii_case(f))
-}
-
 /// Widths K and V reach the attention kernel with, and the storage V keeps alive.
 fn kernel_kv_bytes(s: &Setup) -> (u64, &'static str) {
     let a = &s.arch;
@@ -212,7 +204,7 @@ pub fn attention_layer_terms(s: &Setup) -> Vec<Term> {
     if inputs {
         t.push(term("output-projection input β·q", beta * q));
     }
-    if s.implementation == Implementation::Litgpt && has_attention_softcapping(a) {
+    if s.implementation == Implementation::Litgpt && a.attention_logit_softcapping.is_some() {
         // LitGPT's softcapped attention is plain PyTorch: tanh output, fp32 softmax and its cast.
         t.push(term("softcapped scores heads·s·(2β + 4)", a.n_head * s.seq_len * (2 * beta + 4)));
     }
@@ -241,7 +233,7 @@ pub fn attention_layer_terms(s: &Setup) -> Vec<Term> {
 pub fn mamba_layer_terms(s: &Setup) -> Vec<Term> {
     let beta = s.compute_bytes;
     let h = s.arch.n_embd;
-    let (d_in, _, in_proj_out) = mamba_dims(&s.arch);
+    let (d_in, in_proj_out) = mamba_dims(&s.arch);
     let mut t = vec![
         term("norm input", norm_bytes(s, false)),
         term("in_proj input β·h", beta * h),
@@ -418,7 +410,7 @@ pub fn activations_component(s: &Setup) -> Component {
 
 /// Vocabulary rows that receive logits.
 fn vocab(s: &Setup) -> u64 {
-    weights::vocab_rows(&s.arch, s.implementation)
+    weights::vocab_rows(&s.arch)
 }
 
 /// Tokens that reach the output head: GRPO keeps only the completion (`logits_to_keep`).

@@ -325,10 +325,7 @@ fn trainable_parameters(s: &Setup) -> u64 {
         Method::Adapter => adapter_v1(a),
         Method::AdapterV2 => {
             let per_layer_out = weights::q_width(a) + 2 * weights::kv_width(a) + h + mlp_out_features(a);
-            adapter_v1(a)
-                + 2 * a.n_layer * per_layer_out
-                + 2 * weights::vocab_rows(a, s.implementation)
-                + s.counts.small
+            adapter_v1(a) + 2 * a.n_layer * per_layer_out + 2 * weights::vocab_rows(a) + s.counts.small
         }
     }
 }
@@ -363,6 +360,6 @@ fn lora_parameters(s: &Setup) -> u64 {
     let per_attention = width(t.query, h, q) + width(t.key, h, kv) + width(t.value, h, kv) + width(t.output, q, h);
     let per_mlp = width(t.mlp_gate && gated, h, i) + width(t.mlp_up, h, i) + width(t.mlp_down, i, h);
     let attention_layers = a.n_layer - a.n_mamba_layers.min(a.n_layer);
-    let head = width(t.lm_head, h, weights::vocab_rows(a, s.implementation));
+    let head = width(t.lm_head, h, weights::vocab_rows(a));
     s.lora_rank * (attention_layers * per_attention + a.n_layer * experts * per_mlp + head)
 }

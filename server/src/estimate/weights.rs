@@ -5,10 +5,6 @@ use super::{Component, Phase, Provenance};
 use crate::catalog::{Architecture, MlpKind};
 use crate::plan::Quantization;
 
-/// Mamba-2 state size and head width assumed when the catalog has no mixer dimensions.
-const MAMBA_STATE: u64 = 128;
-const MAMBA_HEAD_DIM: u64 = 64;
-
 /// Parameter counts by kind of tensor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ParamCounts {
@@ -25,12 +21,10 @@ pub struct ParamCounts {
     pub total: u64,
 }
 
-/// Rows of the embedding and head: LitGPT pads the vocabulary.
-pub fn vocab_rows(arch: &Architecture, implementation: Implementation) -> u64 {
-    match implementation {
-        Implementation::Litgpt => arch.padded_vocab_size.max(arch.vocab_size),
-        _ => arch.vocab_size,
-    }
+/// Rows of the embedding and head: the padded vocabulary, which LitGPT builds and which is
+/// the Hugging Face config's `vocab_size` (the tokenizer's own vocabulary is smaller).
+pub fn vocab_rows(arch: &Architecture) -> u64 {
+    arch.padded_vocab_size.max(arch.vocab_size)
 }
 
 pub fn q_width(arch: &Architecture) -> u64 {
@@ -41,14 +35,10 @@ pub fn kv_width(arch: &Architecture) -> u64 {
     arch.n_query_groups.max(1) * arch.head_size
 }
 
-/// Mamba-2 mixer inner width, heads and `in_proj` output width (expand 2, state 128 when unknown).
-pub fn mamba_dims(arch: &Architecture) -> (u64, u64, u64) {
-    if let Some(m) = arch.mamba {
-        return (m.inner_size(), m.n_heads, m.in_proj_size());
-    }
-    let d_in = 2 * arch.n_embd;
-    let heads = (d_in / MAMBA_HEAD_DIM).max(1);
-    (d_in, heads, 2 * d_in + 2 * MAMBA_STATE + heads)
+/// Mamba-2 mixer inner width and `in_proj` output width, from the catalog's mixer dimensions
+/// (every hybrid entry records them; a mixer without them contributes nothing).
+pub fn mamba_dims(arch: &Architecture) -> (u64, u64) {
+    arch.mamba.map_or((0, 0), |m| (m.inner_size(), m.in_proj_size()))
 }
 
 /// Parameters of one attention block's linears.
@@ -72,13 +62,13 @@ fn mlp_linear(arch: &Architecture) -> u64 {
 
 pub fn count(arch: &Architecture, implementation: Implementation) -> ParamCounts {
     let h = arch.n_embd;
-    let rows = vocab_rows(arch, implementation);
+    let rows = vocab_rows(arch);
     let embedding = rows * h;
     let tied = arch.tie_word_embeddings && implementation != Implementation::Litgpt;
     let head = if tied { 0 } else { rows * h };
     let mamba_layers = arch.n_mamba_layers.min(arch.n_layer);
     let attention_layers = arch.n_layer - mamba_layers;
-    let (d_in, _, in_proj_out) = mamba_dims(arch);
+    let (d_in, in_proj_out) = mamba_dims(arch);
     let mamba_linear = h * in_proj_out + d_in * h;
     let block_linear =
         attention_layers * attention_linear(arch) + mamba_layers * mamba_linear + arch.n_layer * mlp_linear(arch);

@@ -37,6 +37,11 @@ impl<'a> Fields<'a> {
         })
     }
 
+    /// A number (integer or float); other types read as absent.
+    pub fn f64(&self, key: &str) -> Option<f64> {
+        self.scalar(key).and_then(Scalar::as_f64)
+    }
+
     pub fn bool(&self, key: &str) -> Option<bool> {
         self.scalar(key).and_then(Scalar::as_bool)
     }

@@ -66,6 +66,7 @@ pub(super) fn architecture(root: &Mapping, path: &Path) -> Result<Architecture, 
         block_size: config.u64("block_size").unwrap_or(4096),
         sliding_window_size,
         sliding_window_layers,
+        attention_logit_softcapping: config.f64("attention_logit_softcapping"),
         ..Architecture::default()
     })
 }

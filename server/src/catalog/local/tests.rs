@@ -38,6 +38,7 @@ fn assert_matches_catalog(local: &Architecture, catalog_name: &str) {
     assert_eq!(local.tie_word_embeddings, known.tie_word_embeddings, "{catalog_name}: tie");
     assert_eq!(local.sliding_window_layer_count(), known.sliding_window_layer_count(), "{catalog_name}: sliding");
     assert_eq!(local.parameter_count(), known.parameter_count(), "{catalog_name}: parameters");
+    assert_eq!(local.attention_logit_softcapping, known.attention_logit_softcapping, "{catalog_name}: softcap");
 }
 
 #[test]
@@ -81,7 +82,7 @@ fn families_read_like_the_catalog() {
             "Gemma-2-2b",
             json!({"model_type": "gemma2", "hidden_size": 2304, "num_hidden_layers": 26, "num_attention_heads": 8,
                    "num_key_value_heads": 4, "head_dim": 256, "intermediate_size": 9216, "vocab_size": 256000,
-                   "sliding_window": 4096}),
+                   "sliding_window": 4096, "attn_logit_softcapping": 50.0}),
         ),
         (
             "Mixtral-8x7B-v0.1",
@@ -376,9 +377,11 @@ sliding_window_size: null
 fn litgpt_sliding_window_indices() {
     let dir = tempfile::tempdir().expect("temp dir");
     let yaml = "n_layer: 4\nn_embd: 64\nn_head: 4\nmlp_class_name: GemmaMLP\nintermediate_size: 128\n\
-                norm_class_name: RMSNorm\nsliding_window_size: 512\nsliding_window_indices: [1, 1, 1, 0]\n";
+                norm_class_name: RMSNorm\nsliding_window_size: 512\nsliding_window_indices: [1, 1, 1, 0]\n\
+                attention_logit_softcapping: 50.0\n";
     fs::write(dir.path().join("model_config.yaml"), yaml).expect("write");
     let arch = read(&dir);
+    assert_eq!(arch.attention_logit_softcapping, Some(50.0));
     assert_eq!(arch.sliding_window_layers.as_deref(), Some("1110"));
     assert_eq!(arch.sliding_window_layer_count(), 3);
 }

@@ -33,7 +33,7 @@ fn main() {
         }
         match express(row) {
             Ok(case) => {
-                let est = estimate_in(&case.plan, case.arch, Some(&case.gpu), &case.context);
+                let est = estimate_in(&case.plan, case.arch, case.gpu.as_ref(), &case.context);
                 if case.oom {
                     ooms.push((case, est));
                 } else {
@@ -58,7 +58,8 @@ struct Case {
     /// Framework releases and batch order of the run.
     context: Context,
     arch: &'static Architecture,
-    gpu: Gpu,
+    /// The GPU when the row names it (the verdict needs it; the allocated view does not).
+    gpu: Option<Gpu>,
     /// Measured bytes in the row's own view.
     measured: f64,
     view: View,
@@ -112,8 +113,11 @@ fn express(row: &Row) -> Result<Case, String> {
     };
     let key = field(row, "architecture_key");
     let arch = resolve_model(key).map_err(|_| format!("model not in the catalog ({source})"))?;
-    let gpu = gpu(field(row, "gpu")).ok_or_else(|| format!("GPU not stated ({source})"))?;
+    let gpu = gpu(field(row, "gpu"));
     let oom = field(row, "oom") == "yes";
+    if gpu.is_none() && (oom || source != "litgpt") {
+        return Err(format!("GPU not stated ({source})"));
+    }
     let (measured, view) = match source {
         "litgpt" => (field(row, "peak_memory_GB_decimal").parse::<f64>().unwrap_or(0.0) * 1e9, View::Allocated),
         _ => (field(row, "peak_memory_GiB").parse::<f64>().unwrap_or(0.0) * GIB, View::Reserved),
@@ -406,7 +410,7 @@ fn report(scored: &[(Case, Estimate)], ooms: &[(Case, Estimate)], skipped: &BTre
             c.method,
             c.micro_batch,
             c.seq,
-            c.gpu.name,
+            c.gpu.as_ref().map_or("?", |g| g.name.as_str()),
             e.peak.device_bytes as f64 / GIB
         );
     }

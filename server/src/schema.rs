@@ -16,7 +16,7 @@ use crate::syntax::{Document, Mapping, Node, ScalarKind, ScalarStyle, Value as T
 use crate::versions::Version;
 use jsonschema::error::ValidationErrorKind;
 use serde_json::{Map, Value};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, LazyLock, Mutex, OnceLock, PoisonError};
 
 /// Every file under `schema/`, by name (a format name; a test checks the list is complete).
@@ -49,6 +49,8 @@ pub struct Schema {
     pub name: &'static str,
     pub root: &'static Value,
     validator: jsonschema::Validator,
+    /// Every property name marked `x-removed` or `x-deprecated` somewhere in the schema.
+    marked: HashSet<&'static str>,
 }
 
 /// The schema at `index` of [`SOURCES`], parsed on first use (None when it is not valid
@@ -77,7 +79,7 @@ fn registry() -> Option<&'static jsonschema::Registry<'static>> {
 fn compile(schema: &Value, text: &str) -> Option<jsonschema::Validator> {
     let options = jsonschema::options().with_draft(jsonschema::Draft::Draft202012).offline();
     let refers = text.contains("\"$ref\"") || text.contains("\"$dynamicRef\"");
-    match registry().filter(|_| refers) {
+    match refers.then(registry).flatten() {
         Some(registry) => options.with_registry(registry).build(schema).ok(),
         None => options.build(schema).ok(),
     }
@@ -92,7 +94,9 @@ pub fn get(name: &str) -> Option<&'static Schema> {
         .get_or_init(|| {
             let (name, text) = SOURCES.get(index)?;
             let root = parsed(index)?;
-            Some(Schema { name, validator: compile(root, text)?, root })
+            let mut marked = HashSet::new();
+            collect_marked(root, &mut marked);
+            Some(Schema { name, validator: compile(root, text)?, root, marked })
         })
         .as_ref()
 }
@@ -287,7 +291,7 @@ pub struct UnknownKey {
 impl UnknownKey {
     /// The closest allowed key, when one is close enough (searched on each call).
     pub fn suggestion(&self) -> Option<String> {
-        closest(&self.key, allowed_keys(self.enclosing?))
+        closest(&self.key, &allowed_candidates(self.enclosing?))
     }
 
     /// A nested mapping where this exact key is valid (`micro_batch_size` → `train`).
@@ -387,7 +391,7 @@ pub fn check(format: Format, doc: &Document) -> Findings {
         }
     }
     if let Some(mapping) = node.as_mapping() {
-        removed_keys(schema.root, mapping, &mut findings.removed_keys);
+        removed_keys(schema, schema.root, mapping, &mut findings.removed_keys);
     }
     findings
 }
@@ -413,18 +417,26 @@ fn accepts_coerced(schema: &'static Value, instance: &Value) -> bool {
     fragment_validator(schema).is_some_and(|v| v.is_valid(&coerced))
 }
 
-/// A part of an embedded schema compiled on its own, once per process.
-fn fragment_validator(schema: &'static Value) -> Option<Arc<jsonschema::Validator>> {
-    type Compiled = HashMap<usize, Option<Arc<jsonschema::Validator>>>;
-    static FRAGMENTS: LazyLock<Mutex<Compiled>> = LazyLock::new(Mutex::default);
-    // An embedded schema never moves or drops: its address identifies the part.
-    let address = std::ptr::from_ref(schema).addr();
-    if let Some(compiled) = FRAGMENTS.lock().unwrap_or_else(PoisonError::into_inner).get(&address) {
-        return compiled.clone();
+/// What is derived from a part of an embedded schema, by the part's address (an embedded
+/// schema never moves or drops), so that it is derived once per process.
+type PerPart<T> = LazyLock<Mutex<HashMap<usize, T>>>;
+
+fn once_per_part<T: Clone>(cache: &PerPart<T>, part: &'static Value, derive: impl FnOnce() -> T) -> T {
+    let address = std::ptr::from_ref(part).addr();
+    if let Some(derived) = cache.lock().unwrap_or_else(PoisonError::into_inner).get(&address) {
+        return derived.clone();
     }
-    let options = jsonschema::options().with_draft(jsonschema::Draft::Draft202012).offline();
-    let compiled = options.build(schema).ok().map(Arc::new);
-    FRAGMENTS.lock().unwrap_or_else(PoisonError::into_inner).entry(address).or_insert(compiled).clone()
+    let derived = derive();
+    cache.lock().unwrap_or_else(PoisonError::into_inner).entry(address).or_insert(derived).clone()
+}
+
+/// A part of an embedded schema compiled on its own.
+fn fragment_validator(schema: &'static Value) -> Option<Arc<jsonschema::Validator>> {
+    static FRAGMENTS: PerPart<Option<Arc<jsonschema::Validator>>> = LazyLock::new(Mutex::default);
+    once_per_part(&FRAGMENTS, schema, || {
+        let options = jsonschema::options().with_draft(jsonschema::Draft::Draft202012).offline();
+        options.build(schema).ok().map(Arc::new)
+    })
 }
 
 /// The schema object that holds the failing keyword (`/properties/x/type` → `/properties/x`).
@@ -452,18 +464,29 @@ fn nested_owner(schema: &Value, key: &str) -> Option<String> {
         .map(|(name, _)| name.to_string())
 }
 
+/// A name that [`closest`] may suggest, with its lowercased form.
+type Candidate<'s> = (&'s str, Word);
+
+fn candidates<'s>(names: impl IntoIterator<Item = &'s str>) -> Vec<Candidate<'s>> {
+    names.into_iter().map(|name| (name, Word::new(&name.to_lowercase()))).collect()
+}
+
+/// The allowed keys of an object schema as candidates.
+fn allowed_candidates(schema: &'static Value) -> Arc<[Candidate<'static>]> {
+    static PREPARED: PerPart<Arc<[Candidate<'static>]>> = LazyLock::new(Mutex::default);
+    once_per_part(&PREPARED, schema, || candidates(allowed_keys(schema)).into())
+}
+
 /// The candidate closest to `word` (case-insensitive match or Jaro-Winkler ≥ 0.85).
-fn closest<'c>(word: &str, candidates: impl IntoIterator<Item = &'c str>) -> Option<String> {
+fn closest(word: &str, candidates: &[Candidate]) -> Option<String> {
     const THRESHOLD: f64 = 0.85;
-    let lower = word.to_lowercase();
-    let prepared = Word::new(&lower);
+    let lower = Word::new(&word.to_lowercase());
     let mut best: Option<(f64, &str)> = None;
-    for candidate in candidates {
-        let candidate_lower = candidate.to_lowercase();
-        let score = if candidate_lower == lower {
+    for (candidate, candidate_lower) in candidates {
+        let score = if *candidate_lower == lower {
             Some(2.0)
         } else {
-            jaro_winkler_at_least(&prepared, &Word::new(&candidate_lower), THRESHOLD)
+            jaro_winkler_at_least(&lower, candidate_lower, THRESHOLD)
         };
         let Some(score) = score else { continue };
         if score >= THRESHOLD && best.is_none_or(|(b, _)| score > b) {
@@ -499,7 +522,9 @@ fn invalid_value(
         None => format!("{subject}: {fallback}"),
     };
     let suggestion = match (sub, instance) {
-        (Some(schema), Value::String(s)) => closest(s, enum_values(schema).iter().filter_map(Value::as_str)),
+        (Some(schema), Value::String(s)) => {
+            closest(s, &candidates(enum_values(schema).iter().filter_map(Value::as_str)))
+        }
         _ => None,
     };
     InvalidValue { span: at.node.span, message, suggestion }
@@ -574,8 +599,12 @@ fn show(value: &Value) -> String {
 }
 
 /// Walks the document with the schema, collecting keys marked removed or deprecated.
-fn removed_keys(schema: &'static Value, mapping: &Mapping, out: &mut Vec<RemovedKey>) {
+fn removed_keys(whole: &Schema, schema: &'static Value, mapping: &Mapping, out: &mut Vec<RemovedKey>) {
     for entry in &mapping.entries {
+        // Only a marked key is reported, and only a mapping has keys below.
+        if !whole.marked.contains(entry.key.as_str()) && entry.value.as_mapping().is_none() {
+            continue;
+        }
         let Some(sub) = property(schema, &entry.key) else {
             continue;
         };
@@ -600,8 +629,25 @@ fn removed_keys(schema: &'static Value, mapping: &Mapping, out: &mut Vec<Removed
             });
         }
         if let Some(child) = entry.value.as_mapping() {
-            removed_keys(sub, child, out);
+            removed_keys(whole, sub, child, out);
         }
+    }
+}
+
+/// Adds the names of properties marked removed or deprecated anywhere in `schema`.
+fn collect_marked(schema: &'static Value, out: &mut HashSet<&'static str>) {
+    match schema {
+        Value::Object(object) => {
+            let properties = object.get("properties").and_then(Value::as_object).into_iter().flatten();
+            for (name, sub) in properties {
+                if sub.get("x-removed").is_some() || sub.get("x-deprecated").is_some() {
+                    out.insert(name);
+                }
+            }
+            object.values().for_each(|value| collect_marked(value, out));
+        }
+        Value::Array(items) => items.iter().for_each(|item| collect_marked(item, out)),
+        _ => {}
     }
 }
 

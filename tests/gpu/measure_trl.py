@@ -11,6 +11,11 @@ few optimizer steps of the TRL trainer on fixed-length random tokens:
         full rows with `beta > 0` let TRL load the reference model from a saved copy of the policy, as it does
         for a model id.
 
+A row with `quant` (`nf4`, `nf4-dq`, `int8`) is loaded the way `trl sft --load_in_4bit|--load_in_8bit --use_peft`
+loads it: the random-init model is saved once per model and dtype (safetensors, in the run's temporary directory, not
+counted), then TRL's `create_model_from_path` loads it with the `BitsAndBytesConfig` of TRL's
+`get_quantization_config` (`bnb_4bit_compute_dtype` = the row's dtype, nf4, double quantization for `nf4-dq`).
+
 It records what `torch.cuda.max_memory_allocated()` / `max_memory_reserved()` report, relative to the memory held
 before the row started: after building the model, after building the trainer (adapters, reference model), for each
 optimizer step and, for GRPO, for each rollout (generation, rewards, reference log-probs). One CSV line per row is
@@ -40,12 +45,12 @@ import transformers
 from transformers import AutoConfig, AutoModelForCausalLM, PreTrainedTokenizerFast, TrainerCallback
 
 FIELDS = [
-    "id", "trainer", "model", "method", "lora_r", "lora_targets", "lora_dropout", "batch", "seq", "prompt_len",
+    "id", "trainer", "model", "method", "quant", "lora_r", "lora_targets", "lora_dropout", "batch", "seq", "prompt_len",
     "completion_len", "num_generations", "beta", "loss_type", "ga", "ckpt", "optim", "dtype", "bf16", "attn", "steps",
     "status", "baseline_bytes", "weights_bytes", "load_peak_bytes", "trainer_bytes", "init_peak_bytes",
     "step1_peak_bytes", "steady_peak_bytes", "rollout_peak_bytes", "allocated_peak_bytes", "reserved_peak_bytes",
     "step_peaks_bytes", "step_reserved_bytes", "rollout_peaks_bytes", "trainable_params", "total_params",
-    "attn_effective", "seconds_per_step", "config", "error",
+    "param_dtype_bytes", "trainable_dtype_bytes", "attn_effective", "seconds_per_step", "config", "error",
 ]
 # Config values read back from the trainer's args after construction (TRL resolves some of them).
 RESOLVED = [
@@ -87,6 +92,50 @@ def build_model(cfg, row, device):
         model = AutoModelForCausalLM.from_config(cfg, dtype=getattr(torch, row["dtype"]),
                                                  attn_implementation=row["attn"])
     return model.to(device)
+
+
+def quantization_config(row):
+    """The `BitsAndBytesConfig` that TRL's `get_quantization_config` builds for the row's `quant` (None without one)."""
+    quant = row.get("quant") or ""
+    if not quant:
+        return None
+    from transformers import BitsAndBytesConfig
+
+    if quant in ("nf4", "nf4-dq"):
+        return BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_compute_dtype=row["dtype"], bnb_4bit_quant_type="nf4",
+                                  bnb_4bit_use_double_quant=quant == "nf4-dq", bnb_4bit_quant_storage=None)
+    if quant == "int8":
+        return BitsAndBytesConfig(load_in_8bit=True)
+    raise ValueError(f"unknown quant {quant!r}")
+
+
+def saved_model(cfg, row, device, workdir, saved):
+    """The directory of a saved random-init copy of the row's model (built on `device`, saved once per model/dtype)."""
+    key = f"{row['model']}-{row['dtype']}"
+    if key not in saved:
+        path = os.path.join(workdir, "models", key)
+        model = build_model(cfg, row, device)
+        model.save_pretrained(path)
+        del model
+        saved[key] = path
+    return saved[key]
+
+
+def load_quantized(path, row):
+    """Load a saved model as TRL's sft script does with `--load_in_4bit`/`--load_in_8bit` (device_map "auto" on GPU)."""
+    from trl.trainer.utils import create_model_from_path
+
+    return create_model_from_path(path, dtype=row["dtype"], attn_implementation=row["attn"], revision=None,
+                                  trust_remote_code=False, quantization_config=quantization_config(row))
+
+
+def dtype_bytes(params):
+    """`dtype=bytes;...` over the given parameters (a 4-bit weight counts its packed uint8 storage)."""
+    sizes = {}
+    for p in params:
+        name = str(p.dtype).removeprefix("torch.")
+        sizes[name] = sizes.get(name, 0) + p.numel() * p.element_size()
+    return ";".join(f"{k}={v}" for k, v in sorted(sizes.items()))
 
 
 def lora_config(row):
@@ -245,25 +294,35 @@ def resolved_config(args):
     return {k: getattr(args, k) for k in RESOLVED if hasattr(args, k)}
 
 
-def run_row(row, models, device, dry_run, workdir):
+def memory_baseline(cuda):
+    """Free what can be freed, reset the peak counters and return the bytes still allocated."""
+    gc.collect()
+    if not cuda:
+        return 0
+    torch.cuda.empty_cache()
+    torch.cuda.reset_peak_memory_stats()
+    return torch.cuda.memory_allocated()
+
+
+def run_row(row, models, device, dry_run, workdir, saved):
     cuda = device == "cuda"
     result = {k: row.get(k, "") for k in FIELDS}
     result["status"] = "ok"
     full_config = None
-    gc.collect()
-    if cuda:
-        torch.cuda.empty_cache()
-        torch.cuda.reset_peak_memory_stats()
-        baseline = torch.cuda.memory_allocated()
-    else:
-        baseline = 0
+    baseline = memory_baseline(cuda)
     result["baseline_bytes"] = baseline
     model = trainer = None
     try:
         cfg = model_config(models[row["model"]], dry_run)
         vocab = cfg.vocab_size
         tokenizer = build_tokenizer(vocab)
-        model = build_model(cfg, row, device)
+        if row.get("quant"):
+            path = saved_model(cfg, row, device, workdir, saved)
+            baseline = memory_baseline(cuda)  # the saved copy is not part of the row
+            result["baseline_bytes"] = baseline
+            model = load_quantized(path, row)
+        else:
+            model = build_model(cfg, row, device)
         result["attn_effective"] = getattr(model.config, "_attn_implementation", "")
         if cuda:
             torch.cuda.synchronize()
@@ -288,6 +347,8 @@ def run_row(row, models, device, dry_run, workdir):
             policy = trainer.model
             result["total_params"] = sum(p.numel() for p in policy.parameters())
             result["trainable_params"] = sum(p.numel() for p in policy.parameters() if p.requires_grad)
+            result["param_dtype_bytes"] = dtype_bytes(policy.parameters())
+            result["trainable_dtype_bytes"] = dtype_bytes(p for p in policy.parameters() if p.requires_grad)
             rollouts = watch_rollouts(trainer, peaks) if row["trainer"] == "grpo" else []
             if cuda:
                 torch.cuda.synchronize()
@@ -334,7 +395,7 @@ def environment(device):
         "PYTORCH_CUDA_ALLOC_CONF": os.environ.get("PYTORCH_CUDA_ALLOC_CONF", ""),
     }
     packages = (
-        "trl", "peft", "accelerate", "datasets", "tokenizers", "pyarrow", "pandas", "fsspec", "dill", "multiprocess",
+        "trl", "peft", "accelerate", "bitsandbytes", "datasets", "tokenizers", "pyarrow", "pandas", "fsspec", "dill", "multiprocess",
     )
     for name in packages:
         try:
@@ -395,6 +456,7 @@ def main():
         json.dump(env, f, indent=1)
 
     started = time.perf_counter()
+    saved = {}  # model/dtype -> saved random-init copy for the quantized rows
     with open(stem + ".csv", "w", newline="") as f, open(stem + ".args.jsonl", "w") as args_file, \
             tempfile.TemporaryDirectory() as workdir:
         writer = csv.DictWriter(f, fieldnames=FIELDS)
@@ -407,7 +469,7 @@ def main():
             if opts.dry_run_cpu:
                 row = shrink(row)
             t0 = time.perf_counter()
-            result, full_config = run_row(row, models, device, opts.dry_run_cpu, workdir)
+            result, full_config = run_row(row, models, device, opts.dry_run_cpu, workdir, saved)
             writer.writerow(result)
             f.flush()
             if full_config is not None:

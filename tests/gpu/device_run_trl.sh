@@ -4,7 +4,7 @@
 # $GRID (default tests/gpu/grid_trl.json: SFTTrainer, DPOTrainer, GRPOTrainer on random-init models, no network).
 # Writes to $OUT (or ./gpu-out): $NAME.csv, $NAME.env.json, $NAME.args.jsonl, $NAME.log (NAME defaults to peaks_trl).
 # Usage (from the repository root, `.whl` carried): BUDGET=170 bash tests/gpu/device_run_trl.sh
-# QLoRA rows (bitsandbytes): GRID=tests/gpu/grid_trl_qlora.json NAME=peaks_trl_qlora BUDGET=100 TIMEOUT=140 \
+# QLoRA rows (bitsandbytes): GRID=tests/gpu/grid_trl_qlora.json NAME=peaks_trl_qlora BUDGET=110 TIMEOUT=145 \
 #     bash tests/gpu/device_run_trl.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."

@@ -77,20 +77,24 @@ pub fn evaluate(s: &Setup) -> Core {
     }
 }
 
-/// bitsandbytes dequantizes one weight matrix at a time into the compute dtype.
+/// bitsandbytes dequantizes one weight matrix at a time into the dtype it was quantized from.
+/// Fabric's `BitsandbytesPrecision` (LitGPT) quantizes from fp16 (`quantize`: `.to(dtype=torch.half)`),
+/// so with another compute dtype `MatMul4Bit` casts the fp16 matrix to a second copy.
 fn dequantization_buffer(s: &Setup) -> Option<Component> {
     s.quantization?;
-    let head_quantized = s.implementation == Implementation::Litgpt;
-    let largest = if head_quantized { s.counts.largest_linear.max(s.counts.head) } else { s.counts.largest_linear };
+    let litgpt = s.implementation == Implementation::Litgpt;
+    let largest = if litgpt { s.counts.largest_linear.max(s.counts.head) } else { s.counts.largest_linear };
+    let cast = litgpt && !s.compute_fp16;
+    let per_param = if cast { 2 + s.compute_bytes } else { s.compute_bytes };
     Some(Component {
         name: "dequantization-buffer",
-        bytes: largest * s.compute_bytes,
+        bytes: largest * per_param,
         phase: Phase::Backward,
         live_in: vec![Phase::Forward, Phase::Backward],
         formula: format!(
-            "largest quantized matrix ({largest} params{}) × {} B",
-            if head_quantized { ", lm_head included" } else { "" },
-            s.compute_bytes
+            "largest quantized matrix ({largest} params{}) × {per_param} B{}",
+            if litgpt { ", lm_head included" } else { "" },
+            if cast { " (dequantized fp16 and its cast to the compute dtype)" } else { "" }
         ),
         provenance: Provenance::Derived,
     })

@@ -41,6 +41,8 @@ pub struct Setup {
     pub param_bytes: u64,
     /// Bytes of activations and logits (the compute dtype).
     pub compute_bytes: u64,
+    /// Whether the 16-bit compute dtype is fp16 (else bf16, or 32-bit).
+    pub compute_fp16: bool,
     /// Storage bytes of the trainable parameters (PEFT keeps adapters in fp32).
     pub trainable_bytes: u64,
     /// Whether fp32 master weights are kept next to 16-bit compute copies (mixed precision).
@@ -99,6 +101,10 @@ impl Setup {
             (_, q) => q,
         };
         let (param_bytes, compute_bytes, mixed) = precision_bytes(plan, implementation, gpu, &mut missing);
+        let compute_fp16 = match plan.precision.as_ref().map(|p| p.value) {
+            Some(Precision::True(d) | Precision::Mixed(d)) => d == Dtype::F16,
+            None => gpu.is_some_and(|g| !g.bf16),
+        };
         let trainable_bytes = match (implementation, method) {
             // PEFT upcasts adapters to fp32 (`autocast_adapter_dtype`); Unsloth keeps them in fp32 too.
             (Implementation::Hf | Implementation::Unsloth, Method::Lora | Method::Qlora) => 4,
@@ -169,6 +175,7 @@ impl Setup {
             quantization,
             param_bytes,
             compute_bytes,
+            compute_fp16,
             trainable_bytes,
             mixed,
             micro_batch: micro_batch.clamp(1, MAX_MICRO_BATCH),

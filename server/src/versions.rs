@@ -15,7 +15,7 @@ use crate::syntax::{self, Language, Mapping};
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{LazyLock, Mutex, PoisonError};
 
 /// The frameworks whose versions matter to rules.
 pub const FRAMEWORKS: [&str; 10] =
@@ -226,40 +226,59 @@ impl Versions {
 }
 
 /// The versions pinned for a config at `config`, searched from its directory upwards.
-/// Results are cached per directory.
+/// Results are cached per config directory, and each directory is read once.
 pub fn for_config(config: &Path) -> Versions {
     let dir = config.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-    let cache = CACHE.get_or_init(Default::default);
-    if let Some(found) = cache.lock().ok().and_then(|c| c.get(&dir).cloned()) {
+    if let Some(found) = cached(&CONFIG_DIRS, dir) {
         return found;
     }
-    let found = search(&dir);
-    if let Ok(mut c) = cache.lock() {
-        c.insert(dir, found.clone());
-    }
+    let canonical = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let found = search(&canonical);
+    remember(&CONFIG_DIRS, dir, found.clone());
     found
 }
 
-/// Pins found so far, by directory (see [`for_config`]).
-static CACHE: OnceLock<Mutex<HashMap<PathBuf, Versions>>> = OnceLock::new();
+type ByDirectory<T> = LazyLock<Mutex<HashMap<PathBuf, T>>>;
+
+/// Pins found for a config, by the config's directory as given (see [`for_config`]).
+static CONFIG_DIRS: ByDirectory<Versions> = LazyLock::new(Mutex::default);
+/// The pins of one directory, and whether it is a repository's root (see [`directory`]).
+static DIRECTORIES: ByDirectory<(Versions, bool)> = LazyLock::new(Mutex::default);
+
+fn cached<T: Clone>(cache: &ByDirectory<T>, dir: &Path) -> Option<T> {
+    cache.lock().unwrap_or_else(PoisonError::into_inner).get(dir).cloned()
+}
+
+fn remember<T>(cache: &ByDirectory<T>, dir: &Path, value: T) {
+    cache.lock().unwrap_or_else(PoisonError::into_inner).insert(dir.to_path_buf(), value);
+}
 
 /// Forgets every pin read so far (the language server calls it when a dependency file changes).
 pub fn clear_cache() {
-    if let Some(Ok(mut cache)) = CACHE.get().map(Mutex::lock) {
-        cache.clear();
-    }
+    CONFIG_DIRS.lock().unwrap_or_else(PoisonError::into_inner).clear();
+    DIRECTORIES.lock().unwrap_or_else(PoisonError::into_inner).clear();
 }
 
 fn search(start: &Path) -> Versions {
     let mut versions = Versions::default();
     for dir in start.ancestors().take(MAX_LEVELS + 1) {
-        versions.merge_missing(in_directory(dir));
-        if dir.join(".git").exists() {
+        let (pins, repository_root) = directory(dir);
+        versions.merge_missing(pins);
+        if repository_root {
             break;
         }
     }
     versions
+}
+
+/// The pins of one directory and whether it is a repository's root, read once.
+fn directory(dir: &Path) -> (Versions, bool) {
+    if let Some(found) = cached(&DIRECTORIES, dir) {
+        return found;
+    }
+    let found = (in_directory(dir), dir.join(".git").exists());
+    remember(&DIRECTORIES, dir, found.clone());
+    found
 }
 
 /// Pins in one directory; lock files (exact) win over requirement ranges.

@@ -5,6 +5,10 @@
 //! - cold start of `oomlint --version`;
 //! - peak memory (max RSS) of the corpus check, through GNU time.
 //!
+//! The corpus runs report wall time and CPU time (user + system, through GNU time): on a
+//! shared machine the CPU time is the steadier figure. The load average is printed at the
+//! start and at the end.
+//!
 //! Run: `cargo bench --bench speed > tests/bench/SPEED.md`. check-jsonschema is installed
 //! into a cache venv outside the repository (`$XDG_CACHE_HOME` or `~/.cache`,
 //! `oomlint-bench/venv`) on first use; without Python or PyPI that row says why it is missing.
@@ -42,6 +46,43 @@ fn timed(command: &mut Command) -> Duration {
     let status = command.stdout(Stdio::null()).stderr(Stdio::null()).status().expect("run benchmark command");
     assert!(status.code().is_some(), "{command:?} was killed");
     started.elapsed()
+}
+
+const GNU_TIME: &str = "/usr/bin/time";
+
+/// Wall time of one run, and its CPU time (user + system) where GNU time is installed.
+struct Timing {
+    wall: Duration,
+    cpu: Option<Duration>,
+}
+
+/// Runs `program ARGS` (under GNU time when it is there) and times it.
+fn timed_with_cpu(program: &Path, args: &[&std::ffi::OsStr]) -> Timing {
+    let report = std::env::temp_dir().join(format!("oomlint-bench-time-{}", std::process::id()));
+    let _ = std::fs::remove_file(&report);
+    let wall = if Path::new(GNU_TIME).exists() {
+        timed(Command::new(GNU_TIME).arg("-o").arg(&report).args(["-f", "%U %S"]).arg(program).args(args))
+    } else {
+        timed(Command::new(program).args(args))
+    };
+    let seconds: Option<f64> = std::fs::read_to_string(&report)
+        .ok()
+        .and_then(|text| text.lines().last()?.split_whitespace().map(|n| n.parse::<f64>().ok()).sum());
+    let _ = std::fs::remove_file(&report);
+    Timing { wall, cpu: seconds.map(Duration::from_secs_f64) }
+}
+
+/// Median wall and CPU time of `runs` runs, after one warm-up run.
+fn median_timing(runs: usize, run: impl Fn() -> Timing) -> Timing {
+    run();
+    let timings: Vec<Timing> = (0..runs).map(|_| run()).collect();
+    let cpu: Option<Vec<Duration>> = timings.iter().map(|t| t.cpu).collect();
+    Timing { wall: median(timings.iter().map(|t| t.wall).collect()), cpu: cpu.map(median) }
+}
+
+fn load_average() -> String {
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    load.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
 }
 
 /// The corpus files both tools read: YAML, JSON and TOML (check-jsonschema reads no shell or env files).
@@ -89,8 +130,7 @@ fn check_jsonschema() -> Result<PathBuf, String> {
 
 /// Max RSS in KiB of `oomlint ARGS`, through GNU time (`None` without it).
 fn max_rss_kib(args: &[&std::ffi::OsStr]) -> Option<u64> {
-    let output =
-        Command::new("/usr/bin/time").args(["-f", "%M", OOMLINT]).args(args).stdout(Stdio::null()).output().ok()?;
+    let output = Command::new(GNU_TIME).args(["-f", "%M", OOMLINT]).args(args).stdout(Stdio::null()).output().ok()?;
     String::from_utf8_lossy(&output.stderr).lines().last()?.trim().parse().ok()
 }
 
@@ -110,47 +150,60 @@ fn corpus_rows(rows: &mut Vec<Row>) {
         return;
     }
     let n = files.len() as u32;
-    let oomlint_run = || {
-        let mut c = Command::new(OOMLINT);
-        c.args(["check", "--output-format", "json"]).args(&files);
-        timed(&mut c)
-    };
-    oomlint_run();
-    let ours = median((0..CORPUS_RUNS).map(|_| oomlint_run()).collect());
-    let theirs = match check_jsonschema() {
-        Ok(tool) => {
-            let schema = std::env::temp_dir().join(format!("oomlint-bench-empty-schema-{}.json", std::process::id()));
-            std::fs::write(&schema, "{}").expect("write empty schema");
-            let run = || {
-                let mut c = Command::new(&tool);
-                c.arg("--schemafile").arg(&schema).args(&files);
-                timed(&mut c)
-            };
-            run();
-            let time = median((0..CORPUS_RUNS).map(|_| run()).collect());
-            let _ = std::fs::remove_file(&schema);
-            Ok(time)
-        }
-        Err(why) => Err(why),
-    };
-    let (other, verdict, ratio) = match &theirs {
-        Ok(time) => {
-            let ratio = time.as_secs_f64() / ours.as_secs_f64();
-            (ms(*time / n), if ratio >= 50.0 { "met" } else { "missed" }.to_string(), format!(" ({ratio:.0}×)"))
-        }
-        Err(why) => (format!("n/a: {why}"), "n/a".into(), String::new()),
-    };
-    rows.push(Row {
-        measure: format!("corpus check, per file ({n} YAML/JSON/TOML files, one process; median of {CORPUS_RUNS})"),
-        oomlint: format!("{}{ratio}", ms(ours / n)),
-        other,
-        target: "≥ 50× faster".into(),
-        verdict,
+    let oomlint_args: Vec<&std::ffi::OsStr> = ["check", "--output-format", "json"]
+        .iter()
+        .map(|a| a.as_ref())
+        .chain(files.iter().map(|f| f.as_os_str()))
+        .collect();
+    let ours = median_timing(CORPUS_RUNS, || timed_with_cpu(Path::new(OOMLINT), &oomlint_args));
+    let theirs = check_jsonschema().map(|tool| {
+        let schema = std::env::temp_dir().join(format!("oomlint-bench-empty-schema-{}.json", std::process::id()));
+        std::fs::write(&schema, "{}").expect("write empty schema");
+        let args: Vec<&std::ffi::OsStr> = [std::ffi::OsStr::new("--schemafile"), schema.as_os_str()]
+            .into_iter()
+            .chain(files.iter().map(|f| f.as_os_str()))
+            .collect();
+        let timing = median_timing(CORPUS_RUNS, || timed_with_cpu(&tool, &args));
+        let _ = std::fs::remove_file(&schema);
+        timing
     });
+    let per_file = |time: Duration| ms(time / n);
+    let compare = |ours: Duration, theirs: Option<Duration>| match theirs {
+        Some(theirs) => {
+            let ratio = theirs.as_secs_f64() / ours.as_secs_f64();
+            (
+                format!("{} ({ratio:.0}×)", per_file(ours)),
+                per_file(theirs),
+                if ratio >= 50.0 { "met" } else { "missed" },
+            )
+        }
+        None => (per_file(ours), String::new(), "n/a"),
+    };
+    let missing = |why: &String| format!("n/a: {why}");
+    let (oomlint, other, verdict) = compare(ours.wall, theirs.as_ref().ok().map(|t| t.wall));
     rows.push(Row {
-        measure: "corpus check, whole run".into(),
-        oomlint: ms(ours),
-        other: theirs.map_or_else(|why| format!("n/a: {why}"), ms),
+        measure: format!(
+            "corpus check, per file, wall time ({n} YAML/JSON/TOML files, one process; median of {CORPUS_RUNS})"
+        ),
+        oomlint,
+        other: theirs.as_ref().err().map_or(other, missing),
+        target: "≥ 50× faster".into(),
+        verdict: verdict.into(),
+    });
+    if let Some(cpu) = ours.cpu {
+        let (oomlint, other, _) = compare(cpu, theirs.as_ref().ok().and_then(|t| t.cpu));
+        rows.push(Row {
+            measure: "corpus check, per file, CPU time (user + system)".into(),
+            oomlint,
+            other: theirs.as_ref().err().map_or(other, missing),
+            target: String::new(),
+            verdict: String::new(),
+        });
+    }
+    rows.push(Row {
+        measure: "corpus check, whole run, wall time".into(),
+        oomlint: ms(ours.wall),
+        other: theirs.as_ref().map_or_else(missing, |t| ms(t.wall)),
         target: String::new(),
         verdict: String::new(),
     });
@@ -288,16 +341,17 @@ fn lsp_row(rows: &mut Vec<Row>) {
 }
 
 fn main() {
+    let load_at_start = load_average();
     let mut rows = Vec::new();
     corpus_rows(&mut rows);
     lsp_row(&mut rows);
     cold_start_row(&mut rows);
     let cores = std::thread::available_parallelism().map_or(0, usize::from);
-    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!("# oomlint speed\n");
     println!(
-        "`cargo bench --bench speed` (release build), one run, {cores} cores, load average at the end: {}.",
-        load.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
+        "`cargo bench --bench speed` (release build), one run, {cores} cores, load average (1, 5, 15 min) \
+         at the start: {load_at_start}; at the end: {}.",
+        load_average()
     );
     println!("check-jsonschema parses the same files against an empty schema (`{{}}`), all in one process, as pre-commit runs it.\n");
     println!("| measure | oomlint | check-jsonschema | target | verdict |");

@@ -498,21 +498,36 @@ fn head_trainable(s: &Setup) -> bool {
     matches!(s.method, Method::Full | Method::Pretrain) || s.lora_targets.lm_head
 }
 
-/// Gradients of activations alive during the first layers of the backward pass.
+/// Gradients of activations alive during the first layers of the backward pass, and in
+/// LitGPT the gradients of the first logits chunk.
 pub fn backward_temporaries(s: &Setup) -> Component {
     let beta = s.compute_bytes;
     let h = s.arch.n_embd;
     let i = mlp_width(s) * if s.arch.mlp == MlpKind::Moe { s.arch.n_expert_per_token.max(1) } else { 1 };
     let per_token = 2 * beta * h + 2 * beta * i;
+    let (chunk, chunk_label) = logits_chunk_gradients(s);
     Component {
         name: "backward-temporaries",
-        bytes: s.tokens().saturating_mul(per_token),
+        bytes: s.tokens().saturating_mul(per_token).saturating_add(chunk),
         phase: Phase::Backward,
         live_in: vec![Phase::Backward],
         formula: format!(
-            "T × (two hidden-state gradients 2β·h + two MLP-width gradients 2β·I) = {} × {per_token}",
+            "T × (two hidden-state gradients 2β·h + two MLP-width gradients 2β·I) = {} × {per_token}{chunk_label}",
             s.tokens()
         ),
         provenance: Provenance::Heuristic,
     }
+}
+
+/// LitGPT's chunked loss starts backward with one 128-token chunk: the gradient from
+/// `nll_loss` and the one `log_softmax` computes from it, plus the scaled copy of a LoRA head.
+fn logits_chunk_gradients(s: &Setup) -> (u64, String) {
+    if s.loss != LossImpl::LitgptChunked {
+        return (0, String::new());
+    }
+    const CHUNK: u64 = 128;
+    let chunk_tokens = s.micro_batch.saturating_mul(CHUNK.min(s.seq_len));
+    let copies = 2 + u64::from(s.lora_targets.lm_head && matches!(s.method, Method::Lora | Method::Qlora));
+    let bytes = copies.saturating_mul(chunk_tokens).saturating_mul(s.compute_bytes * vocab(s));
+    (bytes, format!(" + {copies} logits-chunk gradients × {chunk_tokens} tokens × β·V"))
 }

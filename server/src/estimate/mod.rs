@@ -6,6 +6,10 @@
 //! (allocated, reserved, device), a verdict against the GPU, and the levers that lower
 //! the peak, each with the exact edits built from the plan's spans.
 //!
+//! What stays alive depends on framework releases as well as on the plan (bitsandbytes before
+//! 0.43.2 keeps 4-bit matmul inputs; LitGPT 0.5 adds `StableEmbedding`): [`estimate_in`] takes
+//! them in a [`Context`], [`estimate`] assumes the newest releases.
+//!
 //! Every number carries its formula and provenance. The per-layer saved-activation
 //! tables mirror what PyTorch keeps alive in each framework's code path; see
 //! `activations.rs` and the oracle-derived tables in `tests/estimator/`.

@@ -43,6 +43,7 @@ pub enum Phase {
     Backward,
     /// The last step of backward, after the activations are freed (reported as `backward`):
     /// only separate where the root's gradients are assembled there (LitGPT's FSDP).
+    #[serde(rename = "backward")]
     BackwardEnd,
     /// `optimizer.step()`: gradients, optimizer state and the step's temporaries.
     OptimizerStep,

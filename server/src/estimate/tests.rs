@@ -286,3 +286,50 @@ fn serializes_in_the_json_v1_shape() {
     assert_eq!(json["fit"]["verdict"], "fits");
     assert!(json["levers"].as_array().is_some());
 }
+
+/// LitGPT full fine-tuning on 4 GPUs (FSDP, FULL_SHARD per Block), micro batch 1.
+fn litgpt_fsdp_full(accumulation: u64) -> Plan {
+    let mut p = Plan::new(Framework::Litgpt);
+    p.method = Some(d(Method::Full));
+    p.precision = Some(d(Precision::True(Dtype::Bf16)));
+    p.micro_batch_size = Some(d(1));
+    p.max_seq_length = Some(d(512));
+    p.devices = Some(d(4));
+    p.gradient_accumulation = Some(d(accumulation));
+    p
+}
+
+#[test]
+fn fsdp_accumulation_keeps_unsharded_gradients_of_every_flat_parameter() {
+    let a = arch("Gemma-2b");
+    let component = |e: &Estimate, name: &str| e.components.iter().find(|c| c.name == name).map(|c| c.bytes);
+    let accumulating = estimate(&litgpt_fsdp_full(4), a, None);
+    let total = weights::count(a, Implementation::Litgpt).total;
+    // no_sync: each rank holds the full gradient, root included, next to its quarter of the parameters.
+    assert_eq!(component(&accumulating, "unsharded-gradients"), Some(total * 2));
+    assert_eq!(component(&accumulating, "weights"), Some(total * 2 / 4));
+    // The root's gradient is assembled after the activations are gone; reported as backward.
+    assert_eq!(accumulating.peak.phase.as_str(), "backward");
+    assert_eq!(serde_json::to_value(accumulating.peak).expect("serializable")["phase"], "backward");
+    let syncing = estimate(&litgpt_fsdp_full(1), a, None);
+    assert_eq!(component(&syncing, "unsharded-gradients"), None);
+    assert!(syncing.peak.allocated_bytes < accumulating.peak.allocated_bytes);
+}
+
+#[test]
+fn litgpt_qlora_depends_on_the_bitsandbytes_release() {
+    let mut p = litgpt_lora(2, 512);
+    p.method = Some(d(Method::Qlora));
+    p.quantization = Some(d(Some(Quantization::Nf4 { double_quant: false })));
+    let a = arch("Llama-3-8B");
+    let with = |bnb: &str| {
+        let context = Context { bitsandbytes: crate::versions::Version::parse(bnb), ..Context::default() };
+        estimate_in(&p, a, None, &context)
+    };
+    let retained = |e: &Estimate| e.components.iter().any(|c| c.name == "retained-4bit-inputs");
+    let (old, new) = (with("0.42.0"), with("0.45.0"));
+    assert!(retained(&old) && !retained(&new));
+    assert!(old.peak.allocated_bytes > new.peak.allocated_bytes);
+    // The newest releases are the default.
+    assert_eq!(estimate(&p, a, None).peak, new.peak);
+}

@@ -84,7 +84,7 @@ pub fn band(s: &Setup) -> (f64, f64) {
     // Roughly the p90 |error| measured by `cargo bench --bench accuracy` (tests/estimator/ACCURACY.md);
     // Hugging Face paths are checked against the oracle only.
     let model: f64 = match s.implementation {
-        Implementation::Litgpt => 0.12,
+        Implementation::Litgpt => 0.07,
         Implementation::Hf => 0.15,
         Implementation::Unsloth => 0.30,
     };

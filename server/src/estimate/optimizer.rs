@@ -72,7 +72,9 @@ pub fn components(s: &Setup) -> Vec<Component> {
             s.trainable,
             s.trainable_bytes,
             shard_note(s.shard_grads),
-            if accumulating {
+            if fsdp::accumulates_unsharded(s) {
+                ", from the synchronizing micro-batch on (unsharded while accumulating)".to_string()
+            } else if accumulating {
                 format!(", kept across {} accumulation steps", s.grad_accumulation)
             } else {
                 String::new()

@@ -203,11 +203,8 @@ fn retained_4bit_inputs_match_the_oracle() {
         p.method = Some(Sourced::derived(Method::Qlora, "oracle table: method"));
         p.quantization = Some(Sourced::derived(Some(Quantization::Nf4 { double_quant: false }), "oracle table"));
         let run = |bnb: &str| {
-            let context = Context {
-                bitsandbytes: Version::parse(bnb),
-                litgpt: Version::parse("0.4.0"),
-                first_batch_longest: false,
-            };
+            let context =
+                Context { bitsandbytes: Version::parse(bnb), litgpt: Version::parse("0.4.0"), ..Context::default() };
             estimate_in(&p, arch, None, &context)
         };
         let (old_est, new_est) = (run("0.42.0"), run("0.43.2"));

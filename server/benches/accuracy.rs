@@ -15,6 +15,9 @@ use oomlint::versions::Version;
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 
+#[path = "../../tests/measured/h200.rs"]
+mod h200;
+
 const GIB: f64 = (1u64 << 30) as f64;
 
 /// Rows no source could express, counted by reason.
@@ -34,6 +37,68 @@ fn main() {
         })
         .partition(|(case, _)| case.oom);
     report(&scored, &ooms, &skipped);
+    measured_h200();
+}
+
+/// The H200 runs of `tests/estimator/measured/` (each through the whole pipeline as its TRL
+/// config, `tests/measured/h200.rs`): a summary per CSV in the allocated view, then every row.
+fn measured_h200() {
+    println!("\n# Measured on an NVIDIA H200 (`tests/estimator/measured/`)\n");
+    println!("Each row runs through the whole pipeline as the TRL config that trains the same way");
+    println!("(`tests/measured/h200.rs`). Error = (estimate − measured) / measured; allocated view against");
+    println!("`max_memory_allocated()`, reserved view against `max_memory_reserved()`.\n");
+    println!("| file | rows | allocated median | allocated p90 | reserved median | reserved p90 | OOM rows judged `exceeds` |");
+    println!("|---|---|---|---|---|---|---|");
+    let files: Vec<&str> = h200::FILES.iter().copied().chain([h200::EXPANDABLE]).collect();
+    let mut tables = Vec::new();
+    for file in &files {
+        let mut allocated = Vec::new();
+        let mut reserved = Vec::new();
+        let (mut ooms, mut exceeds) = (0, 0);
+        let mut table = Vec::new();
+        for row in h200::rows(file) {
+            let est = h200::estimate(&row);
+            if row.oom {
+                ooms += 1;
+                exceeds += usize::from(est.fit.is_some_and(|f| f.verdict == Verdict::Exceeds));
+                table.push(format!("| {} | OOM | | {:.2} (device) | | |", row.id, est.peak.device_bytes as f64 / GIB));
+                continue;
+            }
+            let a = est.peak.allocated_bytes as f64 / row.allocated_bytes as f64 - 1.0;
+            let r = est.peak.reserved_bytes as f64 / row.reserved_bytes as f64 - 1.0;
+            allocated.push(a);
+            reserved.push(r);
+            table.push(format!(
+                "| {} | {:.2} | {:.2} | {:+.1} % | {:+.1} % | {} |",
+                row.id,
+                row.allocated_bytes as f64 / GIB,
+                est.peak.allocated_bytes as f64 / GIB,
+                a * 100.0,
+                r * 100.0,
+                est.peak.phase.as_str()
+            ));
+        }
+        let (am, ap) = stats(&allocated);
+        let (rm, rp) = stats(&reserved);
+        let name = file.rsplit('/').next().unwrap_or(file);
+        println!(
+            "| {name} | {} | {:.1} % | {:.1} % | {:.1} % | {:.1} % | {exceeds} of {ooms} |",
+            allocated.len(),
+            am * 100.0,
+            ap * 100.0,
+            rm * 100.0,
+            rp * 100.0
+        );
+        tables.push((name, table));
+    }
+    for (name, table) in tables {
+        println!("\n## {name}\n");
+        println!("| row | measured allocated GiB | estimate GiB | allocated error | reserved error | peak phase |");
+        println!("|---|---|---|---|---|---|");
+        for line in table {
+            println!("{line}");
+        }
+    }
 }
 
 /// The measured rows of `../shared/ground-truth/ground_truth.csv`.
@@ -205,6 +270,7 @@ fn context(row: &Row) -> Context {
         bitsandbytes: release_after("bitsandbytes "),
         litgpt,
         first_batch_longest: field(row, "effective_seq_len").contains("forced into iteration 0"),
+        ..Context::default()
     }
 }
 

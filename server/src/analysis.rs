@@ -102,9 +102,12 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
         .gpu
         .clone()
         .or_else(|| settings.gpu.as_deref().and_then(|name| crate::catalog::gpus::resolve_gpu(name).ok().cloned()));
+    let versions =
+        versions::for_config(path).with_overrides(&settings.framework_versions).with_launcher_requirements(format);
+    let releases = estimate::Context::from_versions(&versions);
     let estimate = match (&plan, model.as_ref().and_then(ModelLookup::architecture)) {
         (Some(plan), Some(arch)) if format.framework().is_some_and(|f| f.trains()) => {
-            Some(estimate::estimate(plan, arch, gpu.as_ref()))
+            Some(estimate::estimate_in(plan, arch, gpu.as_ref(), &releases))
         }
         _ => None,
     };
@@ -114,8 +117,6 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
             estimate.missing_inputs.extend(format::python::unknown_inputs(plan));
         }
     }
-    let versions =
-        versions::for_config(path).with_overrides(&settings.framework_versions).with_launcher_requirements(format);
     let schema_rules_on = ["unknown-key", "invalid-value", "removed-key"]
         .iter()
         .filter_map(|name| rules::find(name))

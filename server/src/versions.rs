@@ -18,8 +18,19 @@ use std::path::{Path, PathBuf};
 use std::sync::{LazyLock, Mutex, PoisonError};
 
 /// The frameworks whose versions matter to rules.
-pub const FRAMEWORKS: [&str; 10] =
-    ["trl", "transformers", "torch", "litgpt", "axolotl", "accelerate", "deepspeed", "peft", "unsloth", "vllm"];
+pub const FRAMEWORKS: [&str; 11] = [
+    "trl",
+    "transformers",
+    "torch",
+    "litgpt",
+    "axolotl",
+    "accelerate",
+    "deepspeed",
+    "peft",
+    "unsloth",
+    "vllm",
+    "bitsandbytes",
+];
 
 /// LLaMA-Factory's `check_dependencies()` raises outside these ranges unless
 /// `DISABLE_VERSION_CHECK=1` (hiyouga/LLaMA-Factory src/llamafactory/extras/misc.py @ ff6d4d1, 2026-08).
@@ -41,6 +52,15 @@ impl Version {
     /// A release from its numbers, for rules: `Version::release(&[0, 27])` is TRL 0.27.
     pub fn release(parts: &[u64]) -> Version {
         Version(parts.to_vec())
+    }
+
+    /// A release standing for "anything before this one": `1.15.0` → `1.14.999`; `None` for `0`.
+    fn just_below(&self) -> Option<Version> {
+        let last = self.0.iter().rposition(|&n| n > 0)?;
+        let mut parts = self.0[..=last].to_vec();
+        parts[last] -= 1;
+        parts.push(999);
+        Some(Version(parts))
     }
 
     /// Parses the leading dotted numbers: `0.27`, `2.5.1+cu121`, `1.0.0rc1`, `v4.46`.
@@ -158,6 +178,14 @@ impl Versions {
 
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Pin)> {
         self.pins.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// The newest release of `framework` the pin allows; `< 1.15` gives `1.14.999`.
+    pub fn newest(&self, framework: &str) -> Option<Version> {
+        Some(match &self.get(framework)?.newest {
+            Newest::Exactly(v) | Newest::AtMost(v) => v.clone(),
+            Newest::Below(v) => v.just_below()?,
+        })
     }
 
     /// Whether the config may run on `version` or later of `framework`: true without a

@@ -130,6 +130,34 @@ pub fn retained_4bit_inputs(s: &Setup) -> Option<Component> {
     })
 }
 
+/// bitsandbytes' `MatMul8bitLt` (and `MatMul4Bit` before 0.43.2) keeps its input on `ctx.tensors`
+/// (`bitsandbytes/autograd/_functions.py`: `ctx.tensors = (CAt, subA, A)`), not through
+/// `save_for_backward`, so activation checkpointing's saved-tensor hooks never see it: every
+/// layer's linear inputs stay alive until backward, on top of the checkpointed boundaries.
+pub fn checkpoint_bypassing_inputs(s: &Setup) -> Option<Component> {
+    let kept = match s.quantization {
+        Some(Quantization::Int8) => true,
+        Some(Quantization::Nf4 { .. } | Quantization::Fp4 { .. }) => s.behaviour.matmul_4bit_keeps_input,
+        _ => false,
+    };
+    if !kept || s.checkpointing == Checkpointing::None || s.implementation != Implementation::Hf {
+        return None;
+    }
+    let per_layer = linear_input_bytes(s);
+    Some(Component {
+        name: "quantized-linear-inputs",
+        bytes: s.tokens().saturating_mul(s.arch.n_layer.saturating_mul(per_layer)),
+        phase: Phase::Forward,
+        live_in: vec![Phase::Forward, Phase::Backward],
+        formula: format!(
+            "T × {} layers × linear inputs {per_layer}: bitsandbytes keeps them on `ctx.tensors`, out of \
+             checkpointing's reach",
+            s.arch.n_layer
+        ),
+        provenance: Provenance::Derived,
+    })
+}
+
 /// Saved bytes per token of the MLP (all routed experts for MoE).
 fn mlp_terms(s: &Setup) -> Vec<Term> {
     let beta = s.compute_bytes;
@@ -307,8 +335,10 @@ fn adapter_terms(s: &Setup) -> Vec<Term> {
                 }
                 // PEFT casts each adapter's input to the adapter dtype (fp32) before lora_A.
                 Implementation::Hf => {
-                    // Under autocast the adapter matmul keeps a 16-bit copy instead of the fp32 cast.
-                    let cast = if s.mixed { s.compute_bytes } else { s.trainable_bytes };
+                    // Under autocast (Trainer's bf16/fp16, whatever the weights' dtype) the adapter
+                    // matmul keeps its 16-bit cast of the input instead of the fp32 one
+                    // (peft `tuners/lora/layer.py` Linear.forward: `x = self._cast_input_dtype(x, lora_A.weight.dtype)`).
+                    let cast = if s.autocast { s.compute_bytes } else { s.trainable_bytes };
                     let inputs: u64 = modules.iter().map(|m| m.1).sum();
                     vec![
                         term("LoRA input casts (and dropout masks) per adapter", inputs * (cast + mask)),
@@ -431,29 +461,33 @@ pub fn logits_component(s: &Setup) -> Component {
     let h = s.arch.n_embd;
     let head_input = if head_trainable(s) { beta * h } else { 0 };
     let final_norm = norm_bytes(s, false);
-    let (per_token, chunk_bytes, formula) = match s.loss {
-        // Every 128-token chunk of logits stays referenced until backward, and each chunk's
-        // cross-entropy keeps its log-softmax output.
-        LossImpl::LitgptChunked => {
-            (2 * beta * v, 0, format!("T × (logits β·V + log-softmax β·V) = T × {}", 2 * beta * v))
-        }
-        // logits β·V, fp32 upcast 4·V and log-softmax output 4·V at the loss; 12·V early in backward.
-        LossImpl::Full => (
-            4 * v + 8 * v,
-            0,
-            format!("T × (saved fp32 log-softmax 4·V + its gradient 4·V + input gradient 4·V) = T × {}", 12 * v),
-        ),
-        LossImpl::TrlChunkedNll => {
-            let chunk = 256u64.min(tokens);
-            (0, chunk * v * (beta + 8), format!("256-token chunks × V × (β + 8) = {chunk} × {v} × {}", beta + 8))
-        }
-        LossImpl::Liger => {
-            let chunk = tokens.div_ceil(v.div_ceil(h.max(1)).max(1)).next_power_of_two().min(tokens);
-            (
-                beta * h,
-                chunk * v * (beta + 4),
-                format!("chunk of {chunk} tokens × V × (β + 4) + input gradient T × β·h"),
-            )
+    let (per_token, chunk_bytes, formula) = if s.fused_head {
+        fused_head_bytes(s)
+    } else {
+        match s.loss {
+            // Every 128-token chunk of logits stays referenced until backward, and each chunk's
+            // cross-entropy keeps its log-softmax output.
+            LossImpl::LitgptChunked => {
+                (2 * beta * v, 0, format!("T × (logits β·V + log-softmax β·V) = T × {}", 2 * beta * v))
+            }
+            // logits β·V, fp32 upcast 4·V and log-softmax output 4·V at the loss; 12·V early in backward.
+            LossImpl::Full => (
+                4 * v + 8 * v,
+                0,
+                format!("T × (saved fp32 log-softmax 4·V + its gradient 4·V + input gradient 4·V) = T × {}", 12 * v),
+            ),
+            LossImpl::TrlChunkedNll => {
+                let chunk = 256u64.min(tokens);
+                (0, chunk * v * (beta + 8), format!("256-token chunks × V × (β + 8) = {chunk} × {v} × {}", beta + 8))
+            }
+            LossImpl::Liger => {
+                let chunk = tokens.div_ceil(v.div_ceil(h.max(1)).max(1)).next_power_of_two().min(tokens);
+                (
+                    beta * h,
+                    chunk * v * (beta + 4),
+                    format!("chunk of {chunk} tokens × V × (β + 4) + input gradient T × β·h"),
+                )
+            }
         }
     };
     let bytes = s
@@ -471,6 +505,66 @@ pub fn logits_component(s: &Setup) -> Component {
         ),
         provenance: Provenance::Derived,
     }
+}
+
+/// TRL's fused LM head (`trl/kernels/chunked_logprob.py` `ChunkedLogProbFunction`) saves the label
+/// tokens' hidden states (`hidden_states[mask]`, `trainer/utils.py` `add_fused_lm_head`) and no
+/// `[T, V]` logits: (bytes per label token, fixed bytes, formula). Its tiles are transient:
+/// [`fused_head_tile`] and [`fused_head_backward_bytes`].
+fn fused_head_bytes(s: &Setup) -> (u64, u64, String) {
+    (s.compute_bytes * s.arch.n_embd, 0, "fused LM head: saved label-token hidden states β·h".to_string())
+}
+
+const TOKEN_TILE: u64 = 4096;
+const VOCAB_TILE: u64 = 32768;
+
+/// One `[4096 tokens, 32768 vocabulary]` scratch tile in the compute dtype (`mm_buf`).
+fn fused_tile_bytes(s: &Setup) -> u64 {
+    TOKEN_TILE.min(logit_tokens(s)) * VOCAB_TILE.min(vocab(s)) * s.compute_bytes
+}
+
+/// The layer being recomputed under checkpointing: alive during a layer's forward and backward,
+/// not while the head runs.
+fn recomputed_layer_bytes(s: &Setup) -> u64 {
+    match s.checkpointing {
+        Checkpointing::None => 0,
+        _ => s.tokens().saturating_mul(sum(&attention_layer_terms(s))),
+    }
+}
+
+/// The fused head's forward tile, at the end of the forward pass (where no checkpointed layer is
+/// being recomputed, so only what exceeds that layer counts).
+pub fn fused_head_tile(s: &Setup) -> Option<Component> {
+    if !s.fused_head {
+        return None;
+    }
+    let tile = fused_tile_bytes(s);
+    Some(Component {
+        name: "lm-head-tile",
+        bytes: tile.saturating_sub(recomputed_layer_bytes(s)),
+        phase: Phase::Forward,
+        live_in: vec![Phase::Forward],
+        formula: format!(
+            "fused LM head tile {} tokens × {} vocabulary × β = {tile}{}",
+            TOKEN_TILE.min(logit_tokens(s)),
+            VOCAB_TILE.min(vocab(s)),
+            if s.checkpointing == Checkpointing::None { "" } else { " beyond the recomputed layer" }
+        ),
+        provenance: Provenance::Derived,
+    })
+}
+
+/// The fused head's backward: the tile again, an fp32 gradient for the hidden states and its cast
+/// (`grad_hidden.to(hidden.dtype)`), and when the head trains an fp32 weight gradient and its cast.
+fn fused_head_backward_bytes(s: &Setup) -> (u64, String) {
+    let beta = s.compute_bytes;
+    let h = s.arch.n_embd;
+    // `grad_weight.to(weight.dtype)` copies only when the weight is not fp32.
+    let weight_cast = if s.param_bytes < 4 { s.param_bytes } else { 0 };
+    let weight_grad = if head_trainable(s) { vocab(s) * h * (4 + weight_cast) } else { 0 };
+    let hidden_grad = logit_tokens(s).saturating_mul((4 + beta) * h);
+    let bytes = fused_tile_bytes(s).saturating_add(hidden_grad).saturating_add(weight_grad);
+    (bytes, format!("fused head backward: tile + hidden gradient fp32 and cast {hidden_grad} + head weight gradient {weight_grad}"))
 }
 
 /// LitGPT's loop keeps the list of logit chunks referenced until the next iteration, so the
@@ -506,15 +600,30 @@ pub fn backward_temporaries(s: &Setup) -> Component {
     let i = mlp_width(s) * if s.arch.mlp == MlpKind::Moe { s.arch.n_expert_per_token.max(1) } else { 1 };
     let per_token = 2 * beta * h + 2 * beta * i;
     let (chunk, chunk_label) = logits_chunk_gradients(s);
+    let layers = s.tokens().saturating_mul(per_token).saturating_add(chunk);
+    let formula = format!(
+        "T × (two hidden-state gradients 2β·h + two MLP-width gradients 2β·I) = {} × {per_token}{chunk_label}",
+        s.tokens()
+    );
+    // The fused head's backward finishes before the first layer's: the larger of the two moments
+    // (the head's without the recomputed layer, which is not alive then).
+    let (bytes, formula) = if s.fused_head {
+        let (head, head_formula) = fused_head_backward_bytes(s);
+        let head = head.saturating_sub(recomputed_layer_bytes(s));
+        if head > layers {
+            (head, format!("{head_formula} (larger than the layers' {layers})"))
+        } else {
+            (layers, format!("{formula} (larger than the fused head's backward {head})"))
+        }
+    } else {
+        (layers, formula)
+    };
     Component {
         name: "backward-temporaries",
-        bytes: s.tokens().saturating_mul(per_token).saturating_add(chunk),
+        bytes,
         phase: Phase::Backward,
         live_in: vec![Phase::Backward],
-        formula: format!(
-            "T × (two hidden-state gradients 2β·h + two MLP-width gradients 2β·I) = {} × {per_token}{chunk_label}",
-            s.tokens()
-        ),
+        formula,
         provenance: Provenance::Heuristic,
     }
 }

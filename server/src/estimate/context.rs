@@ -2,7 +2,7 @@
 //! what stays alive, and whether the longest micro-batch is the first one.
 
 use crate::plan::Framework;
-use crate::versions::Version;
+use crate::versions::{Version, Versions};
 
 /// Facts about the run that the configuration file does not hold. The default is the
 /// newest releases and a steady state in which any micro-batch may be the longest.
@@ -12,6 +12,8 @@ pub struct Context {
     pub bitsandbytes: Option<Version>,
     /// The installed `litgpt` (or `lit-gpt` before 0.1), when known.
     pub litgpt: Option<Version>,
+    /// The installed `trl`, when known: its release decides the SFT/DPO/GRPO loss path.
+    pub trl: Option<Version>,
     /// The longest micro-batch is the first of the run (LitGPT's resource tables force the
     /// longest sample into iteration 0), so nothing from an earlier iteration is alive at
     /// the peak.
@@ -30,6 +32,21 @@ pub struct Behaviour {
     pub stable_embedding: bool,
     /// Whether an earlier micro-batch of the same length precedes the peak one.
     pub steady_state: bool,
+    /// The TRL loss path of this release.
+    pub trl_loss: TrlLoss,
+}
+
+/// What TRL's trainers compute the loss with, by release (`trl/trainer/sft_config.py`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrlLoss {
+    /// TRL ≤ 1.5: `loss_type="nll"` is the default; DPO and GRPO take full logits.
+    FullLogits,
+    /// TRL 1.6–1.14: `loss_type=None` runs `chunked_nll`; an explicit `nll` takes full logits.
+    ChunkedByDefault,
+    /// TRL ≥ 1.15: `nll` (the default; `chunked_nll` is its deprecated alias) attaches the fused
+    /// LM head (`sft_trainer.py:1144` `add_fused_lm_head`, `:1611` `model(**inputs, fused_lm_head=True)`),
+    /// and DPO and GRPO call it too (`dpo_trainer.py:1299`, `grpo_trainer.py:1498`).
+    FusedHead,
 }
 
 /// bitsandbytes release that stopped keeping `MatMul4Bit`'s input (PR #1270).
@@ -39,8 +56,22 @@ const LITGPT_STABLE_EMBEDDING: [u64; 3] = [0, 5, 0];
 /// LitGPT releases before this one pin `bitsandbytes==0.42.0` (pyproject.toml, v0.4.0–v0.5.4).
 const LITGPT_PINS_NEWER_BNB: [u64; 3] = [0, 5, 5];
 const BNB_PINNED_BY_OLD_LITGPT: [u64; 3] = [0, 42, 0];
+/// TRL release whose SFT default became `loss_type=None` → `chunked_nll`.
+const TRL_CHUNKED_DEFAULT: [u64; 3] = [1, 6, 0];
+/// TRL release whose `nll` became the fused, chunked LM head.
+const TRL_FUSED_HEAD: [u64; 3] = [1, 15, 0];
 
 impl Context {
+    /// The newest releases a config's pins allow (requirements, lock files, `framework-versions`).
+    pub fn from_versions(versions: &Versions) -> Context {
+        Context {
+            bitsandbytes: versions.newest("bitsandbytes"),
+            litgpt: versions.newest("litgpt"),
+            trl: versions.newest("trl"),
+            first_batch_longest: false,
+        }
+    }
+
     /// The bitsandbytes release in effect: the one given, else LitGPT's pin, else the newest.
     fn bitsandbytes_for(&self, framework: Framework) -> Option<Version> {
         if let Some(v) = &self.bitsandbytes {
@@ -56,6 +87,11 @@ impl Context {
             matmul_4bit_keeps_input: bnb.is_some_and(|v| v < Version::release(&BNB_DROPS_4BIT_INPUT)),
             stable_embedding: self.litgpt.as_ref().is_none_or(|v| *v >= Version::release(&LITGPT_STABLE_EMBEDDING)),
             steady_state: !self.first_batch_longest,
+            trl_loss: match &self.trl {
+                Some(v) if *v < Version::release(&TRL_CHUNKED_DEFAULT) => TrlLoss::FullLogits,
+                Some(v) if *v < Version::release(&TRL_FUSED_HEAD) => TrlLoss::ChunkedByDefault,
+                _ => TrlLoss::FusedHead,
+            },
         }
     }
 }
@@ -86,6 +122,16 @@ mod tests {
         assert!(!ctx.behaviour(Framework::Trl).matmul_4bit_keeps_input);
         let newer = Context { litgpt: v("0.5.5"), ..Context::default() };
         assert!(!newer.behaviour(Framework::Litgpt).matmul_4bit_keeps_input);
+    }
+
+    #[test]
+    fn the_trl_release_decides_the_loss_path() {
+        let loss = |trl: &str| Context { trl: v(trl), ..Context::default() }.behaviour(Framework::Trl).trl_loss;
+        assert_eq!(loss("1.5.0"), TrlLoss::FullLogits);
+        assert_eq!(loss("1.6.0"), TrlLoss::ChunkedByDefault);
+        assert_eq!(loss("1.14.999"), TrlLoss::ChunkedByDefault);
+        assert_eq!(loss("1.15.0"), TrlLoss::FusedHead);
+        assert_eq!(Context::default().behaviour(Framework::Trl).trl_loss, TrlLoss::FusedHead);
     }
 
     #[test]

@@ -25,7 +25,7 @@ mod setup;
 mod views;
 mod weights;
 
-pub use context::Context;
+pub use context::{Context, TrlLoss};
 pub use levers::{Change, Lever, Solve};
 pub use setup::{Implementation, Setup};
 

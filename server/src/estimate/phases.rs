@@ -24,8 +24,10 @@ pub fn evaluate(s: &Setup) -> Core {
     components.extend(optimizer::components(s));
     components.push(activations::activations_component(s));
     components.push(activations::logits_component(s));
+    components.extend(activations::fused_head_tile(s));
     components.extend(activations::retained_logits(s));
     components.extend(activations::retained_4bit_inputs(s));
+    components.extend(activations::checkpoint_bypassing_inputs(s));
     components.push(activations::backward_temporaries(s));
     components.extend(dequantization_buffer(s));
     components.extend(autocast_weight_copies(s));

@@ -1,6 +1,6 @@
 //! The plan resolved into the numbers the memory model needs, with each assumption recorded.
 
-use super::context::{Behaviour, Context};
+use super::context::{Behaviour, Context, TrlLoss};
 use super::weights::{self, ParamCounts};
 use crate::catalog::{Architecture, Gpu, MlpKind};
 use crate::plan::{
@@ -47,6 +47,9 @@ pub struct Setup {
     pub trainable_bytes: u64,
     /// Whether fp32 master weights are kept next to 16-bit compute copies (mixed precision).
     pub mixed: bool,
+    /// Whether the forward runs under `torch.autocast`: Trainer's `bf16`/`fp16` always turn it
+    /// on (transformers `training_args.py` → accelerate `mixed_precision`), even for 16-bit weights.
+    pub autocast: bool,
     pub micro_batch: u64,
     pub seq_len: u64,
     pub grad_accumulation: u64,
@@ -55,6 +58,8 @@ pub struct Setup {
     pub attention: Attention,
     pub optimizer: Optimizer,
     pub loss: LossImpl,
+    /// TRL's fused LM head: only label tokens are projected, in tiles (TRL ≥ 1.15).
+    pub fused_head: bool,
     pub sharding: Sharding,
     /// Ranks the parameters, gradients and optimizer state are divided by.
     pub shard_params: u64,
@@ -101,11 +106,24 @@ impl Setup {
             (_, q) => q,
         };
         let (param_bytes, compute_bytes, mixed) = precision_bytes(plan, implementation, gpu, &mut missing);
+        let autocast = match plan.precision.as_ref().map(|p| p.value) {
+            Some(Precision::Mixed(_)) => true,
+            Some(Precision::True(_)) => false,
+            None => mixed,
+        };
         let compute_fp16 = match plan.precision.as_ref().map(|p| p.value) {
             Some(Precision::True(d) | Precision::Mixed(d)) => d == Dtype::F16,
             None => gpu.is_some_and(|g| !g.bf16),
         };
         let trainable_bytes = match (implementation, method) {
+            // TRL casts every trainable parameter of a 4/8-bit model to bf16 and does not call peft's
+            // `prepare_model_for_kbit_training` (`sft_trainer.py:908-911`, `dpo_trainer.py:729`,
+            // `grpo_trainer.py:541`).
+            (Implementation::Hf, Method::Lora | Method::Qlora)
+                if plan.framework == Framework::Trl && quantization.is_some() =>
+            {
+                2
+            }
             // PEFT upcasts adapters to fp32 (`autocast_adapter_dtype`); Unsloth keeps them in fp32 too.
             (Implementation::Hf | Implementation::Unsloth, Method::Lora | Method::Qlora) => 4,
             _ => param_bytes,
@@ -155,6 +173,8 @@ impl Setup {
             },
             |l| l.value,
         );
+        let behaviour = context.behaviour(plan.framework);
+        let (loss, fused_head) = trl_loss(plan.framework, loss, behaviour.trl_loss);
         let (shard_params, shard_grads, shard_optimizer) = shard_factors(sharding, world, implementation);
         let (lora_rank, lora_dropout, lora_targets) = match &plan.lora {
             Some(l) => (l.rank.value, l.dropout.value > 0.0, l.targets.value.clone()),
@@ -178,7 +198,8 @@ impl Setup {
             compute_fp16,
             trainable_bytes,
             mixed,
-            micro_batch: micro_batch.clamp(1, MAX_MICRO_BATCH),
+            autocast,
+            micro_batch: micro_batch.saturating_mul(sequences_per_example(plan)).clamp(1, MAX_MICRO_BATCH),
             seq_len: seq_len.min(MAX_SEQ_LEN),
             grad_accumulation,
             world,
@@ -186,6 +207,7 @@ impl Setup {
             attention,
             optimizer,
             loss,
+            fused_head,
             sharding,
             shard_params,
             shard_grads,
@@ -199,7 +221,7 @@ impl Setup {
             reference_model,
             expandable_segments,
             gpu_capacity: gpu.map(|g| g.memory_bytes),
-            behaviour: context.behaviour(plan.framework),
+            behaviour,
             missing,
         };
         setup.trainable = trainable_parameters(&setup);
@@ -262,6 +284,29 @@ fn default_seq_len(plan: &Plan, arch: &Architecture) -> u64 {
         Framework::Litgpt => arch.block_size.max(1),
         // TRL SFTConfig.max_length
         _ => 1024.min(arch.block_size.max(1)),
+    }
+}
+
+/// DPO runs each example's chosen and rejected sequences in one concatenated forward
+/// (TRL `dpo_trainer.py` `_compute_loss`: "batch is [chosen, rejected]"; LLaMA-Factory likewise).
+fn sequences_per_example(plan: &Plan) -> u64 {
+    match plan.algorithm.as_ref().map(|a| a.value) {
+        Some(RlAlgorithm::Dpo) => 2,
+        _ => 1,
+    }
+}
+
+/// The loss TRL runs for the file's `loss_type` in this release: (loss, fused LM head). The
+/// reader maps `loss_type` unset or `chunked_nll` to [`LossImpl::TrlChunkedNll`], `nll` to
+/// [`LossImpl::Full`]; DPO and GRPO read as [`LossImpl::Full`].
+fn trl_loss(framework: Framework, loss: LossImpl, release: TrlLoss) -> (LossImpl, bool) {
+    if framework != Framework::Trl || !matches!(loss, LossImpl::Full | LossImpl::TrlChunkedNll) {
+        return (loss, false);
+    }
+    match release {
+        TrlLoss::FullLogits => (LossImpl::Full, false),
+        TrlLoss::ChunkedByDefault => (loss, false),
+        TrlLoss::FusedHead => (loss, true),
     }
 }
 

@@ -261,12 +261,14 @@ fn colocated_vllm_reserves_a_fraction_of_total_memory() {
 
 #[test]
 fn grpo_logits_cover_only_the_completion() {
-    let est = estimate(&grpo(false), arch("Qwen2.5-0.5B"), None);
+    // TRL before the fused head (1.15) materializes the logits of every scored token.
+    let context = Context { trl: crate::versions::Version::parse("1.14.0"), ..Context::default() };
+    let est = estimate_in(&grpo(false), arch("Qwen2.5-0.5B"), None, &context);
     let logits = est.components.iter().find(|c| c.name == "logits-loss").expect("logits");
     let mut sft = grpo(false);
     sft.algorithm = Some(d(RlAlgorithm::Sft));
     sft.rl = None;
-    let full = estimate(&sft, arch("Qwen2.5-0.5B"), None);
+    let full = estimate_in(&sft, arch("Qwen2.5-0.5B"), None, &context);
     let full_logits = full.components.iter().find(|c| c.name == "logits-loss").expect("logits");
     assert!(logits.bytes * 3 / 2 < full_logits.bytes, "{} vs {}", logits.bytes, full_logits.bytes);
 }
@@ -332,4 +334,48 @@ fn litgpt_qlora_depends_on_the_bitsandbytes_release() {
     assert!(old.peak.allocated_bytes > new.peak.allocated_bytes);
     // The newest releases are the default.
     assert_eq!(estimate(&p, a, None).peak, new.peak);
+}
+
+fn trl_sft(method: Method, quantization: Option<Quantization>) -> Plan {
+    let mut p = Plan::new(Framework::Trl);
+    p.method = Some(d(method));
+    p.quantization = quantization.map(|q| d(Some(q)));
+    p.micro_batch_size = Some(d(2));
+    p.max_seq_length = Some(d(2048));
+    p.gradient_checkpointing = Some(d(Checkpointing::Full));
+    p.loss = Some(d(crate::plan::LossImpl::TrlChunkedNll));
+    if method != Method::Full {
+        p.lora = Some(LoraPlan { rank: d(16), alpha: d(32.0), dropout: d(0.05), targets: d(qv()) });
+    }
+    p
+}
+
+fn in_trl(release: &str) -> Context {
+    Context { trl: crate::versions::Version::parse(release), ..Context::default() }
+}
+
+#[test]
+fn the_fused_lm_head_of_trl_1_15_materializes_no_logits() {
+    let plan = trl_sft(Method::Full, None);
+    let logits = |release: &str| {
+        let est = estimate_in(&plan, arch("Qwen2.5-0.5B"), None, &in_trl(release));
+        est.components.iter().find(|c| c.name == "logits-loss").map_or(0, |c| c.bytes)
+    };
+    let tokens = 2 * 2048;
+    let vocab = arch("Qwen2.5-0.5B").padded_vocab_size;
+    // TRL 1.5 computes the loss over full fp32 logits; 1.16 keeps no per-vocabulary tensor per token.
+    assert!(logits("1.5.0") > tokens * vocab * 4, "{}", logits("1.5.0"));
+    assert!(logits("1.16.0") < tokens * vocab / 16, "{}", logits("1.16.0"));
+    assert_eq!(logits("1.16.0"), logits("99.0"), "unpinned means the newest release");
+}
+
+#[test]
+fn trl_trains_quantized_adapters_in_bf16_and_int8_inputs_escape_checkpointing() {
+    let est = estimate(&trl_sft(Method::Qlora, Some(Quantization::Int8)), arch("Llama-3.2-1B"), None);
+    let trainable = est.components.iter().find(|c| c.name == "trainable").expect("adapters");
+    assert_eq!(trainable.bytes, est.trainable_parameters * 2);
+    let kept = est.components.iter().find(|c| c.name == "quantized-linear-inputs").expect("ctx.tensors");
+    let nf4 =
+        estimate(&trl_sft(Method::Qlora, Some(Quantization::Nf4 { double_quant: false })), arch("Llama-3.2-1B"), None);
+    assert!(kept.bytes > 0 && nf4.components.iter().all(|c| c.name != "quantized-linear-inputs"));
 }

@@ -15,13 +15,14 @@ const BINS: usize = 64;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Word {
     chars: Vec<char>,
-    bins: [u32; BINS],
+    /// Characters per bin, saturating (see [`upper_bound`]).
+    bins: [u16; BINS],
 }
 
 impl Word {
     pub fn new(text: &str) -> Word {
         let chars: Vec<char> = text.chars().collect();
-        let mut bins = [0u32; BINS];
+        let mut bins = [0u16; BINS];
         for c in &chars {
             let bin = &mut bins[*c as usize % BINS];
             *bin = bin.saturating_add(1);
@@ -99,10 +100,16 @@ fn jaro_short(a: &[char], b: &[char]) -> f64 {
 
 /// An upper bound of the Jaro-Winkler similarity of `a` and `b`.
 fn upper_bound(a: &Word, b: &Word) -> f64 {
-    let shared: u64 = a.bins.iter().zip(&b.bins).map(|(x, y)| u64::from(*x.min(y))).sum();
     if a.chars.is_empty() && b.chars.is_empty() {
         return 1.0;
     }
+    // A saturated bin would understate what the words share; their lengths still bound it.
+    let saturated = a.chars.len().max(b.chars.len()) >= usize::from(u16::MAX);
+    let shared = if saturated {
+        a.chars.len().min(b.chars.len())
+    } else {
+        a.bins.iter().zip(&b.bins).map(|(x, y)| u32::from(*x.min(y))).sum::<u32>() as usize
+    };
     if shared == 0 {
         return 0.0;
     }
@@ -171,6 +178,15 @@ mod tests {
             let b: String = (0..length).map(|_| alphabet[next(alphabet.len())]).collect();
             let ours = jaro_winkler_at_least(&Word::new(&a), &Word::new(&b), 0.0);
             assert_eq!(ours.map(f64::to_bits), Some(strsim::jaro_winkler(&a, &b).to_bits()), "{a} / {b}");
+        }
+    }
+
+    #[test]
+    fn saturated_bins_still_bound_the_score() {
+        let long = "a".repeat(usize::from(u16::MAX) + 10);
+        for short in ["a", "aaaa", "ab"] {
+            let expected = strsim::jaro_winkler(&long, short);
+            assert!(upper_bound(&Word::new(&long), &Word::new(short)) >= expected, "{short}");
         }
     }
 

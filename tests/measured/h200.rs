@@ -33,6 +33,8 @@ pub struct Measured {
     pub oom: bool,
     pub allocated_bytes: u64,
     pub reserved_bytes: u64,
+    /// Parameters with `requires_grad` as the run counted them (PEFT's adapters, or the whole model).
+    pub trainable_params: u64,
     /// The TRL config that trains like the measured run.
     pub yaml: String,
     /// The TRL release the config is judged under.
@@ -63,6 +65,7 @@ pub fn rows(file: &str) -> Vec<Measured> {
                 oom: get("status") == "oom",
                 allocated_bytes: num("allocated_peak_bytes"),
                 reserved_bytes: num("reserved_peak_bytes"),
+                trainable_params: num("trainable_params"),
                 yaml: trl_config(&hf_id, &get),
                 trl: if trainer.is_empty() { "1.5.0" } else { "1.16.0" },
             }

@@ -8,4 +8,4 @@ pub mod models;
 
 pub use gpus::{all_gpus, gpu_from_nvml_name, resolve_gpu, Gpu, UnknownGpu};
 pub use local::{from_local_dir, LocalModelError};
-pub use models::{all_models, resolve_model, Architecture, MambaDims, MlpKind, NormKind, UnknownModel};
+pub use models::{all_models, resolve_model, Architecture, HfProjections, MambaDims, MlpKind, NormKind, UnknownModel};

@@ -25,6 +25,34 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::OnceLock;
 
+/// How Hugging Face's modelling code packs the projections into `nn.Linear` modules, which
+/// decides what PEFT's LoRA adapts (one adapter per module).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HfProjections {
+    /// `q_proj`, `k_proj`, `v_proj`, `o_proj`, `gate_proj`, `up_proj`, `down_proj` (Llama and most).
+    #[default]
+    Separate,
+    /// One `query_key_value` (`modeling_gpt_neox.py`, `modeling_falcon.py`, `modeling_bloom.py`).
+    FusedQkv,
+    /// `qkv_proj` and `gate_up_proj` (`modeling_phi3.py`: Phi-3, Phi-3.5, Phi-4).
+    FusedQkvGateUp,
+}
+
+impl HfProjections {
+    pub fn fused_qkv(self) -> bool {
+        self != HfProjections::Separate
+    }
+
+    pub fn fused_gate_up(self) -> bool {
+        self == HfProjections::FusedQkvGateUp
+    }
+
+    fn is_separate(&self) -> bool {
+        *self == HfProjections::Separate
+    }
+}
+
 /// Feed-forward block shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -164,6 +192,9 @@ pub struct Architecture {
     /// With a parallel residual, one norm feeds both branches (Falcon-7B, Phi-2).
     #[serde(default)]
     pub shared_attention_norm: bool,
+    /// The Hugging Face module layout of the projections.
+    #[serde(default, skip_serializing_if = "HfProjections::is_separate")]
+    pub hf_projections: HfProjections,
     /// Maximum context (LitGPT `block_size` / HF `max_position_embeddings`).
     pub block_size: u64,
     #[serde(default)]
@@ -248,7 +279,8 @@ impl Architecture {
         ])
     }
 
-    fn norm_parameters(&self, width: u64) -> u64 {
+    /// Weights (and LayerNorm biases) of one norm over `width` features.
+    pub fn norm_parameters(&self, width: u64) -> u64 {
         match self.norm {
             NormKind::LayerNorm => width.saturating_mul(2),
             NormKind::RmsNorm => width,
@@ -257,7 +289,7 @@ impl Architecture {
 
     /// Norms of one block: before attention, before the MLP (unless shared), and the
     /// optional post-attention and post-MLP norms.
-    fn block_norms(&self) -> u64 {
+    pub fn block_norms(&self) -> u64 {
         let separate_mlp_norm = !(self.parallel_residual && self.shared_attention_norm);
         let count = [true, separate_mlp_norm, self.post_attention_norm, self.post_mlp_norm]
             .iter()
@@ -270,8 +302,20 @@ impl Architecture {
         let q = self.n_head.saturating_mul(self.head_size);
         let kv = self.n_query_groups.saturating_mul(self.head_size);
         let qkv = sum(&[q, kv, kv]);
-        let qk_norm = if self.norm_qk { 2u64.saturating_mul(self.norm_parameters(self.head_size)) } else { 0 };
-        sum(&[linear(self.n_embd, qkv, self.bias || self.attn_bias), linear(q, self.n_embd, self.bias), qk_norm])
+        sum(&[
+            linear(self.n_embd, qkv, self.bias || self.attn_bias),
+            linear(q, self.n_embd, self.bias),
+            self.qk_norms(),
+        ])
+    }
+
+    /// The per-head query and key norms of one attention block (Qwen3, Gemma 3).
+    pub fn qk_norms(&self) -> u64 {
+        if self.norm_qk {
+            2u64.saturating_mul(self.norm_parameters(self.head_size))
+        } else {
+            0
+        }
     }
 
     fn mlp_parameters(&self, experts: u64) -> u64 {

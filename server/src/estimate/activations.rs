@@ -283,23 +283,34 @@ fn lora_inputs(s: &Setup) -> Vec<(&'static str, u64, u64)> {
     let i = mlp_width(s);
     let gated = a.mlp != MlpKind::Gelu;
     let mut out = Vec::new();
+    // PEFT adapts Hugging Face's fused projections as one module each.
+    let layout = a.hf_projections;
+    let hf = s.implementation == Implementation::Hf;
+    if hf && layout.fused_qkv() && (t.query || t.key || t.value) {
+        out.push(("qkv", h, q + 2 * kv));
+    }
+    let separate_qkv = !(hf && layout.fused_qkv());
+    let fused_gate_up = hf && layout.fused_gate_up() && gated;
     // (module, d_in, d_out)
-    if t.query {
+    if t.query && separate_qkv {
         out.push(("q", h, q));
     }
-    if t.key {
+    if t.key && separate_qkv {
         out.push(("k", h, kv));
     }
-    if t.value {
+    if t.value && separate_qkv {
         out.push(("v", h, kv));
     }
     if t.output {
         out.push(("o", q, h));
     }
-    if t.mlp_gate && gated {
+    if fused_gate_up && (t.mlp_gate || t.mlp_up) {
+        out.push(("gate_up", h, 2 * i));
+    }
+    if t.mlp_gate && gated && !fused_gate_up {
         out.push(("gate", h, i));
     }
-    if t.mlp_up || (t.mlp_gate && !gated) {
+    if (t.mlp_up && !fused_gate_up) || (t.mlp_gate && !gated) {
         out.push(("up", h, i));
     }
     if t.mlp_down {

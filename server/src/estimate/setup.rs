@@ -2,7 +2,7 @@
 
 use super::context::{Behaviour, Context, TrlLoss};
 use super::weights::{self, ParamCounts};
-use crate::catalog::{Architecture, Gpu, MlpKind};
+use crate::catalog::{Architecture, Gpu, HfProjections, MlpKind};
 use crate::plan::{
     Attention, Checkpointing, Dtype, Framework, LoraTargets, LossImpl, Method, Optimizer, Plan, Precision,
     Quantization, RlAlgorithm, RlPlan, Sharding,
@@ -409,8 +409,20 @@ fn lora_parameters(s: &Setup) -> u64 {
         _ => (a.intermediate_size, 1),
     };
     let width = |on: bool, d_in: u64, d_out: u64| if on { d_in + d_out } else { 0 };
-    let per_attention = width(t.query, h, q) + width(t.key, h, kv) + width(t.value, h, kv) + width(t.output, q, h);
-    let per_mlp = width(t.mlp_gate && gated, h, i) + width(t.mlp_up, h, i) + width(t.mlp_down, i, h);
+    // PEFT adapts Hugging Face's fused projections (`qkv_proj`, `gate_up_proj`) as one module each.
+    let layout = if s.implementation == Implementation::Hf { a.hf_projections } else { HfProjections::Separate };
+    let qkv = if layout.fused_qkv() {
+        width(t.query || t.key || t.value, h, q + 2 * kv)
+    } else {
+        width(t.query, h, q) + width(t.key, h, kv) + width(t.value, h, kv)
+    };
+    let per_attention = qkv + width(t.output, q, h);
+    let gate_up = if layout.fused_gate_up() && gated {
+        width(t.mlp_gate || t.mlp_up, h, 2 * i)
+    } else {
+        width(t.mlp_gate && gated, h, i) + width(t.mlp_up, h, i)
+    };
+    let per_mlp = gate_up + width(t.mlp_down, i, h);
     let attention_layers = a.n_layer - a.n_mamba_layers.min(a.n_layer);
     let head = width(t.lm_head, h, weights::vocab_rows(a));
     s.lora_rank * (attention_layers * per_attention + a.n_layer * experts * per_mlp + head)

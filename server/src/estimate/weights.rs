@@ -73,7 +73,8 @@ pub fn count(arch: &Architecture, implementation: Implementation) -> ParamCounts
     let block_linear =
         attention_layers * attention_linear(arch) + mamba_layers * mamba_linear + arch.n_layer * mlp_linear(arch);
     let bias = if arch.bias || arch.attn_bias { q_width(arch) + 2 * kv_width(arch) } else { 0 };
-    let small = arch.n_layer * (2 * h + bias) + h;
+    let small =
+        arch.n_layer * (arch.block_norms() + bias) + attention_layers * arch.qk_norms() + arch.norm_parameters(h);
     let expert_width = arch.moe_intermediate_size.unwrap_or(arch.intermediate_size);
     let largest_linear = [
         h * (q_width(arch) + 2 * kv_width(arch)),

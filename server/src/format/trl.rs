@@ -164,6 +164,11 @@ pub fn plan(format: Format, r: &Reader) -> Plan {
                 peft.is_none() && !precompute,
                 "DPOTrainer keeps a frozen copy unless PEFT or precompute_ref_log_probs",
             ));
+            // `disable_dropout_in_model` sets every `nn.Dropout` to p=0, LoRA's included
+            // (trl/trainer/dpo_trainer.py:932, DPOConfig.disable_dropout=True).
+            if let (Some(lora), false) = (plan.lora.as_mut(), r.bool("disable_dropout").is_some_and(|b| !b.value)) {
+                lora.dropout = Sourced::derived(0.0, "DPOConfig.disable_dropout=True sets LoRA dropout to p=0");
+            }
         }
         Format::TrlGrpo => plan_grpo(&mut plan, r, peft.is_some()),
         _ => plan.max_seq_length = r.u64("max_length"),
@@ -242,6 +247,10 @@ mod tests {
         assert!(!p.reference_model.unwrap().value);
         let mbs = p.micro_batch_size.unwrap();
         assert_eq!(&text[mbs.value_span().unwrap().start..mbs.value_span().unwrap().end], "4");
+        // DPOConfig.disable_dropout=True zeroes LoRA's dropout unless the file turns it off.
+        assert_eq!(lora.dropout.value, 0.0);
+        let kept = plan_of(Format::TrlDpo, &format!("{text}lora_dropout: 0.1\ndisable_dropout: false\n"));
+        assert_eq!(kept.lora.unwrap().dropout.value, 0.1);
     }
 
     #[test]

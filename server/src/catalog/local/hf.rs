@@ -6,7 +6,7 @@
 
 use super::fields::Fields;
 use super::LocalModelError;
-use crate::catalog::models::{Architecture, MambaDims, MlpKind, NormKind};
+use crate::catalog::models::{Architecture, HfProjections, MambaDims, MlpKind, NormKind};
 use crate::syntax::Mapping;
 use std::path::Path;
 
@@ -73,6 +73,11 @@ pub(super) fn architecture(root: &Mapping, path: &Path) -> Result<(Architecture,
     })?;
     let mut arch = dense_shapes(&config, kind)?;
     arch.family = model_type.to_string();
+    arch.hf_projections = match kind {
+        Kind::Phi3 => HfProjections::FusedQkvGateUp,
+        Kind::GptNeox | Kind::Falcon => HfProjections::FusedQkv,
+        _ => HfProjections::Separate,
+    };
     let tie = config.bool("tie_word_embeddings").or_else(|| top.bool("tie_word_embeddings"));
     arch.tie_word_embeddings = tie.unwrap_or(kind.ties_by_default());
     arch.checkpoint_quantization =

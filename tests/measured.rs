@@ -1,0 +1,120 @@
+//! The estimator against peaks measured on a real GPU (`tests/estimator/measured/`, an H200): 45
+//! Hugging Face Trainer runs (LoRA and full fine-tuning, checkpointing, optimizers, autocast, eager
+//! and SDPA attention, long sequences, a MoE) and one that ran out of memory, 26 TRL 1.16 SFT, DPO
+//! and GRPO runs and 9 TRL 1.16 QLoRA runs (nf4, nf4 with double quantization, int8). Each row goes
+//! through the whole pipeline as the TRL config that trains the same way (`tests/measured/h200.rs`),
+//! judged under the TRL release it ran (1.5 computes the Trainer's full-logits loss).
+
+#[path = "measured/h200.rs"]
+mod h200;
+
+use oomlint::estimate::Verdict;
+
+/// |estimate − measured| / measured of the allocated view, for every row that ran.
+fn allocated_errors() -> Vec<(String, f64)> {
+    h200::FILES
+        .iter()
+        .flat_map(|f| h200::rows(f))
+        .filter(|row| !row.oom)
+        .map(|row| {
+            let estimate = h200::estimate(&row).peak.allocated_bytes as f64;
+            let measured = row.allocated_bytes as f64;
+            (row.id.clone(), (estimate - measured) / measured)
+        })
+        .collect()
+}
+
+/// (median, p90) of |error|.
+fn median_and_p90(errors: &[(String, f64)]) -> (f64, f64) {
+    let mut magnitudes: Vec<f64> = errors.iter().map(|(_, e)| e.abs()).collect();
+    magnitudes.sort_by(f64::total_cmp);
+    let median = magnitudes[magnitudes.len() / 2];
+    let p90 = magnitudes[(magnitudes.len() * 9).div_ceil(10) - 1];
+    (median, p90)
+}
+
+#[test]
+fn allocated_view_is_close_to_every_measured_run() {
+    let errors = allocated_errors();
+    assert!(errors.len() >= 80, "measured rows: {}", errors.len());
+    let (median, p90) = median_and_p90(&errors);
+    let table: Vec<String> = errors.iter().map(|(id, e)| format!("{id}: {:+.1} %", e * 100.0)).collect();
+    assert!(median <= 0.05, "median |error| {:.1} %:\n{}", median * 100.0, table.join("\n"));
+    assert!(p90 <= 0.10, "p90 |error| {:.1} %:\n{}", p90 * 100.0, table.join("\n"));
+    let worst: Vec<&String> = table.iter().zip(&errors).filter(|(_, (_, e))| e.abs() > 0.15).map(|(t, _)| t).collect();
+    assert!(worst.is_empty(), "rows off by more than 15 %: {worst:?}");
+}
+
+/// PEFT adapts Hugging Face's modules, fused ones (Phi-3's `qkv_proj`, `gate_up_proj`) included.
+#[test]
+fn trainable_parameters_are_the_ones_the_runs_counted() {
+    let mismatches: Vec<String> = h200::FILES
+        .iter()
+        .flat_map(|f| h200::rows(f))
+        .filter(|row| row.trainable_params > 0)
+        .filter_map(|row| {
+            let estimated = h200::estimate(&row).trainable_parameters;
+            (estimated != row.trainable_params).then(|| format!("{}: {estimated} vs {}", row.id, row.trainable_params))
+        })
+        .collect();
+    assert!(mismatches.is_empty(), "{mismatches:#?}");
+}
+
+#[test]
+fn the_run_that_ran_out_of_memory_is_judged_exceeds() {
+    let ooms: Vec<_> = h200::rows(h200::FILES[0]).into_iter().filter(|r| r.oom).collect();
+    assert!(!ooms.is_empty());
+    for row in ooms {
+        let estimate = h200::estimate(&row);
+        assert_eq!(estimate.fit.map(|f| f.verdict), Some(Verdict::Exceeds), "{}", row.id);
+    }
+}
+
+#[test]
+fn gradient_accumulation_does_not_change_the_estimate_or_the_measurement() {
+    let rows = h200::rows(h200::FILES[0]);
+    let find = |id: &str| rows.iter().find(|r| r.id == id).unwrap_or_else(|| panic!("row {id}"));
+    let (one, four) = (find("Llama-3.2-1B-lora-b4-s1024"), find("Llama-3.2-1B-lora-b4-s1024-ga4"));
+    let measured = (four.allocated_bytes as f64 - one.allocated_bytes as f64) / one.allocated_bytes as f64;
+    assert!(measured.abs() < 0.01, "measured difference {:.2} %", measured * 100.0);
+    assert_eq!(h200::estimate(one).peak.allocated_bytes, h200::estimate(four).peak.allocated_bytes);
+}
+
+/// The reserved view (`max_memory_reserved()`) is the allocated view plus the caching allocator's
+/// overhead. Not modelled yet: full fine-tuning with checkpointing, whose first optimizer step
+/// allocates the AdamW states while the activation blocks are still cached (reserved/allocated
+/// 1.34–1.42 against 1.02–1.17 elsewhere): Llama-3.2-1B, Qwen3-1.7B and Gemma-2-2b full + ckpt are
+/// 18–21 % under, hence the 22 % bound on single rows.
+#[test]
+fn reserved_view_covers_the_allocator_cache_of_measured_runs() {
+    let rows: Vec<_> = h200::FILES.iter().flat_map(|f| h200::rows(f)).filter(|r| !r.oom).collect();
+    let errors: Vec<(String, f64)> = rows
+        .iter()
+        .map(|row| {
+            let estimate = h200::estimate(row).peak.reserved_bytes as f64;
+            let measured = row.reserved_bytes as f64;
+            (row.id.clone(), (estimate - measured) / measured)
+        })
+        .collect();
+    let (median, p90) = median_and_p90(&errors);
+    let table: Vec<String> = errors.iter().map(|(id, e)| format!("{id}: {:+.1} %", e * 100.0)).collect();
+    assert!(median <= 0.05, "median |error| {:.1} %:\n{}", median * 100.0, table.join("\n"));
+    assert!(p90 <= 0.11, "p90 |error| {:.1} %:\n{}", p90 * 100.0, table.join("\n"));
+    let worst: Vec<&String> = table.iter().zip(&errors).filter(|(_, (_, e))| e.abs() > 0.22).map(|(t, _)| t).collect();
+    assert!(worst.is_empty(), "rows off by more than 22 %: {worst:?}");
+}
+
+/// With fixed-shape batches the caching allocator has little to fragment: expandable segments
+/// left the allocated peak exactly where it was and moved the reserved peak by a few percent
+/// either way (`h200_hf_trainer_expandable.csv`).
+#[test]
+fn expandable_segments_do_not_change_the_allocated_peak() {
+    let plain = h200::rows(h200::FILES[0]);
+    for row in h200::rows(h200::EXPANDABLE) {
+        let base = plain.iter().find(|r| r.id == row.id).expect("the same row without expandable segments");
+        let allocated = (row.allocated_bytes as f64 - base.allocated_bytes as f64) / base.allocated_bytes as f64;
+        assert!(allocated.abs() < 0.01, "{}: allocated moved {:.2} %", row.id, allocated * 100.0);
+        let reserved = (row.reserved_bytes as f64 - base.reserved_bytes as f64) / base.reserved_bytes as f64;
+        assert!(reserved.abs() < 0.10, "{}: reserved moved {:.2} %", row.id, reserved * 100.0);
+    }
+}

@@ -349,6 +349,28 @@ pub struct Plan {
     pub allocator: Vec<AllocatorSetting>,
     /// `CUDA_VISIBLE_DEVICES` as written.
     pub visible_devices: Option<Sourced<String>>,
+    /// Where a key the file does not set can be added (block YAML configs only).
+    #[serde(skip)]
+    pub insertion: Option<Insertion>,
+}
+
+/// A place to add a top-level key, and the key each settable plan field is written as in
+/// this format (`gradient_accumulation` → `gradient_accumulation_steps`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Insertion {
+    /// Start of the line after the top-level mapping's last entry.
+    pub offset: usize,
+    /// The file has no line break after its last entry: the new line starts with one.
+    pub needs_newline: bool,
+    pub keys: &'static [(&'static str, &'static str)],
+}
+
+impl Insertion {
+    /// The `key: value` line that sets `field`, when this format has a top-level key for it.
+    pub fn line(&self, field: &str, value: &str) -> Option<String> {
+        let key = self.keys.iter().find(|(f, _)| *f == field)?.1;
+        Some(format!("{key}: {value}\n"))
+    }
 }
 
 impl Framework {
@@ -387,6 +409,7 @@ impl Plan {
             reference_model: None,
             allocator: Vec::new(),
             visible_devices: None,
+            insertion: None,
         }
     }
 

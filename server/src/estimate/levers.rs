@@ -154,7 +154,7 @@ fn apply(kind: Kind, plan: &Plan) -> Option<(Plan, Vec<Change>)> {
                 return None;
             }
             p.loss = Some(derived(LossImpl::Liger, "Liger fused linear cross-entropy"));
-            vec![Change { field: "loss", value: "use_liger_kernel: true".into() }]
+            vec![Change { field: "loss", value: "true".into() }]
         }
         Kind::LowerVllmFraction => {
             let vllm = p.rl.as_mut()?.vllm.as_mut()?;
@@ -254,9 +254,11 @@ fn applicability(kind: Kind) -> Applicability {
     }
 }
 
-/// The edits for `changes`, or none when a changed field is not written in the file.
+/// The edits for `changes`: each written value replaced, each field the file does not set
+/// added as a top-level key where the format has one; none when a field can be neither.
 fn fixes(kind: Kind, plan: &Plan, changes: &[Change], title: &str) -> Vec<Fix> {
     let mut edits = Vec::new();
+    let mut added = String::new();
     for change in changes {
         let span = match change.field {
             "micro_batch_size" => plan.micro_batch_size.as_ref().and_then(|s| s.value_span()),
@@ -277,10 +279,15 @@ fn fixes(kind: Kind, plan: &Plan, changes: &[Change], title: &str) -> Vec<Fix> {
             "allocator" => plan.allocator.iter().find(|a| a.verbatim).map(|a| a.value_span),
             _ => None,
         };
-        match span {
-            Some(span) => edits.push(Edit::replace(span, change.value.clone())),
-            None => return Vec::new(),
+        match (span, plan.insertion.as_ref().and_then(|i| i.line(change.field, &change.value))) {
+            (Some(span), _) => edits.push(Edit::replace(span, change.value.clone())),
+            (None, Some(line)) => added.push_str(&line),
+            (None, None) => return Vec::new(),
         }
+    }
+    if let (Some(insertion), false) = (&plan.insertion, added.is_empty()) {
+        let lead = if insertion.needs_newline { "\n" } else { "" };
+        edits.push(Edit::insert(insertion.offset, format!("{lead}{added}")));
     }
     if edits.is_empty() {
         return Vec::new();

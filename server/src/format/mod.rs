@@ -24,8 +24,8 @@ pub mod trl;
 pub use detect::{detect, language_of};
 pub use read::Reader;
 
-use crate::plan::{Framework, Plan};
-use crate::syntax::{Document, Language};
+use crate::plan::{Framework, Insertion, Plan};
+use crate::syntax::{self, Document, Language};
 use serde::Serialize;
 
 /// A config format oomlint understands (its schema is `schema/<name>.json`).
@@ -156,5 +156,93 @@ pub fn build_plan(format: Format, doc: &Document, text: &str) -> Option<Plan> {
     if plan.visible_devices.is_none() {
         plan.visible_devices = env::visible_devices(doc);
     }
+    if doc.language == Language::Yaml {
+        plan.insertion = insertion(format, root, text);
+    }
     Some(plan)
+}
+
+/// The top-level keys a lever may add, per format (plan field → key). Fields whose value
+/// would need another shape in the format (LLaMA-Factory's `quantization_bit`, Axolotl's
+/// nested TRL block) are left out: those levers then carry no edit.
+fn insertable_keys(format: Format) -> &'static [(&'static str, &'static str)] {
+    match format {
+        Format::TrlSft | Format::TrlDpo | Format::TrlGrpo | Format::Transformers => &[
+            ("micro_batch_size", "per_device_train_batch_size"),
+            ("gradient_accumulation", "gradient_accumulation_steps"),
+            ("gradient_checkpointing", "gradient_checkpointing"),
+            ("optimizer", "optim"),
+            ("quantization", "load_in_4bit"),
+            ("loss", "use_liger_kernel"),
+            ("vllm_gpu_memory_utilization", "vllm_gpu_memory_utilization"),
+            ("vllm_enable_sleep_mode", "vllm_enable_sleep_mode"),
+        ],
+        Format::Axolotl => &[
+            ("micro_batch_size", "micro_batch_size"),
+            ("gradient_accumulation", "gradient_accumulation_steps"),
+            ("gradient_checkpointing", "gradient_checkpointing"),
+            ("optimizer", "optimizer"),
+        ],
+        Format::Llamafactory => &[
+            ("micro_batch_size", "per_device_train_batch_size"),
+            ("gradient_accumulation", "gradient_accumulation_steps"),
+            ("optimizer", "optim"),
+        ],
+        Format::LitgptLora | Format::LitgptAdapter | Format::LitgptAdapterV2 | Format::LitgptFull => {
+            &[("quantization", "quantize")]
+        }
+        _ => &[],
+    }
+}
+
+/// The start of the line after the last top-level entry of a block mapping whose keys
+/// start their lines; None for flow mappings and formats with nothing to add.
+fn insertion(format: Format, root: &syntax::Mapping, text: &str) -> Option<Insertion> {
+    let keys = insertable_keys(format);
+    let starts_line = |at: usize| at == 0 || text.as_bytes().get(at.wrapping_sub(1)) == Some(&b'\n');
+    if keys.is_empty() || root.entries.is_empty() || !root.entries.iter().all(|e| starts_line(e.key_span.start)) {
+        return None;
+    }
+    let end = root.entries.iter().map(|e| e.value.span.end.max(e.key_span.end)).max()?;
+    let (offset, needs_newline) = match text.get(end..)?.find('\n') {
+        Some(i) => (end + i + 1, false),
+        None => (text.len(), true),
+    };
+    Some(Insertion { offset, needs_newline, keys })
+}
+
+#[cfg(test)]
+mod insertion_tests {
+    use super::*;
+
+    fn insertion_of(format: Format, text: &str) -> Option<Insertion> {
+        let doc = syntax::parse(text, Language::Yaml);
+        build_plan(format, &doc, text)?.insertion
+    }
+
+    #[test]
+    fn keys_are_added_after_the_last_top_level_entry() {
+        let text = "lora_target_modules:\n  - q_proj\n  - v_proj\nmodel_name_or_path: m  # base\n# trailing comment\n";
+        let at = insertion_of(Format::TrlSft, text).expect("a block mapping");
+        assert_eq!(&text[..at.offset], "lora_target_modules:\n  - q_proj\n  - v_proj\nmodel_name_or_path: m  # base\n");
+        assert!(!at.needs_newline);
+        assert_eq!(at.line("gradient_accumulation", "2").as_deref(), Some("gradient_accumulation_steps: 2\n"));
+        assert_eq!(at.line("max_seq_length", "512"), None, "no top-level key for it in this table");
+    }
+
+    #[test]
+    fn a_file_without_a_final_line_break_gets_one() {
+        let text = "model_name_or_path: m\noutput_dir: out  # comment";
+        let at = insertion_of(Format::TrlSft, text).expect("a block mapping");
+        assert_eq!((at.offset, at.needs_newline), (text.len(), true));
+    }
+
+    #[test]
+    fn flow_mappings_and_formats_without_keys_get_none() {
+        assert!(insertion_of(Format::TrlSft, "{model_name_or_path: m, bf16: true}\n").is_none());
+        assert!(insertion_of(Format::Accelerate, "distributed_type: FSDP\nnum_processes: 2\n").is_none());
+        let litgpt = insertion_of(Format::LitgptLora, "checkpoint_dir: m\ntrain:\n  micro_batch_size: 4\n").unwrap();
+        assert_eq!(litgpt.line("quantization", "bnb.nf4").as_deref(), Some("quantize: bnb.nf4\n"));
+        assert_eq!(litgpt.line("micro_batch_size", "2"), None, "nested under train: not added at the top");
+    }
 }

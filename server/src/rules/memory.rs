@@ -37,21 +37,32 @@ pub fn resolving_fixes(estimate: &Estimate, target: u64) -> Vec<Fix> {
         let Some(fix) = estimate.levers.iter().find(|l| &l.title == title).and_then(|l| l.fixes.first()) else {
             return Vec::new();
         };
-        let overlaps =
-            fix.edits.iter().any(|e| edits.iter().any(|o| e.span.start < o.span.end && o.span.start < e.span.end));
-        if overlaps {
-            return Vec::new();
+        for edit in &fix.edits {
+            // Keys two levers add at the same place go in one insertion.
+            if let Some(same) = edits.iter_mut().find(|o| edit.span.is_empty() && o.span == edit.span) {
+                same.content.push_str(edit.content.trim_start_matches('\n'));
+                continue;
+            }
+            if edits.iter().any(|o| edit.span.start < o.span.end && o.span.start < edit.span.end) {
+                return Vec::new();
+            }
+            edits.push(edit.clone());
         }
-        edits.extend(fix.edits.iter().cloned());
     }
     vec![Fix { title: solve.smallest_fitting_combination.join(" + "), applicability: Applicability::Unsafe, edits }]
 }
 
-/// The key most responsible for the peak: the first edit of the biggest lever that
-/// has one, else the micro batch, the sequence length or the model key, else the
-/// start of the document.
+/// The key most responsible for the peak: the first value a lever of the biggest saving
+/// changes, else the micro batch, the sequence length or the model key, else the start of
+/// the document (a key a lever only adds has no place yet).
 pub fn primary_span(ctx: &Context, estimate: &Estimate) -> Span {
-    let lever_edit = estimate.levers.iter().flat_map(|l| &l.fixes).flat_map(|f| &f.edits).map(|e| e.span).next();
+    let lever_edit = estimate
+        .levers
+        .iter()
+        .flat_map(|l| &l.fixes)
+        .flat_map(|f| &f.edits)
+        .map(|e| e.span)
+        .find(|span| !span.is_empty());
     let plan = ctx.plan;
     lever_edit
         .or_else(|| plan.and_then(|p| p.micro_batch_size.as_ref()).and_then(|s| s.key_span()))

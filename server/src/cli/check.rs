@@ -1,7 +1,10 @@
-//! `oomlint check [PATHS...]`.
+//! `oomlint check [PATHS...]`: files are analysed on all cores, reported in order.
+
+mod parallel;
 
 use super::usage_error;
 use crate::analysis::{analyze_bytes, analyze_text, Analysis, Options};
+use crate::catalog::Gpu;
 use crate::diagnostic::{Applicability, Severity};
 use crate::fix;
 use crate::format::language_of;
@@ -88,46 +91,22 @@ pub fn run(args: &CheckArgs) -> ExitCode {
         Ok(gpu) => gpu,
         Err(e) => return usage_error(e),
     };
-    let fixing = args.fix.then_some(if args.unsafe_fixes { Applicability::Unsafe } else { Applicability::Safe });
-    let (mut fixes, mut fixed_files) = (0, 0);
-    let mut analyses = Vec::with_capacity(files.len());
-    for file in &files {
-        let settings = match &config {
-            Some(settings) => settings.clone(),
-            None => match Settings::for_file(file) {
-                Ok(settings) => settings,
-                Err(e) => return usage_error(format!("config {e}")),
-            },
-        };
-        let settings = match settings.with_selection(&args.select, &args.ignore) {
-            Ok(settings) => Arc::new(settings),
-            Err(e) => return usage_error(e),
-        };
-        let options = Options { gpu: gpu.clone(), settings, ..Options::default() };
-        let bytes = match std::fs::read(file) {
-            Ok(bytes) => bytes,
-            Err(e) => return usage_error(format!("cannot read {}: {e}", file.display())),
-        };
-        let analysis = analyze_bytes(file, &bytes, &options);
-        let Some(minimum) = fixing.filter(|_| !analysis.text.is_empty() && analysis.text.len() == bytes.len()) else {
-            analyses.push(analysis);
-            continue;
-        };
-        let fixed = fix::fix_text(file, &analysis.text, &options, minimum);
-        if fixed.count == 0 {
-            analyses.push(analysis);
-            continue;
-        }
-        if let Err(e) = fix::write_atomically(file, &bytes, &fixed.text) {
-            return usage_error(e);
-        }
-        fixes += fixed.count;
-        fixed_files += 1;
-        analyses.push(analyze_text(file, fixed.text, &options));
-    }
+    let job = Job {
+        args,
+        config,
+        gpu,
+        fixing: args.fix.then_some(if args.unsafe_fixes { Applicability::Unsafe } else { Applicability::Safe }),
+    };
+    let outcomes = match parallel::run_in_order(&files, &job) {
+        Ok(outcomes) => outcomes,
+        Err(e) => return usage_error(e),
+    };
     if args.fix {
+        let fixes: usize = outcomes.iter().map(|o| o.fixes).sum();
+        let fixed_files = outcomes.iter().filter(|o| o.fixes > 0).count();
         eprintln!("oomlint: applied {fixes} fix(es) to {fixed_files} file(s)");
     }
+    let analyses: Vec<Analysis> = outcomes.into_iter().map(|o| o.analysis).collect();
     let mut out = String::new();
     match args.output_format {
         OutputFormat::Json => {
@@ -152,6 +131,54 @@ pub fn run(args: &CheckArgs) -> ExitCode {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+/// What every file of one `check` shares.
+struct Job<'a> {
+    args: &'a CheckArgs,
+    /// The `--config` settings, replacing the nearest oomlint.toml.
+    config: Option<Arc<Settings>>,
+    gpu: Option<Gpu>,
+    /// The least applicability `--fix` applies; `None` without `--fix`.
+    fixing: Option<Applicability>,
+}
+
+/// One checked file: its (fixed) analysis and the fixes applied to it.
+struct Outcome {
+    analysis: Analysis,
+    fixes: usize,
+}
+
+impl parallel::Task for Job<'_> {
+    type Output = Outcome;
+
+    /// Analyses one file and, with `--fix`, writes the fixed text atomically (the file is
+    /// owned by this call: `run_in_order` never runs two calls on one file at once).
+    fn run(&self, file: &Path) -> Result<Outcome, String> {
+        let settings = match &self.config {
+            Some(settings) => settings.clone(),
+            None => Settings::for_file(file).map_err(|e| format!("config {e}"))?,
+        };
+        let settings =
+            Arc::new(settings.with_selection(&self.args.select, &self.args.ignore).map_err(|e| e.to_string())?);
+        let options = Options { gpu: self.gpu.clone(), settings, ..Options::default() };
+        let bytes = std::fs::read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        let analysis = analyze_bytes(file, &bytes, &options);
+        let Some(minimum) = self.fixing.filter(|_| !analysis.text.is_empty() && analysis.text.len() == bytes.len())
+        else {
+            return Ok(Outcome { analysis, fixes: 0 });
+        };
+        let fixed = fix::fix_text(file, &analysis.text, &options, minimum);
+        if fixed.count == 0 {
+            return Ok(Outcome { analysis, fixes: 0 });
+        }
+        fix::write_atomically(file, &bytes, &fixed.text).map_err(|e| e.to_string())?;
+        Ok(Outcome { analysis: analyze_text(file, fixed.text, &options), fixes: fixed.count })
+    }
+
+    fn writes_files(&self) -> bool {
+        self.fixing.is_some()
     }
 }
 

@@ -1,51 +1,104 @@
 //! JSON output, version 1 (documented in the README; fields are added, never renamed).
+//!
+//! The report borrows from the analyses and serializes straight to text (no
+//! intermediate `serde_json::Value` tree); field order is the output's key order.
 
 use super::range;
 use crate::analysis::Analysis;
-use crate::diagnostic::Fix;
-use serde_json::{json, Value};
+use crate::diagnostic::{Applicability, Fix, Severity};
+use crate::span::{LineCol, Span};
+use serde::Serialize;
 
-fn position(p: crate::span::LineCol) -> Value {
-    json!({"line": p.line, "column": p.column})
+#[derive(Serialize)]
+struct Range {
+    start: LineCol,
+    end: LineCol,
 }
 
-fn span_range(analysis: &Analysis, span: crate::span::Span) -> Value {
+fn span_range(analysis: &Analysis, span: Span) -> Range {
     let (start, end) = range(analysis, span);
-    json!({"start": position(start), "end": position(end)})
+    Range { start, end }
 }
 
-pub fn fixes(analysis: &Analysis, fixes: &[Fix]) -> Value {
+#[derive(Serialize)]
+pub struct FixReport<'a> {
+    title: &'a str,
+    applicability: Applicability,
+    edits: Vec<EditReport<'a>>,
+}
+
+#[derive(Serialize)]
+struct EditReport<'a> {
+    range: Range,
+    content: &'a str,
+}
+
+pub fn fixes<'a>(analysis: &Analysis, fixes: &'a [Fix]) -> Vec<FixReport<'a>> {
     fixes
         .iter()
-        .map(|f| {
-            json!({
-                "title": f.title,
-                "applicability": f.applicability,
-                "edits": f.edits.iter().map(|e| json!({"range": span_range(analysis, e.span), "content": e.content})).collect::<Vec<_>>(),
-            })
+        .map(|f| FixReport {
+            title: &f.title,
+            applicability: f.applicability,
+            edits: f
+                .edits
+                .iter()
+                .map(|e| EditReport { range: span_range(analysis, e.span), content: &e.content })
+                .collect(),
         })
         .collect()
 }
 
-pub fn file(analysis: &Analysis) -> Value {
-    let diagnostics: Vec<Value> = analysis
-        .diagnostics
-        .iter()
-        .map(|d| {
-            json!({
-                "code": d.code,
-                "rule": d.rule,
-                "severity": d.severity,
-                "message": d.message,
-                "range": span_range(analysis, d.span),
-                "related": d.related.iter().map(|r| json!({"range": span_range(analysis, r.span), "message": r.message})).collect::<Vec<_>>(),
-                "fixes": fixes(analysis, &d.fixes),
-            })
-        })
-        .collect();
-    json!({"path": analysis.path.display().to_string(), "format": analysis.format.name(), "diagnostics": diagnostics})
+#[derive(Serialize)]
+struct RelatedReport<'a> {
+    range: Range,
+    message: &'a str,
 }
 
-pub fn report(analyses: &[Analysis]) -> Value {
-    json!({"version": 1, "files": analyses.iter().map(file).collect::<Vec<_>>()})
+#[derive(Serialize)]
+struct DiagnosticReport<'a> {
+    code: &'static str,
+    rule: &'static str,
+    severity: Severity,
+    message: &'a str,
+    range: Range,
+    related: Vec<RelatedReport<'a>>,
+    fixes: Vec<FixReport<'a>>,
+}
+
+#[derive(Serialize)]
+pub struct FileReport<'a> {
+    path: String,
+    format: &'static str,
+    diagnostics: Vec<DiagnosticReport<'a>>,
+}
+
+pub fn file(analysis: &Analysis) -> FileReport<'_> {
+    let diagnostics = analysis
+        .diagnostics
+        .iter()
+        .map(|d| DiagnosticReport {
+            code: d.code,
+            rule: d.rule,
+            severity: d.severity,
+            message: &d.message,
+            range: span_range(analysis, d.span),
+            related: d
+                .related
+                .iter()
+                .map(|r| RelatedReport { range: span_range(analysis, r.span), message: &r.message })
+                .collect(),
+            fixes: fixes(analysis, &d.fixes),
+        })
+        .collect();
+    FileReport { path: analysis.path.display().to_string(), format: analysis.format.name(), diagnostics }
+}
+
+#[derive(Serialize)]
+pub struct Report<'a> {
+    version: u32,
+    files: Vec<FileReport<'a>>,
+}
+
+pub fn report(analyses: &[Analysis]) -> Report<'_> {
+    Report { version: 1, files: analyses.iter().map(file).collect() }
 }

@@ -14,6 +14,7 @@ use super::{
 };
 use crate::span::Span;
 use saphyr_parser::{Event, Parser, ScalarStyle as YamlStyle};
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 /// At most this many nodes may be produced by alias expansion in one document.
@@ -75,7 +76,7 @@ fn build(text: &str) -> (Builder, Option<usize>) {
                     break;
                 }
             }
-            Event::Scalar(text, style, anchor, _) => builder.scalar(&text, style, anchor, span),
+            Event::Scalar(text, style, anchor, _) => builder.scalar(text, style, anchor, span),
             Event::Alias(anchor) => builder.alias(anchor, span),
             Event::MappingStart(anchor, _) => builder.open(Frame::mapping(anchor, span.start)),
             Event::SequenceStart(anchor, _) => builder.open(Frame::sequence(anchor, span.start)),
@@ -157,15 +158,15 @@ impl Builder {
         self.stopped = true;
     }
 
-    fn scalar(&mut self, text: &str, style: YamlStyle, anchor: usize, span: Span) {
+    fn scalar(&mut self, text: Cow<str>, style: YamlStyle, anchor: usize, span: Span) {
         self.scalar_spans.push(span);
         let (style, kind) = match style {
-            YamlStyle::Plain => (ScalarStyle::Plain, resolve_plain(text)),
+            YamlStyle::Plain => (ScalarStyle::Plain, resolve_plain(&text)),
             YamlStyle::SingleQuoted => (ScalarStyle::SingleQuoted, ScalarKind::Str),
             YamlStyle::DoubleQuoted => (ScalarStyle::DoubleQuoted, ScalarKind::Str),
             YamlStyle::Literal | YamlStyle::Folded => (ScalarStyle::Block, ScalarKind::Str),
         };
-        let node = Node { span, value: Value::Scalar(Scalar { text: text.to_string(), style, kind }) };
+        let node = Node { span, value: Value::Scalar(Scalar { text: text.into_owned(), style, kind }) };
         self.remember(anchor, &node);
         self.push(node);
     }
@@ -227,8 +228,8 @@ impl Builder {
             FrameKind::Mapping { entries, pending_key } => match pending_key.take() {
                 Some((key, key_span)) => entries.push(Entry { key, key_span, value: node }),
                 None => {
-                    let key = match &node.value {
-                        Value::Scalar(s) => s.text.clone(),
+                    let key = match node.value {
+                        Value::Scalar(s) => s.text,
                         _ => String::from("<complex key>"),
                     };
                     *pending_key = Some((key, node.span));
@@ -242,20 +243,12 @@ impl Builder {
     fn finish_mapping(&mut self, entries: Vec<Entry>) -> Mapping {
         let mut explicit: Vec<Entry> = Vec::with_capacity(entries.len());
         let mut merge_sources = Vec::new();
-        let mut first_seen: HashMap<&str, Span> = HashMap::new();
-        for entry in &entries {
-            if entry.key == "<<" {
-                continue;
-            }
-            if let Some(&first) = first_seen.get(entry.key.as_str()) {
-                self.problems.push(SyntaxProblem {
-                    kind: ProblemKind::DuplicateKey { first },
-                    message: format!("duplicate key `{}`; the last value wins", entry.key),
-                    span: entry.key_span,
-                });
-            } else {
-                first_seen.insert(&entry.key, entry.key_span);
-            }
+        for (entry, first) in repeated_keys(&entries) {
+            self.problems.push(SyntaxProblem {
+                kind: ProblemKind::DuplicateKey { first },
+                message: format!("duplicate key `{}`; the last value wins", entry.key),
+                span: entry.key_span,
+            });
         }
         for entry in entries {
             if entry.key == "<<" {
@@ -292,6 +285,30 @@ impl Builder {
         }
         Document { language: Language::Yaml, root: self.root, comments, problems: self.problems }
     }
+}
+
+/// Mappings up to this size are searched for repeated keys without a hash map.
+const LINEAR_KEY_SEARCH: usize = 32;
+
+/// Each entry whose key (other than `<<`) an earlier entry has, with that first key's span.
+fn repeated_keys(entries: &[Entry]) -> Vec<(&Entry, Span)> {
+    let keyed = || entries.iter().filter(|e| e.key != "<<");
+    if entries.len() <= LINEAR_KEY_SEARCH {
+        return keyed()
+            .enumerate()
+            .filter_map(|(i, entry)| Some((entry, keyed().take(i).find(|e| e.key == entry.key)?.key_span)))
+            .collect();
+    }
+    let mut first_seen: HashMap<&str, Span> = HashMap::with_capacity(entries.len());
+    keyed()
+        .filter_map(|entry| match first_seen.get(entry.key.as_str()) {
+            Some(&first) => Some((entry, first)),
+            None => {
+                first_seen.insert(&entry.key, entry.key_span);
+                None
+            }
+        })
+        .collect()
 }
 
 /// The parser reports an empty value (`use_peft:`) at the end of its key, before the
@@ -372,11 +389,13 @@ fn resolve_int(text: &str) -> Option<ScalarKind> {
     } else {
         (10, body)
     };
-    let clean: String = digits.chars().filter(|&c| c != '_').collect();
-    if clean.is_empty() || !clean.chars().all(|c| c.is_digit(radix)) {
+    // Every integer body starts with a digit (`0x`, `0b`, `0` or a decimal digit), so
+    // words are rejected before any copy.
+    if !body.starts_with(|c: char| c.is_ascii_digit()) {
         return None;
     }
-    if radix == 10 && body.starts_with('_') {
+    let clean = without_underscores(digits);
+    if clean.is_empty() || !clean.chars().all(|c| c.is_digit(radix)) {
         return None;
     }
     let magnitude = match i128::from_str_radix(&clean, radix) {
@@ -393,12 +412,21 @@ fn resolve_float(text: &str) -> Option<ScalarKind> {
     if !(first.is_ascii_digit() || first == '.') || text.len() - body.len() > 1 {
         return None;
     }
-    let clean: String = text.chars().filter(|&c| c != '_').collect();
+    let clean = without_underscores(text);
     let ok_chars = clean.chars().all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '-' | '+'));
     if !ok_chars || !clean.chars().any(|c| c.is_ascii_digit()) {
         return None;
     }
     clean.parse::<f64>().ok().map(ScalarKind::Float)
+}
+
+/// `text` without its digit-group underscores (`1_000`), copied only when it has some.
+fn without_underscores(text: &str) -> Cow<'_, str> {
+    if text.contains('_') {
+        Cow::Owned(text.chars().filter(|&c| c != '_').collect())
+    } else {
+        Cow::Borrowed(text)
+    }
 }
 
 #[cfg(test)]
@@ -450,6 +478,42 @@ mod tests {
         assert_eq!(kind("i"), ScalarKind::BigInt);
         assert_eq!(kind("j"), ScalarKind::Int(15));
         assert_eq!(kind("k"), ScalarKind::Str);
+    }
+
+    #[test]
+    fn numbers_resolve_without_copying_words() {
+        let cases = [
+            ("_1", ScalarKind::Str),
+            ("1_0", ScalarKind::Int(10)),
+            ("0b1_0", ScalarKind::Int(2)),
+            ("-0x1f", ScalarKind::Int(-31)),
+            ("+7", ScalarKind::Int(7)),
+            ("1__0", ScalarKind::Int(10)),
+            ("0x", ScalarKind::Str),
+            ("1e-5", ScalarKind::Float(1e-5)),
+            ("1_0.5", ScalarKind::Float(10.5)),
+            ("auto", ScalarKind::Str),
+            ("+-1", ScalarKind::Str),
+        ];
+        for (text, kind) in cases {
+            assert_eq!(resolve_plain(text), kind, "{text}");
+        }
+    }
+
+    #[test]
+    fn repeated_keys_in_large_mappings() {
+        let mut text: String = (0..40).map(|i| format!("k{i}: {i}\n")).collect();
+        text.push_str("k3: again\nk39: again\n");
+        let doc = parse(&text);
+        let firsts: Vec<usize> = doc
+            .problems
+            .iter()
+            .filter_map(|p| match p.kind {
+                ProblemKind::DuplicateKey { first } => Some(first.start),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(firsts, vec![text.find("k3:").unwrap_or(0), text.find("k39:").unwrap_or(0)]);
     }
 
     #[test]

@@ -516,13 +516,13 @@ const KNOWN_GAPS: &[&str] = &[
     "H200 rows (below): the Trainer rows are judged as TRL 1.5 SFT configs (full-logits loss), the TRL rows \
      under TRL 1.16 (fused LM head). GRPO rows state `max_prompt_length` (256), which TRL 1.16 no longer has: \
      the prompt length is the dataset's.",
-    "H200 reserved view: full fine-tuning with checkpointing is 18–21 % under (Llama-3.2-1B, Qwen3-1.7B, \
-     Gemma-2-2b): the first optimizer step allocates the AdamW states while the activation blocks are still \
-     cached (reserved/allocated 1.34–1.42), which the allocator model does not follow yet.",
-    "H200 allocated view: fp32 weights without autocast are 14.6 % under and Gemma-2 eager rows 4–9 % under \
-     (fp32 intermediates of non-matmul ops are not modelled); LoRA with checkpointing runs 4–12 % over under \
-     the full-logits loss and 10–11 % under with TRL 1.16's fused head at 16k tokens per micro-batch (the \
-     recomputed layer's lifetime during backward is approximated).",
+    "H200 reserved view: the allocator overhead is a share of the peak, not a model of the cache; full \
+     fine-tuning with checkpointing is 22–24 % under (Llama-3.2-1B, Qwen3-1.7B, Gemma-2-2b): the first \
+     optimizer step allocates the AdamW states while the activation blocks are still cached \
+     (reserved/allocated 1.34–1.42 against 1.02–1.17 elsewhere).",
+    "H200 allocated view: fp32 weights without autocast are 15.2 % under (the same run under autocast is \
+     within 1 %) and Gemma-2 eager rows 7–13 % under (softcapped eager attention's fp32 intermediates are \
+     not all modelled); QLoRA with checkpointing runs 4–7 % over.",
     "vLLM and ZeRO have no measured rows; they are checked against the oracle (`tests/estimator/oracle_hf.csv`) \
      and by unit tests only.",
 ];

@@ -425,6 +425,13 @@ pub fn activations_component(s: &Setup) -> Component {
             f.push(')');
             (total, f)
         }
+        Checkpointing::Full if moments_apart(s) => (
+            a.n_layer * boundary,
+            format!(
+                "T × {} layer inputs × β·h {boundary} (the recomputed layer counts with the backward temporaries)",
+                a.n_layer
+            ),
+        ),
         Checkpointing::Full => (
             a.n_layer * boundary + largest_layer,
             format!(
@@ -434,6 +441,9 @@ pub fn activations_component(s: &Setup) -> Component {
             ),
         ),
         // Inputs go to pinned CPU memory; the GPU keeps the last layer's input and one recomputed layer.
+        Checkpointing::CpuOffload if moments_apart(s) => {
+            (2 * boundary, format!("T × 2 layer inputs × β·h {boundary}; the rest offloaded to CPU"))
+        }
         Checkpointing::CpuOffload => (
             2 * boundary + largest_layer,
             format!("T × (2 layer inputs × β·h {boundary} + one recomputed layer {largest_layer}; the rest offloaded to CPU)"),
@@ -534,17 +544,29 @@ fn fused_tile_bytes(s: &Setup) -> u64 {
     TOKEN_TILE.min(logit_tokens(s)) * VOCAB_TILE.min(vocab(s)) * s.compute_bytes
 }
 
+/// Whether the head's backward and the last layer's backward are counted as separate moments
+/// (Hugging Face modelling code): the logits' gradients are freed before the first layer's
+/// backward, and a checkpointed layer is recomputed only then.
+fn moments_apart(s: &Setup) -> bool {
+    s.implementation == Implementation::Hf
+}
+
+/// Saved bytes per token of the largest layer (what checkpointing recomputes at a time).
+fn largest_layer_per_token(s: &Setup) -> u64 {
+    let mamba = if s.arch.n_mamba_layers > 0 { sum(&mamba_layer_terms(s)) } else { 0 };
+    sum(&attention_layer_terms(s)).max(mamba)
+}
+
 /// The layer being recomputed under checkpointing: alive during a layer's forward and backward,
 /// not while the head runs.
 fn recomputed_layer_bytes(s: &Setup) -> u64 {
     match s.checkpointing {
         Checkpointing::None => 0,
-        _ => s.tokens().saturating_mul(sum(&attention_layer_terms(s))),
+        _ => s.tokens().saturating_mul(largest_layer_per_token(s)),
     }
 }
 
-/// The fused head's forward tile, at the end of the forward pass (where no checkpointed layer is
-/// being recomputed, so only what exceeds that layer counts).
+/// The fused head's forward tile, at the end of the forward pass.
 pub fn fused_head_tile(s: &Setup) -> Option<Component> {
     if !s.fused_head {
         return None;
@@ -552,14 +574,13 @@ pub fn fused_head_tile(s: &Setup) -> Option<Component> {
     let tile = fused_tile_bytes(s);
     Some(Component {
         name: "lm-head-tile",
-        bytes: tile.saturating_sub(recomputed_layer_bytes(s)),
+        bytes: tile,
         phase: Phase::Forward,
         live_in: vec![Phase::Forward],
         formula: format!(
-            "fused LM head tile {} tokens × {} vocabulary × β = {tile}{}",
+            "fused LM head tile {} tokens × {} vocabulary × β",
             TOKEN_TILE.min(logit_tokens(s)),
             VOCAB_TILE.min(vocab(s)),
-            if s.checkpointing == Checkpointing::None { "" } else { " beyond the recomputed layer" }
         ),
         provenance: Provenance::Derived,
     })
@@ -609,25 +630,38 @@ pub fn backward_temporaries(s: &Setup) -> Component {
     let beta = s.compute_bytes;
     let h = s.arch.n_embd;
     let i = mlp_width(s) * if s.arch.mlp == MlpKind::Moe { s.arch.n_expert_per_token.max(1) } else { 1 };
-    let per_token = 2 * beta * h + 2 * beta * i;
+    let (lora_grad, lora_label) = lora_input_gradient(s);
+    let per_token = 2 * beta * h + 2 * beta * i + lora_grad;
     let (chunk, chunk_label) = logits_chunk_gradients(s);
     let layers = s.tokens().saturating_mul(per_token).saturating_add(chunk);
     let formula = format!(
-        "T × (two hidden-state gradients 2β·h + two MLP-width gradients 2β·I) = {} × {per_token}{chunk_label}",
+        "T × (two hidden-state gradients 2β·h + two MLP-width gradients 2β·I{lora_label}) = {} × {per_token}{chunk_label}",
         s.tokens()
     );
     // The fused head's backward finishes before the first layer's: the larger of the two moments
     // (the head's without the recomputed layer, which is not alive then).
-    let (bytes, formula) = if s.fused_head {
-        let (head, head_formula) = fused_head_backward_bytes(s);
-        let head = head.saturating_sub(recomputed_layer_bytes(s));
-        if head > layers {
-            (head, format!("{head_formula} (larger than the layers' {layers})"))
-        } else {
-            (layers, format!("{formula} (larger than the fused head's backward {head})"))
-        }
-    } else {
+    let (bytes, formula) = if !moments_apart(s) {
         (layers, formula)
+    } else {
+        // The last layer's backward (with its recomputed activations) starts once the head's
+        // backward is done: the larger of the two moments counts.
+        let recomputed = recomputed_layer_bytes(s);
+        let layer_moment = layers.saturating_add(recomputed);
+        let formula = if recomputed > 0 { format!("{formula} + recomputed layer {recomputed}") } else { formula };
+        if s.fused_head {
+            let (head, head_formula) = fused_head_backward_bytes(s);
+            if head > layer_moment {
+                (head, format!("{head_formula} (larger than the last layer's backward {layer_moment})"))
+            } else {
+                (layer_moment, format!("{formula} (larger than the fused head's backward {head})"))
+            }
+        } else {
+            let logits = logits_component(s).bytes;
+            (
+                layer_moment.saturating_sub(logits),
+                format!("{formula}, beyond the logits and loss {logits} that the head's backward frees first"),
+            )
+        }
     };
     Component {
         name: "backward-temporaries",
@@ -637,6 +671,18 @@ pub fn backward_temporaries(s: &Setup) -> Component {
         formula,
         provenance: Provenance::Heuristic,
     }
+}
+
+/// PEFT casts each adapter's input to the fp32 adapter dtype (`lora/layer.py` `_cast_input_dtype`),
+/// so the adapter's input gradient comes back through that cast as an fp32 tensor next to its
+/// 16-bit copy: per token (4 + β)·d_in for the widest adapted input, while that layer runs backward.
+fn lora_input_gradient(s: &Setup) -> (u64, &'static str) {
+    let fp32_adapters = s.implementation == Implementation::Hf && s.trainable_bytes == 4 && s.compute_bytes < 4;
+    if !fp32_adapters || !matches!(s.method, Method::Lora | Method::Qlora) {
+        return (0, "");
+    }
+    let widest = lora_inputs(s).iter().map(|m| m.1).max().unwrap_or(0);
+    ((4 + s.compute_bytes) * widest, " + fp32 adapter input gradient and its cast (4 + β)·d_in")
 }
 
 /// LitGPT's chunked loss starts backward with one 128-token chunk: the gradient from

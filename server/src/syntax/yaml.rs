@@ -241,8 +241,6 @@ impl Builder {
     /// Reports duplicate keys and applies merge keys: explicit keys win over merged
     /// ones, and earlier merge sources win over later ones (YAML merge-key spec).
     fn finish_mapping(&mut self, entries: Vec<Entry>) -> Mapping {
-        let mut explicit: Vec<Entry> = Vec::with_capacity(entries.len());
-        let mut merge_sources = Vec::new();
         for (entry, first) in repeated_keys(&entries) {
             self.problems.push(SyntaxProblem {
                 kind: ProblemKind::DuplicateKey { first },
@@ -250,6 +248,11 @@ impl Builder {
                 span: entry.key_span,
             });
         }
+        if !entries.iter().any(|e| e.key == "<<") {
+            return Mapping { entries };
+        }
+        let mut explicit: Vec<Entry> = Vec::with_capacity(entries.len());
+        let mut merge_sources = Vec::new();
         for entry in entries {
             if entry.key == "<<" {
                 match entry.value.value {
@@ -292,15 +295,25 @@ const LINEAR_KEY_SEARCH: usize = 32;
 
 /// Each entry whose key (other than `<<`) an earlier entry has, with that first key's span.
 fn repeated_keys(entries: &[Entry]) -> Vec<(&Entry, Span)> {
-    let keyed = || entries.iter().filter(|e| e.key != "<<");
+    let keyed = entries.iter().filter(|e| e.key != "<<");
     if entries.len() <= LINEAR_KEY_SEARCH {
-        return keyed()
-            .enumerate()
-            .filter_map(|(i, entry)| Some((entry, keyed().take(i).find(|e| e.key == entry.key)?.key_span)))
-            .collect();
+        // A key whose fingerprint bit no earlier key set cannot repeat one: most keys
+        // skip the search.
+        let mut fingerprints = 0u64;
+        let mut repeated = Vec::new();
+        for (i, entry) in entries.iter().enumerate().filter(|(_, e)| e.key != "<<") {
+            let bit = 1u64 << key_fingerprint(&entry.key);
+            if fingerprints & bit != 0 {
+                if let Some(first) = entries[..i].iter().find(|e| e.key == entry.key) {
+                    repeated.push((entry, first.key_span));
+                }
+            }
+            fingerprints |= bit;
+        }
+        return repeated;
     }
     let mut first_seen: HashMap<&str, Span> = HashMap::with_capacity(entries.len());
-    keyed()
+    keyed
         .filter_map(|entry| match first_seen.get(entry.key.as_str()) {
             Some(&first) => Some((entry, first)),
             None => {
@@ -309,6 +322,12 @@ fn repeated_keys(entries: &[Entry]) -> Vec<(&Entry, Span)> {
             }
         })
         .collect()
+}
+
+/// A number below 64 from a key's length and last byte.
+fn key_fingerprint(key: &str) -> u32 {
+    let last = key.as_bytes().last().copied().unwrap_or(0);
+    ((key.len() as u32).wrapping_mul(7) ^ u32::from(last)) % 64
 }
 
 /// The parser reports an empty value (`use_peft:`) at the end of its key, before the

@@ -6,8 +6,10 @@
 //! - peak memory (max RSS) of the corpus check, through GNU time.
 //!
 //! The corpus runs report wall time and CPU time (user + system, through GNU time): on a
-//! shared machine the CPU time is the steadier figure. The load average is printed at the
-//! start and at the end.
+//! shared machine the CPU time is the steadier figure. `oomlint check` analyses files on
+//! all cores, which shortens the wall time but not the CPU time; a run pinned to one core
+//! (`taskset -c 0`, where installed) shows the one-core wall time. The load average is
+//! printed at the start and at the end.
 //!
 //! Run: `cargo bench --bench speed > tests/bench/SPEED.md`. check-jsonschema is installed
 //! into a cache venv outside the repository (`$XDG_CACHE_HOME` or `~/.cache`,
@@ -49,6 +51,7 @@ fn timed(command: &mut Command) -> Duration {
 }
 
 const GNU_TIME: &str = "/usr/bin/time";
+const TASKSET: &str = "/usr/bin/taskset";
 
 /// Wall time of one run, and its CPU time (user + system) where GNU time is installed.
 struct Timing {
@@ -194,6 +197,19 @@ fn corpus_rows(rows: &mut Vec<Row>) {
         let (oomlint, other, _) = compare(cpu, theirs.as_ref().ok().and_then(|t| t.cpu));
         rows.push(Row {
             measure: "corpus check, per file, CPU time (user + system)".into(),
+            oomlint,
+            other: theirs.as_ref().err().map_or(other, missing),
+            target: String::new(),
+            verdict: String::new(),
+        });
+    }
+    if Path::new(TASKSET).exists() {
+        let pinned_args: Vec<&std::ffi::OsStr> =
+            ["-c", "0", OOMLINT].iter().map(|a| a.as_ref()).chain(oomlint_args.iter().copied()).collect();
+        let pinned = median_timing(CORPUS_RUNS, || timed_with_cpu(Path::new(TASKSET), &pinned_args));
+        let (oomlint, other, _) = compare(pinned.wall, theirs.as_ref().ok().map(|t| t.wall));
+        rows.push(Row {
+            measure: "corpus check, per file, wall time on one core (`taskset -c 0`: no parallelism)".into(),
             oomlint,
             other: theirs.as_ref().err().map_or(other, missing),
             target: String::new(),

@@ -44,7 +44,7 @@ fn allocated_view_is_close_to_every_measured_run() {
     let (median, p90) = median_and_p90(&errors);
     let table: Vec<String> = errors.iter().map(|(id, e)| format!("{id}: {:+.1} %", e * 100.0)).collect();
     assert!(median <= 0.02, "median |error| {:.1} %:\n{}", median * 100.0, table.join("\n"));
-    assert!(p90 <= 0.07, "p90 |error| {:.1} %:\n{}", p90 * 100.0, table.join("\n"));
+    assert!(p90 <= 0.05, "p90 |error| {:.1} %:\n{}", p90 * 100.0, table.join("\n"));
     let bound = |id: &str| if id == FP32_WITHOUT_AUTOCAST { 0.16 } else { 0.15 };
     let worst: Vec<&String> =
         table.iter().zip(&errors).filter(|(_, (id, e))| e.abs() > bound(id)).map(|(t, _)| t).collect();
@@ -90,7 +90,7 @@ fn gradient_accumulation_does_not_change_the_estimate_or_the_measurement() {
 /// overhead (a share of the peak, not a model of the cache). Not modelled yet: full fine-tuning with
 /// checkpointing, whose first optimizer step allocates the AdamW states while the activation blocks
 /// are still cached (reserved/allocated 1.34–1.42 against 1.02–1.17 elsewhere): Llama-3.2-1B,
-/// Qwen3-1.7B and Gemma-2-2b full + ckpt are 22–24 % under, hence the 24 % bound on single rows.
+/// Qwen3-1.7B and Gemma-2-2b full + ckpt are 18–23 % under, hence the 24 % bound on single rows.
 #[test]
 fn reserved_view_covers_the_allocator_cache_of_measured_runs() {
     let rows: Vec<_> = h200::FILES.iter().flat_map(|f| h200::rows(f)).filter(|r| !r.oom).collect();
@@ -105,7 +105,7 @@ fn reserved_view_covers_the_allocator_cache_of_measured_runs() {
     let (median, p90) = median_and_p90(&errors);
     let table: Vec<String> = errors.iter().map(|(id, e)| format!("{id}: {:+.1} %", e * 100.0)).collect();
     assert!(median <= 0.06, "median |error| {:.1} %:\n{}", median * 100.0, table.join("\n"));
-    assert!(p90 <= 0.11, "p90 |error| {:.1} %:\n{}", p90 * 100.0, table.join("\n"));
+    assert!(p90 <= 0.10, "p90 |error| {:.1} %:\n{}", p90 * 100.0, table.join("\n"));
     let worst: Vec<&String> = table.iter().zip(&errors).filter(|(_, (_, e))| e.abs() > 0.24).map(|(t, _)| t).collect();
     assert!(worst.is_empty(), "rows off by more than 24 %: {worst:?}");
 }

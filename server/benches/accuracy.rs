@@ -517,12 +517,11 @@ const KNOWN_GAPS: &[&str] = &[
      under TRL 1.16 (fused LM head). GRPO rows state `max_prompt_length` (256), which TRL 1.16 no longer has: \
      the prompt length is the dataset's.",
     "H200 reserved view: the allocator overhead is a share of the peak, not a model of the cache; full \
-     fine-tuning with checkpointing is 22–24 % under (Llama-3.2-1B, Qwen3-1.7B, Gemma-2-2b): the first \
+     fine-tuning with checkpointing is 18–23 % under (Llama-3.2-1B, Qwen3-1.7B, Gemma-2-2b): the first \
      optimizer step allocates the AdamW states while the activation blocks are still cached \
      (reserved/allocated 1.34–1.42 against 1.02–1.17 elsewhere).",
     "H200 allocated view: fp32 weights without autocast are 15.2 % under (the same run under autocast is \
-     within 1 %) and Gemma-2 eager rows 7–13 % under (softcapped eager attention's fp32 intermediates are \
-     not all modelled); QLoRA with checkpointing runs 4–7 % over.",
+     within 1 %); QLoRA with checkpointing runs 4–7 % over.",
     "vLLM and ZeRO have no measured rows; they are checked against the oracle (`tests/estimator/oracle_hf.csv`) \
      and by unit tests only.",
 ];

@@ -186,6 +186,9 @@ pub struct Architecture {
     /// Attention logits pass through `tanh(x / c) · c` before the softmax (Gemma 2: 50).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attention_logit_softcapping: Option<f64>,
+    /// Logits pass through `tanh(x / c) · c` before the loss (Gemma 2: 30).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub final_logit_softcapping: Option<f64>,
     /// Attention and MLP read the same input (GPT-NeoX, Falcon, Phi-2).
     #[serde(default)]
     pub parallel_residual: bool,

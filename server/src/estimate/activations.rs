@@ -237,8 +237,13 @@ pub fn attention_layer_terms(s: &Setup) -> Vec<Term> {
         t.push(term("softcapped scores heads·s·(2β + 4)", a.n_head * s.seq_len * (2 * beta + 4)));
     }
     if s.attention == Attention::Eager && s.implementation == Implementation::Hf {
-        // fp32 softmax output and its 16-bit cast, per key position.
-        t.push(term("eager scores heads·s·(4 + β)", a.n_head * s.seq_len * (4 + beta)));
+        // fp32 softmax output and its 16-bit cast, per key position; softcapped scores also keep
+        // tanh's output (`modeling_gemma2.py` `eager_attention_forward`).
+        if a.attention_logit_softcapping.is_some() {
+            t.push(term("softcapped eager scores heads·s·(4 + 2β)", a.n_head * s.seq_len * (4 + 2 * beta)));
+        } else {
+            t.push(term("eager scores heads·s·(4 + β)", a.n_head * s.seq_len * (4 + beta)));
+        }
     }
     if a.post_attention_norm {
         t.push(term("post-attention norm input", norm_bytes(s, norms_trainable)));
@@ -492,11 +497,20 @@ pub fn logits_component(s: &Setup) -> Component {
                 (2 * beta * v, 0, format!("T × (logits β·V + log-softmax β·V) = T × {}", 2 * beta * v))
             }
             // logits β·V, fp32 upcast 4·V and log-softmax output 4·V at the loss; 12·V early in backward.
-            LossImpl::Full => (
-                4 * v + 8 * v,
-                0,
-                format!("T × (saved fp32 log-softmax 4·V + its gradient 4·V + input gradient 4·V) = T × {}", 12 * v),
-            ),
+            // Softcapped logits (`modeling_gemma2.py` Gemma2ForCausalLM) also keep tanh's output β·V.
+            LossImpl::Full => {
+                let softcapped = s.arch.final_logit_softcapping.is_some() && s.implementation == Implementation::Hf;
+                let softcap = if softcapped { beta * v } else { 0 };
+                (
+                    12 * v + softcap,
+                    0,
+                    format!(
+                        "T × (saved fp32 log-softmax 4·V + its gradient 4·V + input gradient 4·V{}) = T × {}",
+                        if softcapped { " + softcapped logits' tanh output β·V" } else { "" },
+                        12 * v + softcap
+                    ),
+                )
+            }
             LossImpl::TrlChunkedNll => {
                 let chunk = 256u64.min(tokens);
                 (0, chunk * v * (beta + 8), format!("256-token chunks × V × (β + 8) = {chunk} × {v} × {}", beta + 8))

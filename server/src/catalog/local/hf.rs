@@ -152,6 +152,7 @@ fn apply_family(arch: &mut Architecture, config: &Fields, kind: Kind) {
             arch.post_mlp_norm = true;
             arch.norm_qk = kind == Kind::Gemma3;
             arch.attention_logit_softcapping = config.f64("attn_logit_softcapping");
+            arch.final_logit_softcapping = config.f64("final_logit_softcapping");
         }
         Kind::Phi => {
             arch.mlp = MlpKind::Gelu;

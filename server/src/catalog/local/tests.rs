@@ -39,6 +39,8 @@ fn assert_matches_catalog(local: &Architecture, catalog_name: &str) {
     assert_eq!(local.sliding_window_layer_count(), known.sliding_window_layer_count(), "{catalog_name}: sliding");
     assert_eq!(local.parameter_count(), known.parameter_count(), "{catalog_name}: parameters");
     assert_eq!(local.attention_logit_softcapping, known.attention_logit_softcapping, "{catalog_name}: softcap");
+    assert_eq!(local.final_logit_softcapping, known.final_logit_softcapping, "{catalog_name}: final softcap");
+    assert_eq!(local.hf_projections, known.hf_projections, "{catalog_name}: HF module layout");
 }
 
 #[test]
@@ -61,6 +63,12 @@ fn llama_config_reads_like_the_catalog() {
 fn families_read_like_the_catalog() {
     let cases = [
         (
+            "Phi-3-mini-4k-instruct",
+            json!({"model_type": "phi3", "hidden_size": 3072, "num_hidden_layers": 32, "num_attention_heads": 32,
+                   "num_key_value_heads": 32, "intermediate_size": 8192, "vocab_size": 32064,
+                   "max_position_embeddings": 4096, "sliding_window": 2047, "tie_word_embeddings": false}),
+        ),
+        (
             "Qwen3-0.6B",
             json!({"model_type": "qwen3", "hidden_size": 1024, "num_hidden_layers": 28, "num_attention_heads": 16,
                    "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 3072, "vocab_size": 151936,
@@ -82,7 +90,7 @@ fn families_read_like_the_catalog() {
             "Gemma-2-2b",
             json!({"model_type": "gemma2", "hidden_size": 2304, "num_hidden_layers": 26, "num_attention_heads": 8,
                    "num_key_value_heads": 4, "head_dim": 256, "intermediate_size": 9216, "vocab_size": 256000,
-                   "sliding_window": 4096, "attn_logit_softcapping": 50.0}),
+                   "sliding_window": 4096, "attn_logit_softcapping": 50.0, "final_logit_softcapping": 30.0}),
         ),
         (
             "Mixtral-8x7B-v0.1",

@@ -117,7 +117,11 @@ fn per_token_growth_matches_the_oracle() {
 
 /// Hugging Face modelling code (`../shared/oracle/fake_peak.py`): bf16 weights without
 /// autocast, PEFT adapters in fp32, full-vocabulary logits upcast to fp32 for the loss.
-const HF_TOLERANCE: f64 = 0.10;
+/// The oracle calls `out.loss.backward()` with `out` still referenced, so its bf16 logits
+/// (β·V per token) stay alive through the head's backward; `Trainer.training_step` drops the
+/// model output when `compute_loss` returns (the H200 runs, `tests/measured.rs`, agree), so
+/// that tensor is added to the estimate for the comparison.
+const HF_TOLERANCE: f64 = 0.05;
 
 #[test]
 fn hf_allocated_view_matches_the_oracle() {
@@ -160,7 +164,8 @@ fn hf_allocated_view_matches_the_oracle() {
         }
         let peak: f64 = f[6].parse().expect("peak");
         let est = estimate(&p, arch, None);
-        let err = est.peak.allocated_bytes as f64 / peak - 1.0;
+        let held_logits = (batch * seq * 2 * arch.padded_vocab_size) as f64;
+        let err = (est.peak.allocated_bytes as f64 + held_logits) / peak - 1.0;
         println!("{line}: {:+.1} %", err * 100.0);
         if err.abs() > HF_TOLERANCE {
             failures.push(format!("{line}: {:+.1} %", err * 100.0));

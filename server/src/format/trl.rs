@@ -132,7 +132,11 @@ pub fn plan(format: Format, r: &Reader) -> Plan {
         (None, Format::TrlSft) => match r.str("loss_type") {
             Some(t) if t.value == "chunked_nll" => t.map(|_| LossImpl::TrlChunkedNll),
             Some(t) => t.map(|_| LossImpl::Full),
-            None => trl_default(LossImpl::TrlChunkedNll, "SFTConfig.loss_type=None → chunked_nll (since 1.4)"),
+            // The estimate resolves it by release: full logits up to 1.5, `chunked_nll` in 1.6–1.14,
+            // the fused LM head from 1.15 (`estimate::TrlLoss`).
+            None => {
+                trl_default(LossImpl::TrlChunkedNll, "SFTConfig.loss_type default (chunked; fused LM head since 1.15)")
+            }
         },
         _ => Sourced::default_of(LossImpl::Full, "transformers causal-LM loss over full fp32 logits"),
     });

@@ -113,7 +113,7 @@ fn ground_truth(cases: &mut Vec<Case>, skipped: &mut Skipped) {
         println!("notice: {} not found; nothing to score", path.display());
         return;
     };
-    for row in parse_csv(&text).iter().filter(|r| r.get("measurement_type").is_some_and(|m| m == "measured")) {
+    for row in h200::parse_csv(&text).iter().filter(|r| r.get("measurement_type").is_some_and(|m| m == "measured")) {
         match express(row) {
             Ok(case) => cases.push(case),
             Err(why) => *skipped.entry(why).or_default() += 1,
@@ -525,37 +525,3 @@ const KNOWN_GAPS: &[&str] = &[
     "vLLM and ZeRO have no measured rows; they are checked against the oracle (`tests/estimator/oracle_hf.csv`) \
      and by unit tests only.",
 ];
-
-/// Minimal RFC 4180 reader: quoted fields, doubled quotes, newlines inside quotes.
-fn parse_csv(text: &str) -> Vec<Row> {
-    let mut records: Vec<Vec<String>> = Vec::new();
-    let mut record = Vec::new();
-    let mut field = String::new();
-    let mut quoted = false;
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (quoted, c) {
-            (true, '"') if chars.peek() == Some(&'"') => {
-                field.push('"');
-                chars.next();
-            }
-            (true, '"') => quoted = false,
-            (true, c) => field.push(c),
-            (false, '"') => quoted = true,
-            (false, ',') => record.push(std::mem::take(&mut field)),
-            (false, '\n') => {
-                record.push(std::mem::take(&mut field));
-                records.push(std::mem::take(&mut record));
-            }
-            (false, '\r') => {}
-            (false, c) => field.push(c),
-        }
-    }
-    if !field.is_empty() || !record.is_empty() {
-        record.push(field);
-        records.push(record);
-    }
-    let mut iter = records.into_iter();
-    let Some(header) = iter.next() else { return Vec::new() };
-    iter.map(|r| header.iter().cloned().zip(r).collect()).collect()
-}

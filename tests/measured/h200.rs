@@ -48,13 +48,9 @@ pub fn root() -> PathBuf {
 /// Every measured row of `file` (relative to the repository root).
 pub fn rows(file: &str) -> Vec<Measured> {
     let grid: Value = serde_json::from_str(&read(GRID)).expect("tests/gpu/grid.json is JSON");
-    let text = read(file);
-    let mut lines = text.lines();
-    let header: Vec<String> = split_csv(lines.next().unwrap_or_default());
-    lines
-        .filter(|l| !l.trim().is_empty())
-        .map(|line| {
-            let fields: HashMap<&str, String> = header.iter().map(String::as_str).zip(split_csv(line)).collect();
+    parse_csv(&read(file))
+        .into_iter()
+        .map(|fields| {
             let get = |k: &str| fields.get(k).cloned().unwrap_or_default();
             let num = |k: &str| get(k).parse::<u64>().unwrap_or(0);
             let hf_id =
@@ -138,21 +134,36 @@ fn read(relative: &str) -> String {
     std::fs::read_to_string(root().join(relative)).unwrap_or_else(|e| panic!("{relative}: {e}"))
 }
 
-/// Splits one CSV line, honouring double quotes (Python's `csv` quotes fields with commas).
-fn split_csv(line: &str) -> Vec<String> {
-    let mut fields = vec![String::new()];
+/// Minimal RFC 4180 reader: quoted fields, doubled quotes, newlines inside quotes.
+pub fn parse_csv(text: &str) -> Vec<HashMap<String, String>> {
+    let mut records: Vec<Vec<String>> = Vec::new();
+    let mut record = Vec::new();
+    let mut field = String::new();
     let mut quoted = false;
-    let mut chars = line.chars().peekable();
+    let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
-        match c {
-            '"' if quoted && chars.peek() == Some(&'"') => {
+        match (quoted, c) {
+            (true, '"') if chars.peek() == Some(&'"') => {
+                field.push('"');
                 chars.next();
-                fields.last_mut().expect("one field").push('"');
             }
-            '"' => quoted = !quoted,
-            ',' if !quoted => fields.push(String::new()),
-            _ => fields.last_mut().expect("one field").push(c),
+            (true, '"') => quoted = false,
+            (true, c) => field.push(c),
+            (false, '"') => quoted = true,
+            (false, ',') => record.push(std::mem::take(&mut field)),
+            (false, '\n') => {
+                record.push(std::mem::take(&mut field));
+                records.push(std::mem::take(&mut record));
+            }
+            (false, '\r') => {}
+            (false, c) => field.push(c),
         }
     }
-    fields
+    if !field.is_empty() || !record.is_empty() {
+        record.push(field);
+        records.push(record);
+    }
+    let mut iter = records.into_iter();
+    let Some(header) = iter.next() else { return Vec::new() };
+    iter.map(|r| header.iter().cloned().zip(r).collect()).collect()
 }

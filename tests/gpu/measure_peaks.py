@@ -18,14 +18,14 @@ import csv
 import gc
 import json
 import os
-import sys
 import tempfile
 import time
 import traceback
 
 import torch
-import transformers
-from transformers import AutoConfig, AutoModelForCausalLM, Trainer, TrainerCallback, TrainingArguments
+from transformers import AutoConfig, AutoModelForCausalLM, Trainer, TrainingArguments
+
+from measure_common import StepPeaks, environment, reset_accelerate_state, select_rows
 
 FIELDS = [
     "id", "model", "method", "lora_r", "lora_targets", "lora_dropout", "batch", "seq", "ga", "ckpt", "optim",
@@ -47,25 +47,6 @@ class RandomTokens(torch.utils.data.Dataset):
 
     def __getitem__(self, i):
         return {"input_ids": self.tokens[i], "labels": self.tokens[i]}
-
-
-class StepPeaks(TrainerCallback):
-    """Peak allocated/reserved bytes of each optimizer step (the first one creates the optimizer state)."""
-
-    def __init__(self, cuda):
-        self.cuda = cuda
-        self.allocated, self.reserved, self.times = [], [], []
-        self.started = time.perf_counter()
-
-    def on_step_end(self, args, state, control, **kwargs):
-        if self.cuda:
-            torch.cuda.synchronize()
-            self.allocated.append(torch.cuda.max_memory_allocated())
-            self.reserved.append(torch.cuda.max_memory_reserved())
-            torch.cuda.reset_peak_memory_stats()
-        now = time.perf_counter()
-        self.times.append(now - self.started)
-        self.started = now
 
 
 def build_model(spec, row, device, dry_run):
@@ -93,15 +74,6 @@ def build_model(spec, row, device, dry_run):
             # What TRL's SFTTrainer and peft's prepare_model_for_kbit_training do for reentrant checkpointing.
             model.enable_input_require_grads()
     return model, cfg.vocab_size
-
-
-def reset_accelerate_state():
-    try:
-        from accelerate.state import AcceleratorState
-
-        AcceleratorState._reset_state()
-    except Exception:  # older/newer accelerate: nothing to reset
-        pass
 
 
 def run_row(row, models, device, dry_run, workdir):
@@ -166,28 +138,6 @@ def run_row(row, models, device, dry_run, workdir):
     return result
 
 
-def environment(device):
-    env = {
-        "torch": torch.__version__,
-        "transformers": transformers.__version__,
-        "python": sys.version.split()[0],
-        "PYTORCH_CUDA_ALLOC_CONF": os.environ.get("PYTORCH_CUDA_ALLOC_CONF", ""),
-    }
-    for name in ("peft", "accelerate"):
-        try:
-            env[name] = __import__(name).__version__
-        except Exception:
-            env[name] = None
-    if device == "cuda":
-        torch.cuda.init()
-        torch.empty(1, device="cuda")
-        free, total = torch.cuda.mem_get_info()
-        props = torch.cuda.get_device_properties(0)
-        env.update(gpu=props.name, total_bytes=total, cuda_version=torch.version.cuda,
-                   context_bytes=total - free - torch.cuda.memory_reserved())
-    return env
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--grid", required=True)
@@ -200,16 +150,10 @@ def main():
     opts = parser.parse_args()
 
     grid = json.load(open(opts.grid))
-    rows = grid["rows"]
-    if opts.only:
-        wanted = set(opts.only.split(","))
-        rows = [r for r in rows if r["id"] in wanted]
-    if opts.exclude:
-        unwanted = set(opts.exclude.split(","))
-        rows = [r for r in rows if r["id"] not in unwanted]
+    rows = select_rows(grid["rows"], opts.only, opts.exclude)
     device = "cpu" if opts.dry_run_cpu else "cuda"
     os.makedirs(opts.out, exist_ok=True)
-    env = environment(device)
+    env = environment(device, ("peft", "accelerate"))
     print(json.dumps(env), flush=True)
     with open(os.path.join(opts.out, opts.csv.replace(".csv", ".env.json")), "w") as f:
         json.dump(env, f, indent=1)

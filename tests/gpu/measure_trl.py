@@ -35,14 +35,14 @@ import csv
 import gc
 import json
 import os
-import sys
 import tempfile
 import time
 import traceback
 
 import torch
-import transformers
-from transformers import AutoConfig, AutoModelForCausalLM, PreTrainedTokenizerFast, TrainerCallback
+from transformers import AutoConfig, AutoModelForCausalLM, PreTrainedTokenizerFast
+
+from measure_common import StepPeaks, environment, reset_accelerate_state, select_rows
 
 FIELDS = [
     "id", "trainer", "model", "method", "quant", "lora_r", "lora_targets", "lora_dropout", "batch", "seq", "prompt_len",
@@ -153,37 +153,6 @@ def random_ids(gen, n, length, vocab):
     return torch.randint(len(SPECIAL), vocab, (n, length), generator=gen).tolist()
 
 
-class StepPeaks(TrainerCallback):
-    """Peak allocated/reserved bytes of each optimizer step; `mark` closes a phase inside a step (a GRPO rollout)."""
-
-    def __init__(self, cuda):
-        self.cuda = cuda
-        self.allocated, self.reserved, self.times = [], [], []
-        self.pending_allocated = self.pending_reserved = 0
-        self.started = time.perf_counter()
-
-    def mark(self):
-        """Peak allocated bytes since the last reset, folded into the current step's peak; resets the counters."""
-        if not self.cuda:
-            return 0
-        torch.cuda.synchronize()
-        peak = torch.cuda.max_memory_allocated()
-        self.pending_allocated = max(self.pending_allocated, peak)
-        self.pending_reserved = max(self.pending_reserved, torch.cuda.max_memory_reserved())
-        torch.cuda.reset_peak_memory_stats()
-        return peak
-
-    def on_step_end(self, args, state, control, **kwargs):
-        if self.cuda:
-            self.mark()
-            self.allocated.append(self.pending_allocated)
-            self.reserved.append(self.pending_reserved)
-            self.pending_allocated = self.pending_reserved = 0
-        now = time.perf_counter()
-        self.times.append(now - self.started)
-        self.started = now
-
-
 def common_args(row, cuda, workdir):
     """The TrainingArguments part of every row's config, TRL's own defaults made explicit where they matter."""
     return dict(
@@ -279,15 +248,6 @@ def watch_rollouts(trainer, peaks):
 
     trainer._generate_and_score_completions = wrapped
     return rollouts
-
-
-def reset_accelerate_state():
-    try:
-        from accelerate.state import AcceleratorState
-
-        AcceleratorState._reset_state()
-    except Exception:  # older/newer accelerate: nothing to reset
-        pass
 
 
 def resolved_config(args):
@@ -387,31 +347,6 @@ def run_row(row, models, device, dry_run, workdir, saved):
     return result, full_config
 
 
-def environment(device):
-    env = {
-        "torch": torch.__version__,
-        "transformers": transformers.__version__,
-        "python": sys.version.split()[0],
-        "PYTORCH_CUDA_ALLOC_CONF": os.environ.get("PYTORCH_CUDA_ALLOC_CONF", ""),
-    }
-    packages = (
-        "trl", "peft", "accelerate", "bitsandbytes", "datasets", "tokenizers", "pyarrow", "pandas", "fsspec", "dill", "multiprocess",
-    )
-    for name in packages:
-        try:
-            env[name] = __import__(name).__version__
-        except Exception:
-            env[name] = None
-    if device == "cuda":
-        torch.cuda.init()
-        torch.empty(1, device="cuda")
-        free, total = torch.cuda.mem_get_info()
-        props = torch.cuda.get_device_properties(0)
-        env.update(gpu=props.name, total_bytes=total, cuda_version=torch.version.cuda,
-                   context_bytes=total - free - torch.cuda.memory_reserved())
-    return env
-
-
 def load_grid(path):
     grid = json.load(open(path))
     models_path = os.path.join(os.path.dirname(os.path.abspath(path)), grid["models_from"])
@@ -441,15 +376,13 @@ def main():
     opts = parser.parse_args()
 
     models, rows = load_grid(opts.grid)
-    if opts.only:
-        wanted = set(opts.only.split(","))
-        rows = [r for r in rows if r["id"] in wanted]
-    if opts.exclude:
-        unwanted = set(opts.exclude.split(","))
-        rows = [r for r in rows if r["id"] not in unwanted]
+    rows = select_rows(rows, opts.only, opts.exclude)
     device = "cpu" if opts.dry_run_cpu else "cuda"
     os.makedirs(opts.out, exist_ok=True)
-    env = environment(device)
+    env = environment(device, (
+        "trl", "peft", "accelerate", "bitsandbytes", "datasets", "tokenizers", "pyarrow", "pandas", "fsspec", "dill",
+        "multiprocess",
+    ))
     print(json.dumps(env), flush=True)
     stem = os.path.join(opts.out, opts.csv.removesuffix(".csv"))
     with open(stem + ".env.json", "w") as f:

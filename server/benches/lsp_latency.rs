@@ -4,12 +4,14 @@
 //!
 //! Run with `cargo bench --bench lsp_latency`; target: median ≤ 2 ms.
 
+#[path = "lsp_session.rs"]
+mod lsp_session;
+
+use lsp_session::Server;
 use oomlint::format::Format;
 use oomlint::schema::properties_at;
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const LINES: usize = 200;
@@ -43,60 +45,6 @@ fn config() -> String {
     text
 }
 
-struct Server {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-}
-
-impl Server {
-    fn start() -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_oomlint"))
-            .arg("server")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("start oomlint server");
-        let stdin = child.stdin.take().expect("stdin");
-        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
-        Server { child, stdin, stdout }
-    }
-
-    fn send(&mut self, message: Value) {
-        let body = message.to_string();
-        write!(self.stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).expect("write");
-        self.stdin.flush().expect("flush");
-    }
-
-    fn receive(&mut self) -> Value {
-        let mut length = 0;
-        loop {
-            let mut line = String::new();
-            self.stdout.read_line(&mut line).expect("read header");
-            let line = line.trim_end();
-            if line.is_empty() {
-                break;
-            }
-            if let Some(value) = line.strip_prefix("Content-Length: ") {
-                length = value.parse().expect("length");
-            }
-        }
-        let mut body = vec![0; length];
-        self.stdout.read_exact(&mut body).expect("read body");
-        serde_json::from_slice(&body).expect("JSON")
-    }
-
-    /// Reads until a message satisfies `wanted`.
-    fn wait_for(&mut self, wanted: impl Fn(&Value) -> bool) -> Value {
-        loop {
-            let message = self.receive();
-            if wanted(&message) {
-                return message;
-            }
-        }
-    }
-}
-
 /// The median time of the core analysis the server runs on every change.
 fn analysis_median(text: &str) -> Duration {
     let gpu = oomlint::catalog::resolve_gpu("A10G").expect("A10G is in the catalog").clone();
@@ -120,14 +68,7 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 fn main() {
     let text = config();
     let uri = "file:///bench/sft.yaml";
-    let mut server = Server::start();
-    server.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"capabilities": {}, "initializationOptions": {"oomlint": {"gpu": "A10G"}}}}));
-    server.wait_for(|m| m["id"] == 1);
-    server.send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
-    server.send(json!({"jsonrpc": "2.0", "method": "textDocument/didOpen",
-        "params": {"textDocument": {"uri": uri, "languageId": "yaml", "version": 0, "text": text}}}));
-    let first = server.wait_for(|m| m["method"] == "textDocument/publishDiagnostics");
+    let (mut server, first) = Server::open(env!("CARGO_BIN_EXE_oomlint"), uri, &text);
     let findings = first["params"]["diagnostics"].as_array().map_or(0, Vec::len);
 
     let mut samples = Vec::with_capacity(CHANGES);
@@ -142,10 +83,7 @@ fn main() {
             samples.push(started.elapsed());
         }
     }
-    server.send(json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}));
-    server.wait_for(|m| m["id"] == 2);
-    server.send(json!({"jsonrpc": "2.0", "method": "exit"}));
-    let _ = server.child.wait();
+    server.close();
 
     samples.sort();
     let median = percentile(&samples, 0.5);

@@ -15,10 +15,13 @@
 //! into a cache venv outside the repository (`$XDG_CACHE_HOME` or `~/.cache`,
 //! `oomlint-bench/venv`) on first use; without Python or PyPI that row says why it is missing.
 
-use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
+#[path = "lsp_session.rs"]
+mod lsp_session;
+
+use lsp_session::Server;
+use serde_json::json;
 use std::path::{Path, PathBuf};
-use std::process::{ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const OOMLINT: &str = env!("CARGO_BIN_EXE_oomlint");
@@ -264,58 +267,10 @@ fn lsp_config() -> String {
     text
 }
 
-struct Server {
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-}
-
-impl Server {
-    fn send(&mut self, message: Value) {
-        let body = message.to_string();
-        write!(self.stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).expect("write to server");
-        self.stdin.flush().expect("flush");
-    }
-
-    fn receive(&mut self) -> Value {
-        let mut length = 0;
-        loop {
-            let mut line = String::new();
-            self.stdout.read_line(&mut line).expect("read header");
-            match line.trim_end() {
-                "" => break,
-                header => length = header.strip_prefix("Content-Length: ").map_or(length, |n| n.parse().unwrap_or(0)),
-            }
-        }
-        let mut body = vec![0; length];
-        self.stdout.read_exact(&mut body).expect("read body");
-        serde_json::from_slice(&body).expect("JSON")
-    }
-
-    fn wait_for(&mut self, wanted: impl Fn(&Value) -> bool) {
-        while !wanted(&self.receive()) {}
-    }
-}
-
 fn lsp_row(rows: &mut Vec<Row>) {
     let text = lsp_config();
     let uri = "file:///bench/sft.yaml";
-    let mut child = Command::new(OOMLINT)
-        .arg("server")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("start oomlint server");
-    let mut server = Server {
-        stdin: child.stdin.take().expect("stdin"),
-        stdout: BufReader::new(child.stdout.take().expect("stdout")),
-    };
-    server.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"capabilities": {}, "initializationOptions": {"oomlint": {"gpu": "A10G"}}}}));
-    server.wait_for(|m| m["id"] == 1);
-    server.send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
-    server.send(json!({"jsonrpc": "2.0", "method": "textDocument/didOpen",
-        "params": {"textDocument": {"uri": uri, "languageId": "yaml", "version": 0, "text": text}}}));
-    server.wait_for(|m| m["method"] == "textDocument/publishDiagnostics");
+    let (mut server, _) = Server::open(OOMLINT, uri, &text);
     // One incremental edit per change: the batch size's digit, alternating 2 and 4.
     let (line, column) = text
         .lines()
@@ -335,10 +290,7 @@ fn lsp_row(rows: &mut Vec<Row>) {
             samples.push(started.elapsed());
         }
     }
-    server.send(json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}));
-    server.wait_for(|m| m["id"] == 2);
-    server.send(json!({"jsonrpc": "2.0", "method": "exit"}));
-    let _ = child.wait();
+    server.close();
     samples.sort();
     let median = percentile(&samples, 0.5);
     rows.push(Row {

@@ -2,16 +2,10 @@
 //! of every fixture in `full`, `concise` and JSON output.
 
 use std::path::Path;
-use std::process::{Command, Output};
+mod common;
 
-fn oomlint(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_oomlint"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run oomlint")
-}
+use common::oomlint;
+use std::process::Output;
 
 fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()

@@ -4,18 +4,11 @@
 
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Output};
+mod common;
+
+use common::oomlint;
 
 const GIB: f64 = (1u64 << 30) as f64;
-
-fn oomlint(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_oomlint"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run oomlint")
-}
 
 fn json(args: &[&str]) -> Value {
     let out = oomlint(args);

@@ -41,6 +41,8 @@ pub struct Options {
     pub gpu: Option<Gpu>,
     /// Project settings (`oomlint.toml`); see [`Settings::for_file`].
     pub settings: Arc<Settings>,
+    /// When the estimate carries levers (`check` needs them only for memory findings).
+    pub levers: estimate::Levers,
 }
 
 /// Analyses raw bytes read from `path`.
@@ -107,7 +109,7 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
     let releases = estimate::Context::from_versions(&versions);
     let estimate = match (&plan, model.as_ref().and_then(ModelLookup::architecture)) {
         (Some(plan), Some(arch)) if format.framework().is_some_and(|f| f.trains()) => {
-            Some(estimate::estimate_in(plan, arch, gpu.as_ref(), &releases))
+            Some(estimate::estimate_with(plan, arch, gpu.as_ref(), &releases, options.levers))
         }
         _ => None,
     };

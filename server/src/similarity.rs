@@ -5,7 +5,8 @@
 //! order, and the same arithmetic); words of up to 64 characters are matched with bit
 //! masks instead of a nested scan. The bound: Jaro matches pair equal characters, so they
 //! are at most the characters two words share (counted per bin of [`Word`]'s histogram),
-//! and Winkler's prefix bonus adds at most 0.4 × (1 − Jaro).
+//! and Winkler's prefix bonus is 0.1 × (common prefix, at most 4) × (1 − Jaro), which grows
+//! with Jaro, so the bound's Jaro with the words' real prefix bounds it.
 
 /// Histogram bins; characters fall into a bin by code point, so a bin's shared count can
 /// only overstate the shared characters.
@@ -39,14 +40,18 @@ pub fn jaro_winkler_at_least(a: &Word, b: &Word, threshold: f64) -> Option<f64> 
 }
 
 /// `strsim::generic_jaro_winkler` on characters.
-fn jaro_winkler(a: &Word, b: &Word) -> f64 {
+pub fn jaro_winkler(a: &Word, b: &Word) -> f64 {
     let (a, b) = (&a.chars, &b.chars);
     let jaro = if a.len() <= 64 && b.len() <= 64 { jaro_short(a, b) } else { strsim::generic_jaro(a, b) };
     if jaro <= 0.7 {
         return jaro;
     }
-    let prefix = a.iter().take(4).zip(b).take_while(|(x, y)| x == y).count();
-    jaro + 0.1 * prefix as f64 * (1.0 - jaro)
+    jaro + 0.1 * common_prefix(a, b) as f64 * (1.0 - jaro)
+}
+
+/// Winkler's common prefix, at most 4 characters.
+fn common_prefix(a: &[char], b: &[char]) -> usize {
+    a.iter().take(4).zip(b).take_while(|(x, y)| x == y).count()
 }
 
 /// `strsim::generic_jaro` for words of at most 64 characters: each character of `a` takes
@@ -98,8 +103,8 @@ fn jaro_short(a: &[char], b: &[char]) -> f64 {
         / 3.0
 }
 
-/// An upper bound of the Jaro-Winkler similarity of `a` and `b`.
-fn upper_bound(a: &Word, b: &Word) -> f64 {
+/// An upper bound of the Jaro-Winkler similarity of `a` and `b`, without matching them.
+pub fn upper_bound(a: &Word, b: &Word) -> f64 {
     if a.chars.is_empty() && b.chars.is_empty() {
         return 1.0;
     }
@@ -115,7 +120,7 @@ fn upper_bound(a: &Word, b: &Word) -> f64 {
     }
     let shared = shared as f64;
     let jaro = (shared / a.chars.len() as f64 + shared / b.chars.len() as f64 + 1.0) / 3.0;
-    jaro + 0.4 * (1.0 - jaro)
+    jaro + 0.1 * common_prefix(&a.chars, &b.chars) as f64 * (1.0 - jaro)
 }
 
 #[cfg(test)]

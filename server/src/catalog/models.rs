@@ -19,7 +19,7 @@
 //! No step removes or changes a size, so a query never resolves across sizes; anything
 //! else is an [`UnknownModel`] with up to three similar known names.
 
-use crate::similarity::{jaro_winkler_at_least, Word};
+use crate::similarity::{jaro_winkler, upper_bound, Word};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::fmt;
@@ -497,17 +497,35 @@ fn candidates(name: &str) -> Vec<String> {
 /// Up to three known spellings closest to the query's bare name, each naming a distinct model.
 fn suggest(name: &str) -> Vec<String> {
     const THRESHOLD: f64 = 0.8;
+    // Keeps a pair whose score equals its bound through rounding.
+    const MARGIN: f64 = 1e-9;
     let query = Word::new(&bare_lower(name));
-    let mut scored: Vec<(f64, &Spelling)> = index()
-        .spellings
+    let spellings = &index().spellings;
+    // Spellings by upper bound, highest first: once a bound is below the third-best model's
+    // score, neither that spelling nor any after it can change the top three.
+    let mut bounded: Vec<(f64, usize)> = spellings
         .iter()
-        .filter_map(|spelling| Some((jaro_winkler_at_least(&query, &spelling.bare, THRESHOLD)?, spelling)))
-        .filter(|(score, _)| *score >= THRESHOLD)
+        .enumerate()
+        .map(|(i, spelling)| (upper_bound(&query, &spelling.bare), i))
+        .filter(|(bound, _)| *bound >= THRESHOLD - MARGIN)
         .collect();
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+    bounded.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let mut scored: Vec<(f64, usize)> = Vec::new();
+    for (bound, i) in bounded {
+        if third_model_score(&scored, spellings).is_some_and(|third| bound + MARGIN < third) {
+            break;
+        }
+        let score = jaro_winkler(&query, &spellings[i].bare);
+        if score >= THRESHOLD {
+            scored.push((score, i));
+        }
+    }
+    // Most similar first; equal scores in catalog order.
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     let mut out: Vec<String> = Vec::new();
     let mut seen = Vec::new();
-    for (_, spelling) in scored {
+    for (_, i) in scored {
+        let spelling = &spellings[i];
         if !seen.contains(&spelling.model) {
             seen.push(spelling.model);
             out.push(spelling.text.clone());
@@ -517,6 +535,19 @@ fn suggest(name: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// The best score of the third distinct model among `scored`, if three are there.
+fn third_model_score(scored: &[(f64, usize)], spellings: &[Spelling]) -> Option<f64> {
+    let mut best: Vec<(usize, f64)> = Vec::new();
+    for &(score, i) in scored {
+        match best.iter_mut().find(|(model, _)| *model == spellings[i].model) {
+            Some(entry) => entry.1 = entry.1.max(score),
+            None => best.push((spellings[i].model, score)),
+        }
+    }
+    best.sort_by(|a, b| b.1.total_cmp(&a.1));
+    best.get(2).map(|(_, score)| *score)
 }
 
 fn bare_lower(name: &str) -> String {

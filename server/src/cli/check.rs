@@ -6,6 +6,7 @@ use super::usage_error;
 use crate::analysis::{analyze_bytes, analyze_text, Analysis, Options};
 use crate::catalog::Gpu;
 use crate::diagnostic::{Applicability, Severity};
+use crate::estimate::Levers;
 use crate::fix;
 use crate::format::language_of;
 use crate::render;
@@ -162,7 +163,7 @@ impl parallel::Task for Job<'_> {
         };
         let settings =
             Arc::new(settings.with_selection(&self.args.select, &self.args.ignore).map_err(|e| e.to_string())?);
-        let options = Options { gpu: self.gpu.clone(), settings, ..Options::default() };
+        let options = Options { gpu: self.gpu.clone(), settings, levers: Levers::ForFindings, ..Options::default() };
         let bytes = std::fs::read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
         let analysis = analyze_bytes(file, &bytes, &options);
         let Some(minimum) = self.fixing.filter(|_| !analysis.text.is_empty() && analysis.text.len() == bytes.len())

@@ -155,11 +155,38 @@ pub fn estimate(plan: &Plan, arch: &Architecture, gpu: Option<&Gpu>) -> Estimate
 
 /// [`estimate`] for the framework releases and batch order in `context`.
 pub fn estimate_in(plan: &Plan, arch: &Architecture, gpu: Option<&Gpu>, context: &Context) -> Estimate {
+    estimate_with(plan, arch, gpu, context, Levers::Always)
+}
+
+/// When an estimate carries its levers and the solver's answer: each lever and each step
+/// of the solver re-evaluates the whole plan, several times the cost of the estimate.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Levers {
+    /// Always (the language server's hover and code actions, `estimate`, `levers`).
+    #[default]
+    Always,
+    /// Only when the plan is tight on or exceeds the GPU: the memory findings offer them
+    /// as fixes, and nothing else in `check` reads them.
+    ForFindings,
+}
+
+/// [`estimate_in`], with levers and solver only where `levers` asks for them.
+pub fn estimate_with(
+    plan: &Plan,
+    arch: &Architecture,
+    gpu: Option<&Gpu>,
+    context: &Context,
+    levers: Levers,
+) -> Estimate {
     let setup = Setup::resolve(plan, arch, gpu, context);
     let core = phases::evaluate(&setup);
     let fit = gpu.map(|g| judge(core.peak.device_bytes, g.memory_bytes));
-    let levers = levers::levers(plan, arch, gpu, context, &core);
-    let solve = gpu.map(|g| levers::solve(plan, arch, g, context));
+    let wanted = match levers {
+        Levers::Always => true,
+        Levers::ForFindings => fit.is_some_and(|f| f.verdict != Verdict::Fits),
+    };
+    let solve = gpu.filter(|_| wanted).map(|g| levers::solve(plan, arch, g, context));
+    let levers = if wanted { levers::levers(plan, arch, gpu, context, &core) } else { Vec::new() };
     Estimate {
         parameters: setup.counts.total,
         trainable_parameters: setup.trainable,

@@ -184,6 +184,69 @@ fn unknown_models_carry_similar_names() {
     assert!(nothing_alike.is_empty(), "{nothing_alike:?}");
 }
 
+/// Every spelling scored with `strsim`, most similar first (a stable sort), one per model.
+fn suggestions_by_brute_force(name: &str) -> Vec<String> {
+    let query = bare_lower(name);
+    let spellings = &index().spellings;
+    let mut scored: Vec<(f64, &Spelling)> = spellings
+        .iter()
+        .map(|s| (strsim::jaro_winkler(&query, &bare_lower(&s.text)), s))
+        .filter(|(score, _)| *score >= 0.8)
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let mut out: Vec<String> = Vec::new();
+    let mut seen = Vec::new();
+    for (_, spelling) in scored {
+        if !seen.contains(&spelling.model) && out.len() < 3 {
+            seen.push(spelling.model);
+            out.push(spelling.text.clone());
+        }
+    }
+    out
+}
+
+#[test]
+fn suggestions_equal_scoring_every_spelling() {
+    // Corpus names the catalog lacks, and every catalog spelling with one character changed,
+    // dropped or doubled (close calls between sizes and versions).
+    let mut queries: Vec<String> = [
+        "google/gemma-4-12B-it",
+        "Qwen/Qwen3.5-9B",
+        "zai-org/GLM-4.7-Flash",
+        "openlm-research/open_llama_3b_v2",
+        "mistralai/Voxtral-Mini-3B-2507",
+        "axolotl-quants/Llama-4-Scout-17B-16E-Linearized-bnb-nf4-bf16",
+        "a",
+        "",
+        "größe-7b",
+    ]
+    .map(str::to_string)
+    .to_vec();
+    for spelling in &index().spellings {
+        let chars: Vec<char> = spelling.text.chars().collect();
+        let at = chars.len() / 2;
+        let edit = |f: &dyn Fn(&mut Vec<char>)| {
+            let mut c = chars.clone();
+            f(&mut c);
+            c.into_iter().collect::<String>()
+        };
+        queries.push(edit(&|c| c.truncate(at)));
+        queries.push(edit(&|c| {
+            if at < c.len() {
+                c[at] = 'x'
+            }
+        }));
+        queries.push(edit(&|c| {
+            if at < c.len() {
+                c.insert(at, c[at])
+            }
+        }));
+    }
+    for query in &queries {
+        assert_eq!(suggest(query), suggestions_by_brute_force(query), "{query}");
+    }
+}
+
 #[test]
 fn odd_queries_do_not_panic() {
     for query in ["", "/", "//", " ", "a/b/c/d/e", "-bnb-4bit", "-instruct", "ö/ü", "\u{0}"] {

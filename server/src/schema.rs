@@ -19,46 +19,71 @@ use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, LazyLock, Mutex, OnceLock, PoisonError};
 
+/// Used by `build.rs`; here only to test what it wrote.
+#[cfg(test)]
+mod lean;
+
 /// Every file under `schema/`, by name (a format name; a test checks the list is complete).
 const SCHEMA_COUNT: usize = 14;
 
-static SOURCES: [(&str, &str); SCHEMA_COUNT] = [
-    ("accelerate", include_str!("../../schema/accelerate.json")),
-    ("axolotl", include_str!("../../schema/axolotl.json")),
-    ("deepspeed", include_str!("../../schema/deepspeed.json")),
-    ("litgpt-adapter", include_str!("../../schema/litgpt-adapter.json")),
-    ("litgpt-adapter-v2", include_str!("../../schema/litgpt-adapter-v2.json")),
-    ("litgpt-full", include_str!("../../schema/litgpt-full.json")),
-    ("litgpt-lora", include_str!("../../schema/litgpt-lora.json")),
-    ("litgpt-pretrain", include_str!("../../schema/litgpt-pretrain.json")),
-    ("llamafactory", include_str!("../../schema/llamafactory.json")),
-    ("oomlint", include_str!("../../schema/oomlint.json")),
-    ("transformers", include_str!("../../schema/transformers.json")),
-    ("trl-dpo", include_str!("../../schema/trl-dpo.json")),
-    ("trl-grpo", include_str!("../../schema/trl-grpo.json")),
-    ("trl-sft", include_str!("../../schema/trl-sft.json")),
+/// `(name, schema, the schema without documentation keywords)`; see [`lean`].
+macro_rules! embedded {
+    ($($name:literal),* $(,)?) => {
+        [$((
+            $name,
+            include_str!(concat!("../../schema/", $name, ".json")),
+            include_str!(concat!(env!("OUT_DIR"), "/schema-lean/", $name, ".json")),
+        )),*]
+    };
+}
+
+static SOURCES: [(&str, &str, &str); SCHEMA_COUNT] = embedded![
+    "accelerate",
+    "axolotl",
+    "deepspeed",
+    "litgpt-adapter",
+    "litgpt-adapter-v2",
+    "litgpt-full",
+    "litgpt-lora",
+    "litgpt-pretrain",
+    "llamafactory",
+    "oomlint",
+    "transformers",
+    "trl-dpo",
+    "trl-grpo",
+    "trl-sft",
 ];
 
 /// The names of the embedded schemas.
 pub fn names() -> impl Iterator<Item = &'static str> {
-    SOURCES.iter().map(|(name, _)| *name)
+    SOURCES.iter().map(|(name, ..)| *name)
 }
 
 /// A compiled schema.
 pub struct Schema {
     pub name: &'static str,
+    /// The schema without its documentation keywords: what validation and the rules read.
     pub root: &'static Value,
     validator: jsonschema::Validator,
     /// Every property name marked `x-removed` or `x-deprecated` somewhere in the schema.
     marked: HashSet<&'static str>,
 }
 
-/// The schema at `index` of [`SOURCES`], parsed on first use (None when it is not valid
-/// JSON; a test catches it).
+/// The schema at `index` of [`SOURCES`] without documentation keywords, parsed on first
+/// use (None when it is not valid JSON; a test catches it).
 fn parsed(index: usize) -> Option<&'static Value> {
     static PARSED: [OnceLock<Option<Value>>; SCHEMA_COUNT] = [const { OnceLock::new() }; SCHEMA_COUNT];
-    let (_, text) = SOURCES.get(index)?;
-    PARSED.get(index)?.get_or_init(|| serde_json::from_str(text).ok()).as_ref()
+    let (_, _, lean) = SOURCES.get(index)?;
+    PARSED.get(index)?.get_or_init(|| serde_json::from_str(lean).ok()).as_ref()
+}
+
+/// The full schema of `format`, with titles, descriptions, defaults and sources, parsed on
+/// first use: for hover and completion.
+fn documented(format: Format) -> Option<&'static Value> {
+    static PARSED: [OnceLock<Option<Value>>; SCHEMA_COUNT] = [const { OnceLock::new() }; SCHEMA_COUNT];
+    let index = SOURCES.iter().position(|(n, ..)| *n == format.name())?;
+    let (_, full, _) = SOURCES.get(index)?;
+    PARSED.get(index)?.get_or_init(|| serde_json::from_str(full).ok()).as_ref()
 }
 
 /// All schemas registered by `$id`, so a `$ref` between them resolves without a fetch.
@@ -88,11 +113,11 @@ fn compile(schema: &Value, text: &str) -> Option<jsonschema::Validator> {
 /// The compiled schema called `name` (`trl-grpo`, `oomlint`), compiled on first use.
 pub fn get(name: &str) -> Option<&'static Schema> {
     static COMPILED: [OnceLock<Option<Schema>>; SCHEMA_COUNT] = [const { OnceLock::new() }; SCHEMA_COUNT];
-    let index = SOURCES.iter().position(|(n, _)| *n == name)?;
+    let index = SOURCES.iter().position(|(n, ..)| *n == name)?;
     COMPILED
         .get(index)?
         .get_or_init(|| {
-            let (name, text) = SOURCES.get(index)?;
+            let (name, _, text) = SOURCES.get(index)?;
             let root = parsed(index)?;
             let mut marked = HashSet::new();
             collect_marked(root, &mut marked);
@@ -162,14 +187,14 @@ fn items(schema: &Value) -> Option<&Value> {
 
 /// The documentation of the property at `path` (`["train", "micro_batch_size"]`).
 pub fn property_doc(format: Format, path: &[&str]) -> Option<PropertyDoc> {
-    let root = for_format(format)?.root;
+    let root = documented(format)?;
     let (name, _) = path.split_last()?;
     Some(PropertyDoc::new(name, at_path(root, path)?))
 }
 
 /// Every property the object at `path` may have (the top level for an empty path).
 pub fn properties_at(format: Format, path: &[&str]) -> Vec<PropertyDoc> {
-    let Some(schema) = for_format(format).and_then(|s| at_path(s.root, path)) else {
+    let Some(schema) = documented(format).and_then(|root| at_path(root, path)) else {
         return Vec::new();
     };
     property_schemas(schema).into_iter().map(|(name, sub)| PropertyDoc::new(name, sub)).collect()
@@ -682,6 +707,70 @@ mod tests {
             let id = schema.root["$id"].as_str().unwrap();
             assert_eq!(id, format!("https://oomlint.dev/schema/{name}.json"));
         }
+    }
+
+    #[test]
+    fn validation_reads_the_schemas_without_documentation_and_gets_the_same_answers() {
+        // The fixtures, and the published configs of `../shared/corpus` where it is present.
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut documents: Vec<(Format, Value)> = Vec::new();
+        let mut dirs: Vec<_> =
+            [root.join("fixtures"), root.join("../shared/corpus")].into_iter().filter(|d| d.is_dir()).collect();
+        while let Some(dir) = dirs.pop() {
+            for path in std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()) {
+                if path.is_dir() {
+                    dirs.push(path);
+                    continue;
+                }
+                let Ok(text) = std::fs::read_to_string(&path) else { continue };
+                let Some(language) = crate::format::language_of(&path) else { continue };
+                let document = syntax::parse(&text, language);
+                let format = crate::format::detect(&path, &text, &document);
+                if let (Some(_), Some(root)) = (for_format(format), document.root.as_ref()) {
+                    documents.push((format, to_json(root)));
+                }
+            }
+        }
+        assert!(documents.len() > 50, "{} fixtures", documents.len());
+        let errors = |validator: &jsonschema::Validator, value: &Value| -> Vec<String> {
+            validator.iter_errors(value).map(|e| format!("{} {} {e}", e.instance_path(), e.schema_path())).collect()
+        };
+        let mut with_errors = 0;
+        for (name, full, lean_text) in &SOURCES {
+            let full: Value = serde_json::from_str(full).unwrap();
+            let embedded: Value = serde_json::from_str(lean_text).unwrap();
+            assert_eq!(embedded, lean::lean(&full), "{name}: the build script wrote another schema");
+            let documented = jsonschema::options().with_draft(jsonschema::Draft::Draft202012).build(&full).unwrap();
+            let validator = &get(name).unwrap().validator;
+            for (_, value) in documents.iter().filter(|(format, _)| format.name() == *name) {
+                let expected = errors(&documented, value);
+                with_errors += usize::from(!expected.is_empty());
+                assert_eq!(errors(validator, value), expected, "{name}");
+            }
+        }
+        assert!(with_errors >= 5, "only {with_errors} documents with schema errors");
+    }
+
+    #[test]
+    fn lean_drops_documentation_keywords_but_not_properties_of_that_name() {
+        let schema = serde_json::json!({
+            "title": "t", "description": "d", "x-source": "s",
+            "properties": {
+                "title": {"type": "string", "description": "a key called title", "default": "x"},
+                "default": {"anyOf": [{"const": 1, "title": "one"}, {"items": {"examples": [1], "type": "integer"}}]},
+                "old": {"deprecated": true, "x-removed": {"in": "4.46", "description": "kept: marks are data"}}
+            },
+            "enum": [{"description": "an enum value is data"}]
+        });
+        let expected = serde_json::json!({
+            "properties": {
+                "title": {"type": "string"},
+                "default": {"anyOf": [{"const": 1}, {"items": {"type": "integer"}}]},
+                "old": {"deprecated": true, "x-removed": {"in": "4.46", "description": "kept: marks are data"}}
+            },
+            "enum": [{"description": "an enum value is data"}]
+        });
+        assert_eq!(lean::lean(&schema), expected);
     }
 
     #[test]

@@ -47,9 +47,9 @@ pub struct Options {
 
 /// Analyses raw bytes read from `path`.
 pub fn analyze_bytes(path: &Path, bytes: &[u8], options: &Options) -> Analysis {
-    match unreadable_input::reject(bytes) {
-        None => analyze_text(path, String::from_utf8_lossy(bytes).into_owned(), options),
-        Some(rejection) => {
+    match unreadable_input::accept(bytes) {
+        Ok(text) => analyze_text(path, text.to_string(), options),
+        Err(rejection) => {
             let prefix = bytes.get(..rejection.0).unwrap_or_default();
             let text = if bytes.len() > unreadable_input::MAX_FILE_BYTES {
                 String::new()

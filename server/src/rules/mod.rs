@@ -127,7 +127,7 @@ pub struct Context<'a> {
     pub gpu: Option<&'a Gpu>,
     /// The memory estimate, when the model is known.
     pub estimate: Option<&'a Estimate>,
-    /// Why the raw bytes were not parsed (see `unreadable_input::reject`).
+    /// Why the raw bytes were not parsed (see `unreadable_input::accept`).
     pub rejected: Option<&'a (usize, String)>,
     /// Framework versions pinned near the file (see `crate::versions`).
     pub versions: &'a Versions,

@@ -21,15 +21,17 @@ use crate::span::Span;
 /// Files above this size are not parsed.
 pub const MAX_FILE_BYTES: usize = 16 * 1024 * 1024;
 
-/// Why raw bytes are not analysable text, with the offending offset.
-pub fn reject(bytes: &[u8]) -> Option<(usize, String)> {
+/// Raw bytes as analysable text, or why they are not, with the offending offset.
+pub fn accept(bytes: &[u8]) -> Result<&str, (usize, String)> {
     if bytes.len() > MAX_FILE_BYTES {
-        return Some((0, format!("file is {} bytes, over the {} MiB limit", bytes.len(), MAX_FILE_BYTES >> 20)));
+        return Err((0, format!("file is {} bytes, over the {} MiB limit", bytes.len(), MAX_FILE_BYTES >> 20)));
     }
-    if let Err(e) = std::str::from_utf8(bytes) {
-        return Some((e.valid_up_to(), format!("file is not valid UTF-8 (byte {})", e.valid_up_to())));
+    let text = std::str::from_utf8(bytes)
+        .map_err(|e| (e.valid_up_to(), format!("file is not valid UTF-8 (byte {})", e.valid_up_to())))?;
+    match text.find('\0') {
+        Some(at) => Err((at, format!("file contains a NUL byte at offset {at}"))),
+        None => Ok(text),
     }
-    bytes.iter().position(|&b| b == 0).map(|at| (at, format!("file contains a NUL byte at offset {at}")))
 }
 
 pub fn check(ctx: &Context, out: &mut Reporter) {

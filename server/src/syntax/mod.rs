@@ -250,10 +250,10 @@ pub(crate) fn hash_comments(text: &str, scalar_spans: &[Span]) -> Vec<Comment> {
     let bytes = text.as_bytes();
     let mut comments = Vec::new();
     let mut i = 0;
-    while let Some(found) = memchr_hash(&bytes[i..]) {
+    while let Some(found) = text[i..].find('#') {
         let at = i + found;
         let starts_comment = at == 0 || matches!(bytes[at - 1], b' ' | b'\t' | b'\n' | b'\r');
-        let end = text[at..].find(['\n', '\r']).map_or(text.len(), |n| at + n);
+        let end = bytes[at..].iter().position(|&b| matches!(b, b'\n' | b'\r')).map_or(text.len(), |n| at + n);
         if starts_comment && !inside_any(scalar_spans, at) {
             comments.push(Comment { span: Span::new(at, end) });
             i = end;
@@ -265,10 +265,6 @@ pub(crate) fn hash_comments(text: &str, scalar_spans: &[Span]) -> Vec<Comment> {
         }
     }
     comments
-}
-
-fn memchr_hash(bytes: &[u8]) -> Option<usize> {
-    bytes.iter().position(|&b| b == b'#')
 }
 
 fn inside_any(spans: &[Span], offset: usize) -> bool {

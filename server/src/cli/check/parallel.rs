@@ -49,38 +49,48 @@ fn split_repeats(files: &[PathBuf]) -> (Vec<usize>, Vec<usize>) {
 }
 
 /// Runs `task` on `files[i]` for each `i` of the ascending `order`, on up to one worker
-/// per core (none for one file); a worker stops at the first index past a failure.
+/// per core (none for one file). Without writes, each worker starts on its own stretch of
+/// the files (files of one format sit together, so workers seldom wait for the same schema
+/// to compile) and then helps with the others'; with writes, all take files in order, so
+/// that few files after a failure are fixed. A worker leaves a stretch at the first index
+/// past a failure.
 fn on_all_cores<T: Task>(
     order: &[usize],
     files: &[PathBuf],
     task: &T,
     failed: &AtomicUsize,
 ) -> Vec<(usize, Result<T::Output, String>)> {
-    let next = AtomicUsize::new(0);
-    let work = || {
+    let workers = std::thread::available_parallelism().map_or(1, usize::from).min(order.len()).max(1);
+    let stretches: Vec<&[usize]> =
+        if task.writes_files() { vec![order] } else { order.chunks(order.len().div_ceil(workers).max(1)).collect() };
+    let next: Vec<AtomicUsize> = stretches.iter().map(|_| AtomicUsize::new(0)).collect();
+    let work = |worker: usize| {
         let mut done = Vec::new();
-        while let Some(&index) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
-            if index > failed.load(Ordering::Relaxed) {
-                break;
+        for stretch in (worker..worker + stretches.len()).map(|s| s % stretches.len()) {
+            while let Some(&index) = stretches[stretch].get(next[stretch].fetch_add(1, Ordering::Relaxed)) {
+                if index > failed.load(Ordering::Relaxed) {
+                    break;
+                }
+                let result = task.run(&files[index]);
+                if result.is_err() {
+                    failed.fetch_min(index, Ordering::Relaxed);
+                }
+                done.push((index, result));
             }
-            let result = task.run(&files[index]);
-            if result.is_err() {
-                failed.fetch_min(index, Ordering::Relaxed);
-            }
-            done.push((index, result));
         }
         done
     };
-    let workers = std::thread::available_parallelism().map_or(1, usize::from).min(order.len());
     if workers <= 1 {
-        return work();
+        return work(0);
     }
     std::thread::scope(|scope| {
         // A worker that cannot be spawned leaves its share to the others.
         let helpers: Vec<_> = (1..workers)
-            .filter_map(|_| std::thread::Builder::new().stack_size(STACK_BYTES).spawn_scoped(scope, work).ok())
+            .filter_map(|worker| {
+                std::thread::Builder::new().stack_size(STACK_BYTES).spawn_scoped(scope, move || work(worker)).ok()
+            })
             .collect();
-        let mut done = work();
+        let mut done = work(0);
         for helper in helpers {
             match helper.join() {
                 Ok(theirs) => done.extend(theirs),

@@ -32,6 +32,28 @@ pub struct Analysis {
     pub diagnostics: Vec<Diagnostic>,
 }
 
+impl Analysis {
+    /// Frees the syntax tree, plan, model and estimate, keeping the path, text, line index,
+    /// format, language and findings: all that `check`'s reports read. A run over many
+    /// files holds every analysis until it prints.
+    pub fn into_findings(self) -> Analysis {
+        let Analysis { path, text, line_index, document, format, diagnostics, .. } = self;
+        let document = Document { root: None, comments: Vec::new(), ..document };
+        Analysis {
+            path,
+            text,
+            line_index,
+            document,
+            format,
+            plan: None,
+            model: None,
+            gpu: None,
+            estimate: None,
+            diagnostics,
+        }
+    }
+}
+
 /// Options that change how a file is read.
 #[derive(Debug, Clone, Default)]
 pub struct Options {

@@ -168,14 +168,14 @@ impl parallel::Task for Job<'_> {
         let analysis = analyze_bytes(file, &bytes, &options);
         let Some(minimum) = self.fixing.filter(|_| !analysis.text.is_empty() && analysis.text.len() == bytes.len())
         else {
-            return Ok(Outcome { analysis, fixes: 0 });
+            return Ok(Outcome { analysis: analysis.into_findings(), fixes: 0 });
         };
         let fixed = fix::fix_text(file, &analysis.text, &options, minimum);
         if fixed.count == 0 {
-            return Ok(Outcome { analysis, fixes: 0 });
+            return Ok(Outcome { analysis: analysis.into_findings(), fixes: 0 });
         }
         fix::write_atomically(file, &bytes, &fixed.text).map_err(|e| e.to_string())?;
-        Ok(Outcome { analysis: analyze_text(file, fixed.text, &options), fixes: fixed.count })
+        Ok(Outcome { analysis: analyze_text(file, fixed.text, &options).into_findings(), fixes: fixed.count })
     }
 
     fn writes_files(&self) -> bool {

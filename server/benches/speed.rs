@@ -9,7 +9,8 @@
 //! shared machine the CPU time is the steadier figure. `oomlint check` analyses files on
 //! all cores, which shortens the wall time but not the CPU time; a run pinned to one core
 //! (`taskset -c 0`, where installed) shows the one-core wall time. The load average is
-//! printed at the start and at the end.
+//! printed at the start and at the end. The corpus runs of both tools alternate, round by
+//! round, so that a change in load falls on both.
 //!
 //! Run: `cargo bench --bench speed > tests/bench/SPEED.md`. check-jsonschema is installed
 //! into a cache venv outside the repository (`$XDG_CACHE_HOME` or `~/.cache`,
@@ -25,8 +26,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const OOMLINT: &str = env!("CARGO_BIN_EXE_oomlint");
-/// Repetitions of each corpus run; the median is reported.
-const CORPUS_RUNS: usize = 5;
+/// Rounds of corpus runs (each tool once per round); the median is reported.
+const CORPUS_RUNS: usize = 11;
 const COLD_STARTS: usize = 50;
 const LSP_LINES: usize = 200;
 const LSP_CHANGES: usize = 300;
@@ -78,12 +79,24 @@ fn timed_with_cpu(program: &Path, args: &[&std::ffi::OsStr]) -> Timing {
     Timing { wall, cpu: seconds.map(Duration::from_secs_f64) }
 }
 
-/// Median wall and CPU time of `runs` runs, after one warm-up run.
-fn median_timing(runs: usize, run: impl Fn() -> Timing) -> Timing {
-    run();
-    let timings: Vec<Timing> = (0..runs).map(|_| run()).collect();
-    let cpu: Option<Vec<Duration>> = timings.iter().map(|t| t.cpu).collect();
-    Timing { wall: median(timings.iter().map(|t| t.wall).collect()), cpu: cpu.map(median) }
+/// Median wall and CPU time of each command over `runs` rounds, after one warm-up round;
+/// a round runs every command once, so a change in the machine's load during the
+/// benchmark falls on all of them alike.
+fn interleaved_timings(runs: usize, commands: &[&dyn Fn() -> Timing]) -> Vec<Timing> {
+    commands.iter().for_each(|run| drop(run()));
+    let mut samples: Vec<Vec<Timing>> = commands.iter().map(|_| Vec::new()).collect();
+    for _ in 0..runs {
+        for (run, samples) in commands.iter().zip(&mut samples) {
+            samples.push(run());
+        }
+    }
+    samples
+        .into_iter()
+        .map(|timings| {
+            let cpu: Option<Vec<Duration>> = timings.iter().map(|t| t.cpu).collect();
+            Timing { wall: median(timings.iter().map(|t| t.wall).collect()), cpu: cpu.map(median) }
+        })
+        .collect()
 }
 
 fn load_average() -> String {
@@ -161,18 +174,30 @@ fn corpus_rows(rows: &mut Vec<Row>) {
         .map(|a| a.as_ref())
         .chain(files.iter().map(|f| f.as_os_str()))
         .collect();
-    let ours = median_timing(CORPUS_RUNS, || timed_with_cpu(Path::new(OOMLINT), &oomlint_args));
-    let theirs = check_jsonschema().map(|tool| {
-        let schema = std::env::temp_dir().join(format!("oomlint-bench-empty-schema-{}.json", std::process::id()));
-        std::fs::write(&schema, "{}").expect("write empty schema");
-        let args: Vec<&std::ffi::OsStr> = [std::ffi::OsStr::new("--schemafile"), schema.as_os_str()]
-            .into_iter()
-            .chain(files.iter().map(|f| f.as_os_str()))
-            .collect();
-        let timing = median_timing(CORPUS_RUNS, || timed_with_cpu(&tool, &args));
-        let _ = std::fs::remove_file(&schema);
-        timing
-    });
+    let schema = std::env::temp_dir().join(format!("oomlint-bench-empty-schema-{}.json", std::process::id()));
+    std::fs::write(&schema, "{}").expect("write empty schema");
+    let their_args: Vec<&std::ffi::OsStr> = [std::ffi::OsStr::new("--schemafile"), schema.as_os_str()]
+        .into_iter()
+        .chain(files.iter().map(|f| f.as_os_str()))
+        .collect();
+    let pinned_args: Vec<&std::ffi::OsStr> =
+        ["-c", "0", OOMLINT].iter().map(|a| a.as_ref()).chain(oomlint_args.iter().copied()).collect();
+    let tool = check_jsonschema();
+    let run_ours = || timed_with_cpu(Path::new(OOMLINT), &oomlint_args);
+    let run_pinned = || timed_with_cpu(Path::new(TASKSET), &pinned_args);
+    let run_theirs = || timed_with_cpu(tool.as_ref().expect("check-jsonschema"), &their_args);
+    let mut commands: Vec<&dyn Fn() -> Timing> = vec![&run_ours];
+    if Path::new(TASKSET).exists() {
+        commands.push(&run_pinned);
+    }
+    if tool.is_ok() {
+        commands.push(&run_theirs);
+    }
+    let mut timings = interleaved_timings(CORPUS_RUNS, &commands).into_iter();
+    let _ = std::fs::remove_file(&schema);
+    let ours = timings.next().expect("oomlint's timing");
+    let pinned = if Path::new(TASKSET).exists() { timings.next() } else { None };
+    let theirs = tool.map(|_| timings.next().expect("check-jsonschema's timing"));
     let per_file = |time: Duration| ms(time / n);
     let compare = |ours: Duration, theirs: Option<Duration>| match theirs {
         Some(theirs) => {
@@ -206,10 +231,7 @@ fn corpus_rows(rows: &mut Vec<Row>) {
             verdict: String::new(),
         });
     }
-    if Path::new(TASKSET).exists() {
-        let pinned_args: Vec<&std::ffi::OsStr> =
-            ["-c", "0", OOMLINT].iter().map(|a| a.as_ref()).chain(oomlint_args.iter().copied()).collect();
-        let pinned = median_timing(CORPUS_RUNS, || timed_with_cpu(Path::new(TASKSET), &pinned_args));
+    if let Some(pinned) = pinned {
         let (oomlint, other, _) = compare(pinned.wall, theirs.as_ref().ok().map(|t| t.wall));
         rows.push(Row {
             measure: "corpus check, per file, wall time on one core (`taskset -c 0`: no parallelism)".into(),

@@ -25,6 +25,7 @@ use crate::rules::{self, Rule};
 use crate::syntax::{self, Language, Mapping, Node};
 use crate::versions::Version;
 use globset::{Glob, GlobMatcher};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -226,7 +227,11 @@ impl Settings {
     }
 
     /// Applies a `# oomlint: gpu=A10G headroom=0.15` modeline from the first 20 lines.
-    pub fn with_modeline(&self, text: &str) -> Settings {
+    pub fn with_modeline(&self, text: &str) -> Cow<'_, Settings> {
+        // Most files have none: one scan for the marker spares the copy and the line split.
+        if !text.contains("oomlint:") {
+            return Cow::Borrowed(self);
+        }
         let mut settings = self.clone();
         for line in text.lines().take(20) {
             let Some(directive) =
@@ -244,7 +249,7 @@ impl Settings {
                 }
             }
         }
-        settings
+        Cow::Owned(settings)
     }
 
     /// The directory globs are relative to.

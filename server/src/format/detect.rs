@@ -23,13 +23,11 @@ pub fn language_of(path: &Path) -> Option<Language> {
 /// A `# oomlint: format=<name>` or `# yaml-language-server: $schema=<…/name.json>`
 /// modeline in the first lines of the file.
 pub fn modeline_format(text: &str) -> Option<Format> {
-    const LINES: usize = 20;
     // Most files have no modeline: look for its markers before taking lines apart.
-    let head = text.match_indices('\n').nth(LINES - 1).map_or(text, |(end, _)| &text[..end]);
-    if !head.contains("oomlint:") && !head.contains("yaml-language-server:") {
+    if !text.contains("oomlint:") && !text.contains("yaml-language-server:") {
         return None;
     }
-    for line in head.lines() {
+    for line in text.lines().take(20) {
         let line = line.trim_start();
         let Some(comment) = line.strip_prefix('#') else {
             continue;

@@ -104,6 +104,9 @@ impl Mapping {
 
     /// Follows a dotted path of mapping keys (`train.micro_batch_size`).
     pub fn entry_path(&self, path: &str) -> Option<&Entry> {
+        if !path.contains('.') {
+            return self.entry(path);
+        }
         let mut mapping = self;
         let mut parts = path.split('.').peekable();
         while let Some(part) = parts.next() {

@@ -16,6 +16,7 @@ pub mod format;
 pub mod gpu_detect;
 pub mod lsp;
 pub mod model;
+pub mod paths;
 pub mod plan;
 pub mod render;
 pub mod rules;

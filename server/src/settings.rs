@@ -122,7 +122,7 @@ impl Settings {
     /// The settings that apply to `file`: the nearest config above it, or the defaults.
     /// Configs are cached per directory.
     pub fn for_file(file: &Path) -> Result<Arc<Settings>, SettingsError> {
-        let absolute = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
+        let absolute = crate::paths::absolute(file);
         let mut dirs = absolute.ancestors().skip(1);
         let cache = CACHE.get_or_init(Default::default);
         let mut visited = Vec::new();
@@ -262,7 +262,7 @@ impl Settings {
         let Some(base) = self.base() else {
             return file.into();
         };
-        let absolute = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
+        let absolute = crate::paths::absolute(file);
         let base = std::path::absolute(base).unwrap_or_else(|_| base.to_path_buf());
         match absolute.strip_prefix(&base) {
             Ok(relative) => relative.to_path_buf().into(),

@@ -260,8 +260,7 @@ pub fn for_config(config: &Path) -> Versions {
     if let Some(found) = cached(&CONFIG_DIRS, dir) {
         return found;
     }
-    let canonical = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-    let found = search(&canonical);
+    let found = search(&crate::paths::absolute(dir));
     remember(&CONFIG_DIRS, dir, found.clone());
     found
 }
@@ -335,7 +334,7 @@ fn in_directory(dir: &Path) -> Versions {
     versions
 }
 
-fn is_dependency_file(name: &str) -> bool {
+pub(crate) fn is_dependency_file(name: &str) -> bool {
     matches!(name, "pyproject.toml" | "setup.cfg" | "setup.py" | "uv.lock" | "poetry.lock")
         || name.starts_with("requirements") && name.ends_with(".txt")
 }

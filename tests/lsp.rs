@@ -372,6 +372,31 @@ fn project_settings_apply_and_a_modeline_wins() {
 }
 
 #[test]
+fn a_project_file_that_changes_is_read_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("sft.yaml");
+    let text = fixture("trl/sft-qwen2.5-7b.yaml");
+    std::fs::write(&file, &text).unwrap();
+    let uri = format!("file://{}", file.display());
+    let watching = json!({"workspace": {"didChangeWatchedFiles": {"dynamicRegistration": true}}});
+    let mut session = Session::start(watching, Value::Null);
+    let registration = session.wait(|m| m["method"] == "client/registerCapability");
+    let watchers = registration["params"]["registrations"][0]["registerOptions"]["watchers"].clone();
+    for glob in ["**/oomlint.toml", "**/pyproject.toml", "**/requirements*.txt"] {
+        assert!(watchers.as_array().unwrap().iter().any(|w| w["globPattern"] == glob), "{glob}: {registration}");
+    }
+    assert!(!codes(&session.open(&uri, &text)).contains(&"OOM601".to_string()), "no GPU yet");
+
+    std::fs::write(dir.path().join("oomlint.toml"), "gpu = \"A10G\"\n").unwrap();
+    let settings_uri = format!("file://{}", dir.path().join("oomlint.toml").display());
+    session.notify("workspace/didChangeWatchedFiles", json!({"changes": [{"uri": settings_uri, "type": 1}]}));
+    let on_a10g = session.diagnostics(&uri);
+    assert_eq!(on_a10g["version"], 1);
+    assert!(codes(&on_a10g).contains(&"OOM601".to_string()), "the new oomlint.toml names the A10G: {on_a10g}");
+    assert!(session.shutdown().success());
+}
+
+#[test]
 fn survives_malformed_messages_unknown_documents_and_bad_edits() {
     let mut session = Session::start(json!({}), Value::Null);
     session.send_raw("{this is not json");

@@ -35,6 +35,20 @@ use tower_lsp_server::{Client, LanguageServer, LspService, Server};
 /// with the document URI, answering the estimate as Markdown and JSON.
 pub const SHOW_ESTIMATE: &str = "oomlint.showEstimate";
 
+/// Files whose change alters how open documents are analysed: the project settings
+/// (`settings::CONFIG_FILES`) and the dependency files version pins are read from
+/// (`versions`). The server asks the client to watch them.
+const PROJECT_FILES: [&str; 8] = [
+    "**/oomlint.toml",
+    "**/.oomlint.toml",
+    "**/pyproject.toml",
+    "**/requirements*.txt",
+    "**/setup.cfg",
+    "**/setup.py",
+    "**/uv.lock",
+    "**/poetry.lock",
+];
+
 /// The language server: the client handle and the state every handler shares.
 pub struct Backend {
     client: Client,
@@ -70,6 +84,19 @@ impl Backend {
         })
     }
 
+    /// Publishes every open document again and refreshes the summary lenses, after a
+    /// change that may alter any analysis.
+    async fn republish(&self, uris: Vec<Uri>) {
+        self.show_messages().await;
+        for uri in uris {
+            self.publish(uri).await;
+        }
+        let refresh = self.state().code_lens_refresh;
+        if refresh {
+            let _ = self.client.code_lens_refresh().await;
+        }
+    }
+
     /// Shows the warnings the state collected (bad settings, unknown GPU names).
     async fn show_messages(&self) {
         let messages = self.state().take_messages();
@@ -82,10 +109,13 @@ impl Backend {
 impl LanguageServer for Backend {
     async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
         let encoding = Encoding::negotiate(&params.capabilities);
-        let refresh = params.capabilities.workspace.as_ref().and_then(|w| w.code_lens.as_ref());
+        let workspace = params.capabilities.workspace.as_ref();
+        let refresh = workspace.and_then(|w| w.code_lens.as_ref());
+        let watch = workspace.and_then(|w| w.did_change_watched_files.as_ref());
         let mut state = self.state();
         state.encoding = Some(encoding);
         state.code_lens_refresh = refresh.and_then(|c| c.refresh_support).unwrap_or(false);
+        state.watches_files = watch.and_then(|w| w.dynamic_registration).unwrap_or(false);
         state.configure(ClientOptions::from_json(params.initialization_options.as_ref()));
         drop(state);
         Ok(InitializeResult {
@@ -96,7 +126,30 @@ impl LanguageServer for Backend {
     }
 
     async fn initialized(&self, _: InitializedParams) {
+        let watches = self.state().watches_files;
+        if watches {
+            let watchers = PROJECT_FILES
+                .iter()
+                .map(|glob| FileSystemWatcher { glob_pattern: GlobPattern::String(glob.to_string()), kind: None })
+                .collect();
+            let registration = Registration {
+                id: "oomlint-project-files".into(),
+                method: "workspace/didChangeWatchedFiles".into(),
+                register_options: serde_json::to_value(DidChangeWatchedFilesRegistrationOptions { watchers }).ok(),
+            };
+            // A client that refuses leaves the settings as first read, as without watching.
+            let _ = self.client.register_capability(vec![registration]).await;
+        }
         self.show_messages().await;
+    }
+
+    async fn did_change_watched_files(&self, _: DidChangeWatchedFilesParams) {
+        let uris = {
+            let mut state = self.state();
+            state.reread_project_files();
+            state.uris()
+        };
+        self.republish(uris).await;
     }
 
     async fn shutdown(&self) -> Result<()> {
@@ -157,14 +210,7 @@ impl LanguageServer for Backend {
             state.configure(ClientOptions::from_json(Some(&params.settings)));
             state.uris()
         };
-        self.show_messages().await;
-        for uri in uris {
-            self.publish(uri).await;
-        }
-        let refresh = self.state().code_lens_refresh;
-        if refresh {
-            let _ = self.client.code_lens_refresh().await;
-        }
+        self.republish(uris).await;
     }
 
     async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
@@ -329,6 +375,39 @@ async fn pump(mut input: impl tokio::io::AsyncRead + Unpin, mut forward: tokio::
             if forward.write_all(&frame).await.is_err() {
                 return;
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_watched_files_are_those_settings_and_pins_are_read_from() {
+        let mut globs = globset::GlobSetBuilder::new();
+        for glob in PROJECT_FILES {
+            globs.add(globset::Glob::new(glob).unwrap());
+        }
+        let watched = globs.build().unwrap();
+        let names = [
+            "oomlint.toml",
+            ".oomlint.toml",
+            "pyproject.toml",
+            "requirements.txt",
+            "requirements-dev.txt",
+            "requirements.in",
+            "setup.cfg",
+            "setup.py",
+            "uv.lock",
+            "poetry.lock",
+            "Pipfile.lock",
+            "config.toml",
+            "train.yaml",
+        ];
+        for name in names {
+            let read = crate::settings::CONFIG_FILES.contains(&name) || crate::versions::is_dependency_file(name);
+            assert_eq!(watched.is_match(format!("project/configs/{name}")), read, "{name}");
         }
     }
 }

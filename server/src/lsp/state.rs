@@ -49,6 +49,9 @@ pub struct State {
     pub encoding: Option<Encoding>,
     /// Whether the client accepts `workspace/codeLens/refresh`.
     pub code_lens_refresh: bool,
+    /// Whether the client watches files for the server (dynamic registration of
+    /// `workspace/didChangeWatchedFiles`).
+    pub watches_files: bool,
     pub options: ClientOptions,
     /// The GPU `options.gpu` names, or why it names none.
     pub gpu: Option<Result<Gpu, String>>,
@@ -72,6 +75,17 @@ impl State {
             self.warn(format!("oomlint: {why}; the editor's GPU setting is ignored"));
         }
         self.options = options;
+        for uri in self.documents.keys().cloned().collect::<Vec<_>>() {
+            self.reanalyze(&uri);
+        }
+        self.reanalyze_notebooks();
+    }
+
+    /// Forgets the project settings and version pins read so far and re-analyses every
+    /// open document (a watched project file changed).
+    pub fn reread_project_files(&mut self) {
+        crate::settings::clear_cache();
+        crate::versions::clear_cache();
         for uri in self.documents.keys().cloned().collect::<Vec<_>>() {
             self.reanalyze(&uri);
         }

@@ -83,7 +83,9 @@ fn timed_with_cpu(program: &Path, args: &[&std::ffi::OsStr]) -> Timing {
 /// a round runs every command once, so a change in the machine's load during the
 /// benchmark falls on all of them alike.
 fn interleaved_timings(runs: usize, commands: &[&dyn Fn() -> Timing]) -> Vec<Timing> {
-    commands.iter().for_each(|run| drop(run()));
+    for run in commands {
+        run();
+    }
     let mut samples: Vec<Vec<Timing>> = commands.iter().map(|_| Vec::new()).collect();
     for _ in 0..runs {
         for (run, samples) in commands.iter().zip(&mut samples) {

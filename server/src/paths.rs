@@ -1,6 +1,10 @@
-//! Paths as the searches upward from a config see them (settings, version pins).
+//! Paths as the searches upward from a config see them (settings, version pins), and the
+//! directories they look into, each listed once: one `getdents` per directory instead of
+//! a `stat` per file name asked about.
 
+use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 /// `path` from the root, with `.` and `..` taken away lexically: the directories above a
 /// config are those its path names, found without a system call per component (symbolic
@@ -20,9 +24,102 @@ pub fn absolute(path: &Path) -> PathBuf {
     out
 }
 
+/// The entries of one directory (none when it cannot be read).
+#[derive(Debug, Default)]
+pub struct Listing {
+    /// Names (valid UTF-8 only) with the entry's own type, symbolic links not followed.
+    entries: Vec<(String, Kind)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    File,
+    Link,
+    Other,
+}
+
+impl Listing {
+    fn read(dir: &Path) -> Listing {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return Listing::default();
+        };
+        let entries = entries
+            .filter_map(Result::ok)
+            .filter_map(|entry| {
+                let kind = match entry.file_type() {
+                    Ok(t) if t.is_file() => Kind::File,
+                    Ok(t) if t.is_symlink() => Kind::Link,
+                    _ => Kind::Other,
+                };
+                Some((entry.file_name().into_string().ok()?, kind))
+            })
+            .collect();
+        Listing { entries }
+    }
+
+    /// Whether `dir/name` exists (of any type; a link counts as its target).
+    pub fn exists(&self, dir: &Path, name: &str) -> bool {
+        self.entries.iter().any(|(n, kind)| n == name && (*kind != Kind::Link || dir.join(name).exists()))
+    }
+
+    /// Whether `dir/name` is a regular file (a link counts as its target, as `Path::is_file`).
+    pub fn is_file(&self, dir: &Path, name: &str) -> bool {
+        self.entries
+            .iter()
+            .any(|(n, kind)| n == name && (*kind == Kind::File || *kind == Kind::Link && dir.join(name).is_file()))
+    }
+
+    /// The names of the regular files themselves (links not followed).
+    pub fn regular_files(&self) -> impl Iterator<Item = &str> {
+        self.entries.iter().filter(|(_, kind)| *kind == Kind::File).map(|(name, _)| name.as_str())
+    }
+}
+
+static LISTINGS: LazyLock<Mutex<HashMap<PathBuf, Arc<Listing>>>> = LazyLock::new(Mutex::default);
+
+/// The entries of `dir`, read on first use.
+pub fn listing(dir: &Path) -> Arc<Listing> {
+    if let Some(listed) = LISTINGS.lock().unwrap_or_else(PoisonError::into_inner).get(dir) {
+        return Arc::clone(listed);
+    }
+    let listed = Arc::new(Listing::read(dir));
+    let mut listings = LISTINGS.lock().unwrap_or_else(PoisonError::into_inner);
+    Arc::clone(listings.entry(dir.to_path_buf()).or_insert(listed))
+}
+
+/// Forgets every listing (the language server calls it when a watched file changes).
+pub fn forget_listings() {
+    LISTINGS.lock().unwrap_or_else(PoisonError::into_inner).clear();
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_listing_answers_as_the_file_system_did_when_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let dir = dir.path();
+        std::fs::write(dir.join("oomlint.toml"), "").unwrap();
+        std::fs::create_dir(dir.join(".git")).unwrap();
+        std::fs::create_dir(dir.join("pyproject.toml")).unwrap();
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(dir.join("oomlint.toml"), dir.join("linked.toml")).unwrap();
+            std::os::unix::fs::symlink(dir.join("missing"), dir.join("dangling")).unwrap();
+        }
+        let listed = listing(dir);
+        for name in ["oomlint.toml", ".git", "pyproject.toml", "linked.toml", "dangling", "absent"] {
+            assert_eq!(listed.is_file(dir, name), dir.join(name).is_file(), "is_file {name}");
+            assert_eq!(listed.exists(dir, name), dir.join(name).exists(), "exists {name}");
+        }
+        assert_eq!(listed.regular_files().collect::<Vec<_>>(), ["oomlint.toml"]);
+        // Listed once: a file created later is seen only after the listings are forgotten.
+        std::fs::write(dir.join("requirements.txt"), "").unwrap();
+        assert!(!listing(dir).is_file(dir, "requirements.txt"));
+        forget_listings();
+        assert!(listing(dir).is_file(dir, "requirements.txt"));
+    }
 
     #[test]
     fn parent_components_are_taken_away() {

@@ -303,10 +303,10 @@ pub fn clear_cache() {
 }
 
 fn in_directory(dir: &Path) -> Result<Option<Settings>, SettingsError> {
+    let listing = crate::paths::listing(dir);
     for name in CONFIG_FILES {
-        let path = dir.join(name);
-        if path.is_file() {
-            if let Some(settings) = Settings::from_file(&path)? {
+        if listing.is_file(dir, name) {
+            if let Some(settings) = Settings::from_file(&dir.join(name))? {
                 return Ok(Some(settings));
             }
         }

@@ -303,22 +303,16 @@ fn directory(dir: &Path) -> (Versions, bool) {
     if let Some(found) = cached(&DIRECTORIES, dir) {
         return found;
     }
-    let found = (in_directory(dir), dir.join(".git").exists());
+    let found = (in_directory(dir), crate::paths::listing(dir).exists(dir, ".git"));
     remember(&DIRECTORIES, dir, found.clone());
     found
 }
 
 /// Pins in one directory; lock files (exact) win over requirement ranges.
 fn in_directory(dir: &Path) -> Versions {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Versions::default();
-    };
-    let mut names: Vec<String> = entries
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-        .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|n| is_dependency_file(n))
-        .collect();
+    let listing = crate::paths::listing(dir);
+    let mut names: Vec<String> =
+        listing.regular_files().filter(|n| is_dependency_file(n)).map(str::to_string).collect();
     names.sort_by_key(|n| (!n.ends_with(".lock"), n.clone()));
     let mut versions = Versions::default();
     for name in names {

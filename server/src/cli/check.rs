@@ -164,7 +164,7 @@ impl parallel::Task for Job<'_> {
         let settings =
             Arc::new(settings.with_selection(&self.args.select, &self.args.ignore).map_err(|e| e.to_string())?);
         let options = Options { gpu: self.gpu.clone(), settings, levers: Levers::ForFindings, ..Options::default() };
-        let bytes = std::fs::read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        let bytes = read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
         let analysis = analyze_bytes(file, &bytes, &options);
         let Some(minimum) = self.fixing.filter(|_| !analysis.text.is_empty() && analysis.text.len() == bytes.len())
         else {
@@ -181,6 +181,16 @@ impl parallel::Task for Job<'_> {
     fn writes_files(&self) -> bool {
         self.fixing.is_some()
     }
+}
+
+/// The file's bytes. Unlike `std::fs::read` (and `File::read_to_end`), without a `stat` and
+/// a `seek` for a size hint: configs are small, and on a virtual machine each system call
+/// costs about as much as parsing a short file.
+fn read(file: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::with_capacity(16 << 10);
+    std::fs::File::open(file)?.take(u64::MAX).read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 fn summary(analyses: &[Analysis]) -> String {

@@ -84,6 +84,7 @@ impl State {
     /// Forgets the project settings and version pins read so far and re-analyses every
     /// open document (a watched project file changed).
     pub fn reread_project_files(&mut self) {
+        crate::paths::forget_listings();
         crate::settings::clear_cache();
         crate::versions::clear_cache();
         for uri in self.documents.keys().cloned().collect::<Vec<_>>() {

@@ -24,7 +24,9 @@ pub struct Analysis {
     pub line_index: LineIndex,
     pub document: Document,
     pub format: Format,
-    pub plan: Option<Plan>,
+    /// Boxed: a plan is most of an analysis's size, and analyses are moved between threads
+    /// and kept per file.
+    pub plan: Option<Box<Plan>>,
     pub model: Option<ModelLookup>,
     /// The target GPU the estimate was judged against.
     pub gpu: Option<Gpu>,
@@ -119,7 +121,7 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
     let language = format::language_of(path).or_else(|| forced.map(Format::language)).unwrap_or(Language::Yaml);
     let document = syntax::parse(&text, language);
     let format = forced.unwrap_or_else(|| format::detect(path, &text, &document));
-    let plan = if document.is_incomplete() { None } else { format::build_plan(format, &document, &text) };
+    let plan = if document.is_incomplete() { None } else { format::build_plan(format, &document, &text).map(Box::new) };
     let model = plan.as_ref().and_then(|p| model::lookup(p, path));
     // `--gpu` wins; then the file's modeline, then the config's `gpu`.
     let gpu = options
@@ -161,7 +163,7 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
             text: &text,
             document: &document,
             format,
-            plan: plan.as_ref(),
+            plan: plan.as_deref(),
             model: model.as_ref(),
             gpu: gpu.as_ref(),
             estimate: estimate.as_ref(),

@@ -75,16 +75,27 @@ impl Listing {
     }
 }
 
-static LISTINGS: LazyLock<Mutex<HashMap<PathBuf, Arc<Listing>>>> = LazyLock::new(Mutex::default);
+/// What was found for each directory, computed outside the lock.
+pub(crate) type ByDirectory<T> = LazyLock<Mutex<HashMap<PathBuf, T>>>;
+
+pub(crate) fn cached<T: Clone>(cache: &ByDirectory<T>, dir: &Path) -> Option<T> {
+    cache.lock().unwrap_or_else(PoisonError::into_inner).get(dir).cloned()
+}
+
+pub(crate) fn remember<T>(cache: &ByDirectory<T>, dir: &Path, value: T) {
+    cache.lock().unwrap_or_else(PoisonError::into_inner).insert(dir.to_path_buf(), value);
+}
+
+static LISTINGS: ByDirectory<Arc<Listing>> = LazyLock::new(Mutex::default);
 
 /// The entries of `dir`, read on first use.
 pub fn listing(dir: &Path) -> Arc<Listing> {
-    if let Some(listed) = LISTINGS.lock().unwrap_or_else(PoisonError::into_inner).get(dir) {
-        return Arc::clone(listed);
+    if let Some(listed) = cached(&LISTINGS, dir) {
+        return listed;
     }
     let listed = Arc::new(Listing::read(dir));
-    let mut listings = LISTINGS.lock().unwrap_or_else(PoisonError::into_inner);
-    Arc::clone(listings.entry(dir.to_path_buf()).or_insert(listed))
+    remember(&LISTINGS, dir, Arc::clone(&listed));
+    listed
 }
 
 /// Forgets every listing (the language server calls it when a watched file changes).

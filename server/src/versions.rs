@@ -11,9 +11,10 @@
 //! a pin a rule assumes the newest version it knows.
 
 use crate::format::Format;
+use crate::paths::{cached, remember, ByDirectory};
 use crate::syntax::{self, Language, Mapping};
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{LazyLock, Mutex, PoisonError};
 
@@ -265,20 +266,10 @@ pub fn for_config(config: &Path) -> Versions {
     found
 }
 
-type ByDirectory<T> = LazyLock<Mutex<HashMap<PathBuf, T>>>;
-
 /// Pins found for a config, by the config's directory as given (see [`for_config`]).
 static CONFIG_DIRS: ByDirectory<Versions> = LazyLock::new(Mutex::default);
 /// The pins of one directory, and whether it is a repository's root (see [`directory`]).
 static DIRECTORIES: ByDirectory<(Versions, bool)> = LazyLock::new(Mutex::default);
-
-fn cached<T: Clone>(cache: &ByDirectory<T>, dir: &Path) -> Option<T> {
-    cache.lock().unwrap_or_else(PoisonError::into_inner).get(dir).cloned()
-}
-
-fn remember<T>(cache: &ByDirectory<T>, dir: &Path, value: T) {
-    cache.lock().unwrap_or_else(PoisonError::into_inner).insert(dir.to_path_buf(), value);
-}
 
 /// Forgets every pin read so far (the language server calls it when a dependency file changes).
 pub fn clear_cache() {

@@ -37,7 +37,9 @@ macro_rules! embedded {
     };
 }
 
-static SOURCES: [(&str, &str, &str); SCHEMA_COUNT] = embedded![
+type Source = (&'static str, &'static str, &'static str);
+
+static SOURCES: [Source; SCHEMA_COUNT] = embedded![
     "accelerate",
     "axolotl",
     "deepspeed",
@@ -69,21 +71,31 @@ pub struct Schema {
     marked: HashSet<&'static str>,
 }
 
-/// The schema at `index` of [`SOURCES`] without documentation keywords, parsed on first
-/// use (None when it is not valid JSON; a test catches it).
-fn parsed(index: usize) -> Option<&'static Value> {
-    static PARSED: [OnceLock<Option<Value>>; SCHEMA_COUNT] = [const { OnceLock::new() }; SCHEMA_COUNT];
-    let (_, _, lean) = SOURCES.get(index)?;
-    PARSED.get(index)?.get_or_init(|| serde_json::from_str(lean).ok()).as_ref()
+type Parsed = [OnceLock<Option<Value>>; SCHEMA_COUNT];
+
+/// Where [`SOURCES`] lists the schema called `name`.
+fn index_of(name: &str) -> Option<usize> {
+    SOURCES.iter().position(|(n, ..)| *n == name)
 }
 
-/// The full schema of `format`, with titles, descriptions, defaults and sources, parsed on
-/// first use: for hover and completion.
+/// One text of [`SOURCES`]`[index]` (picked by `text`), parsed on first use (None when it
+/// is not valid JSON; a test catches it).
+fn parse_once(cells: &'static Parsed, index: usize, text: fn(&Source) -> &'static str) -> Option<&'static Value> {
+    let source = SOURCES.get(index)?;
+    cells.get(index)?.get_or_init(|| serde_json::from_str(text(source)).ok()).as_ref()
+}
+
+/// The schema at `index` of [`SOURCES`] without documentation keywords.
+fn parsed(index: usize) -> Option<&'static Value> {
+    static LEAN: Parsed = [const { OnceLock::new() }; SCHEMA_COUNT];
+    parse_once(&LEAN, index, |(_, _, lean)| lean)
+}
+
+/// The full schema of `format`, with titles, descriptions, defaults and sources: for hover
+/// and completion.
 fn documented(format: Format) -> Option<&'static Value> {
-    static PARSED: [OnceLock<Option<Value>>; SCHEMA_COUNT] = [const { OnceLock::new() }; SCHEMA_COUNT];
-    let index = SOURCES.iter().position(|(n, ..)| *n == format.name())?;
-    let (_, full, _) = SOURCES.get(index)?;
-    PARSED.get(index)?.get_or_init(|| serde_json::from_str(full).ok()).as_ref()
+    static FULL: Parsed = [const { OnceLock::new() }; SCHEMA_COUNT];
+    parse_once(&FULL, index_of(format.name())?, |(_, full, _)| full)
 }
 
 /// All schemas registered by `$id`, so a `$ref` between them resolves without a fetch.
@@ -113,7 +125,7 @@ fn compile(schema: &Value, text: &str) -> Option<jsonschema::Validator> {
 /// The compiled schema called `name` (`trl-grpo`, `oomlint`), compiled on first use.
 pub fn get(name: &str) -> Option<&'static Schema> {
     static COMPILED: [OnceLock<Option<Schema>>; SCHEMA_COUNT] = [const { OnceLock::new() }; SCHEMA_COUNT];
-    let index = SOURCES.iter().position(|(n, ..)| *n == name)?;
+    let index = index_of(name)?;
     COMPILED
         .get(index)?
         .get_or_init(|| {

@@ -228,17 +228,14 @@ impl Settings {
 
     /// Applies a `# oomlint: gpu=A10G headroom=0.15` modeline from the first 20 lines.
     pub fn with_modeline(&self, text: &str) -> Cow<'_, Settings> {
-        // Most files have none: one scan for the marker spares the copy and the line split.
-        if !text.contains("oomlint:") {
+        let mut directives = crate::format::detect::modeline_comments(text, &["oomlint:"])
+            .filter_map(|comment| comment.strip_prefix("oomlint:"))
+            .peekable();
+        if directives.peek().is_none() {
             return Cow::Borrowed(self);
         }
         let mut settings = self.clone();
-        for line in text.lines().take(20) {
-            let Some(directive) =
-                line.trim_start().strip_prefix('#').map(str::trim).and_then(|c| c.strip_prefix("oomlint:"))
-            else {
-                continue;
-            };
+        for directive in directives {
             for setting in directive.split_whitespace() {
                 if let Some(gpu) = setting.strip_prefix("gpu=") {
                     settings.gpu = Some(gpu.replace('_', " "));

@@ -163,8 +163,8 @@ fn a_file_changed_since_it_was_read_is_not_overwritten() {
     let file = copy_fixture(dir.path(), "removed-key/fail.yaml");
     let read = std::fs::read(&file).unwrap();
     std::fs::write(&file, "model_name_or_path: edited-meanwhile\n").unwrap();
-    let error = fix::write_atomically(&file, &read, "fixed\n").unwrap_err();
-    assert!(matches!(error, fix::WriteError::ChangedSinceRead(_)), "{error}");
+    let error = oomlint::write::write_atomically(&file, &read, "fixed\n").unwrap_err();
+    assert!(matches!(error, oomlint::write::WriteError::ChangedSinceRead(_)), "{error}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "model_name_or_path: edited-meanwhile\n");
 }
 

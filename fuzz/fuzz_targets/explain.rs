@@ -10,6 +10,6 @@ fuzz_target!(|data: &[u8]| {
     for error in &errors {
         oomlint_fuzz::assert_span(text, error.span, "OOM message");
     }
-    let _ = explain::render::render(&errors, "train.log", text, true);
+    let _ = oomlint::render::explain::render(&errors, "train.log", text, true);
     let _ = explain::json::report(&errors);
 });

@@ -2,26 +2,14 @@
 //! directories they look into, each listed once: one `getdents` per directory instead of
 //! a `stat` per file name asked about.
 
-use std::collections::HashMap;
-use std::path::{Component, Path, PathBuf};
-use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+use crate::settings::lexically_normal;
+use std::path::{Path, PathBuf};
 
 /// `path` from the root, with `.` and `..` taken away lexically: the directories above a
 /// config are those its path names, found without a system call per component (symbolic
 /// links are not resolved).
 pub fn absolute(path: &Path) -> PathBuf {
-    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    let mut out = PathBuf::new();
-    for component in absolute.components() {
-        match component {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
+    lexically_normal(&std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()))
 }
 
 /// The entries of one directory (none when it cannot be read).
@@ -39,7 +27,7 @@ enum Kind {
 }
 
 impl Listing {
-    fn read(dir: &Path) -> Listing {
+    pub fn read(dir: &Path) -> Listing {
         let Ok(entries) = std::fs::read_dir(dir) else {
             return Listing::default();
         };
@@ -75,34 +63,6 @@ impl Listing {
     }
 }
 
-/// What was found for each directory, computed outside the lock.
-pub(crate) type ByDirectory<T> = LazyLock<Mutex<HashMap<PathBuf, T>>>;
-
-pub(crate) fn cached<T: Clone>(cache: &ByDirectory<T>, dir: &Path) -> Option<T> {
-    cache.lock().unwrap_or_else(PoisonError::into_inner).get(dir).cloned()
-}
-
-pub(crate) fn remember<T>(cache: &ByDirectory<T>, dir: &Path, value: T) {
-    cache.lock().unwrap_or_else(PoisonError::into_inner).insert(dir.to_path_buf(), value);
-}
-
-static LISTINGS: ByDirectory<Arc<Listing>> = LazyLock::new(Mutex::default);
-
-/// The entries of `dir`, read on first use.
-pub fn listing(dir: &Path) -> Arc<Listing> {
-    if let Some(listed) = cached(&LISTINGS, dir) {
-        return listed;
-    }
-    let listed = Arc::new(Listing::read(dir));
-    remember(&LISTINGS, dir, Arc::clone(&listed));
-    listed
-}
-
-/// Forgets every listing (the language server calls it when a watched file changes).
-pub fn forget_listings() {
-    LISTINGS.lock().unwrap_or_else(PoisonError::into_inner).clear();
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,17 +79,12 @@ mod tests {
             std::os::unix::fs::symlink(dir.join("oomlint.toml"), dir.join("linked.toml")).unwrap();
             std::os::unix::fs::symlink(dir.join("missing"), dir.join("dangling")).unwrap();
         }
-        let listed = listing(dir);
+        let listed = Listing::read(dir);
         for name in ["oomlint.toml", ".git", "pyproject.toml", "linked.toml", "dangling", "absent"] {
             assert_eq!(listed.is_file(dir, name), dir.join(name).is_file(), "is_file {name}");
             assert_eq!(listed.exists(dir, name), dir.join(name).exists(), "exists {name}");
         }
         assert_eq!(listed.regular_files().collect::<Vec<_>>(), ["oomlint.toml"]);
-        // Listed once: a file created later is seen only after the listings are forgotten.
-        std::fs::write(dir.join("requirements.txt"), "").unwrap();
-        assert!(!listing(dir).is_file(dir, "requirements.txt"));
-        forget_listings();
-        assert!(listing(dir).is_file(dir, "requirements.txt"));
     }
 
     #[test]

@@ -9,6 +9,7 @@ use crate::diagnostic::{Applicability, Severity};
 use crate::estimate::Levers;
 use crate::fix;
 use crate::format::language_of;
+use crate::project::Project;
 use crate::render;
 use crate::settings::Settings;
 use clap::{Args, ValueEnum};
@@ -74,7 +75,7 @@ fn collect(root: &Path, files: &mut Vec<PathBuf>) -> Result<(), String> {
 
 pub fn run(args: &CheckArgs) -> ExitCode {
     let config = match &args.config {
-        Some(path) => match Settings::from_file(path) {
+        Some(path) => match crate::project::read_settings(path) {
             Ok(Some(settings)) => Some(Arc::new(settings)),
             Ok(None) => return usage_error(format!("{} has no [tool.oomlint] table", path.display())),
             Err(e) => return usage_error(format!("config {e}")),
@@ -94,6 +95,7 @@ pub fn run(args: &CheckArgs) -> ExitCode {
     };
     let job = Job {
         args,
+        project: Arc::new(Project::default()),
         config,
         gpu,
         fixing: args.fix.then_some(if args.unsafe_fixes { Applicability::Unsafe } else { Applicability::Safe }),
@@ -138,6 +140,8 @@ pub fn run(args: &CheckArgs) -> ExitCode {
 /// What every file of one `check` shares.
 struct Job<'a> {
     args: &'a CheckArgs,
+    /// The files around the checked ones, read once for the whole run.
+    project: Arc<Project>,
     /// The `--config` settings, replacing the nearest oomlint.toml.
     config: Option<Arc<Settings>>,
     gpu: Option<Gpu>,
@@ -157,13 +161,11 @@ impl parallel::Task for Job<'_> {
     /// Analyses one file and, with `--fix`, writes the fixed text atomically (the file is
     /// owned by this call: `run_in_order` never runs two calls on one file at once).
     fn run(&self, file: &Path) -> Result<Outcome, String> {
-        let settings = match &self.config {
-            Some(settings) => settings.clone(),
-            None => Settings::for_file(file).map_err(|e| format!("config {e}"))?,
-        };
+        let options = self.project.options(file, self.config.as_ref()).map_err(|e| format!("config {e}"))?;
         let settings =
-            Arc::new(settings.with_selection(&self.args.select, &self.args.ignore).map_err(|e| e.to_string())?);
-        let options = Options { gpu: self.gpu.clone(), settings, levers: Levers::ForFindings, ..Options::default() };
+            options.settings.with_selection(&self.args.select, &self.args.ignore).map_err(|e| e.to_string())?;
+        let options =
+            Options { gpu: self.gpu.clone(), settings: Arc::new(settings), levers: Levers::ForFindings, ..options };
         let bytes = read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
         let analysis = analyze_bytes(file, &bytes, &options);
         let Some(minimum) = self.fixing.filter(|_| !analysis.text.is_empty() && analysis.text.len() == bytes.len())
@@ -174,7 +176,7 @@ impl parallel::Task for Job<'_> {
         if fixed.count == 0 {
             return Ok(Outcome { analysis: analysis.into_findings(), fixes: 0 });
         }
-        fix::write_atomically(file, &bytes, &fixed.text).map_err(|e| e.to_string())?;
+        crate::write::write_atomically(file, &bytes, &fixed.text).map_err(|e| e.to_string())?;
         Ok(Outcome { analysis: analyze_text(file, fixed.text, &options).into_findings(), fixes: fixed.count })
     }
 

@@ -8,7 +8,8 @@ use crate::catalog::Gpu;
 use crate::diagnostic::{Edit, Fix};
 use crate::explain::advice::Lever;
 use crate::explain::units::format_size;
-use crate::explain::{explain, json, render, OomError};
+use crate::explain::{explain, json, OomError};
+use crate::render::explain as render;
 use crate::span::{ColumnUnit, LineIndex};
 use clap::{Args, ValueEnum};
 use std::io::{IsTerminal, Read};
@@ -182,51 +183,27 @@ fn capacity_mismatches(errors: &[OomError], gpu: &Gpu) -> Vec<String> {
         .collect()
 }
 
-/// Writes the edits chosen for the error with the largest shortfall into the config,
-/// through a temporary file and a rename; refuses when the file changed since it was read.
+/// Writes the edits chosen for the error with the largest shortfall into the config, with
+/// the engine and the writer `check --fix` uses (atomic, through links, refusing when the
+/// file changed since it was read). The chosen levers work together: when one cannot be
+/// applied, nothing is written.
 fn apply_fixes(path: &Path, original: &str, errors: &[OomError]) -> Result<Option<String>, String> {
     let Some(worst) = errors.iter().max_by_key(|e| e.diagnosis.shortfall_bytes) else {
         return Ok(Some("--fix: no OOM message, nothing to change".to_owned()));
     };
-    let mut edits: Vec<&Edit> =
-        worst.diagnosis.levers.iter().flat_map(|a| a.fixes.iter()).flat_map(|f| f.edits.iter()).collect();
-    if edits.is_empty() {
+    let fixes: Vec<&Fix> = worst.diagnosis.levers.iter().flat_map(|a| a.fixes.iter()).collect();
+    if fixes.iter().all(|f| f.edits.is_empty()) {
         return Ok(Some(
             "--fix: no edits to apply (the advice needs no config change, or no estimator levers were available)"
                 .to_owned(),
         ));
     }
-    edits.sort_by_key(|e| std::cmp::Reverse((e.span.start, e.span.end)));
-    let mut text = original.to_owned();
-    let mut floor = usize::MAX;
-    for edit in edits {
-        let (start, end) = (edit.span.start, edit.span.end);
-        let valid = start <= end && end <= floor && text.is_char_boundary(start) && text.is_char_boundary(end);
-        if !valid {
-            return Err(format!("--fix: overlapping or invalid edits for {}; nothing written", path.display()));
-        }
-        text.replace_range(start..end, &edit.content);
-        floor = start;
+    let applied = crate::fix::apply(original, &fixes);
+    if applied.count != fixes.len() {
+        return Err(format!("--fix: overlapping or invalid edits for {}; nothing written", path.display()));
     }
-    let current = std::fs::read(path).map_err(|e| format!("cannot read config {}: {e}", path.display()))?;
-    if current != original.as_bytes() {
-        return Err(format!("{} changed while oomlint was reading it; nothing written", path.display()));
-    }
-    write_atomically(path, &text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    crate::write::write_atomically(path, original.as_bytes(), &applied.text).map_err(|e| e.to_string())?;
     Ok(None)
-}
-
-fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let temp = dir.join(format!(".{name}.oomlint-{}", std::process::id()));
-    std::fs::write(&temp, text)?;
-    if let Ok(meta) = std::fs::metadata(path) {
-        let _ = std::fs::set_permissions(&temp, meta.permissions());
-    }
-    std::fs::rename(&temp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&temp);
-    })
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ use super::options::{resolve_gpu_setting, ClientOptions};
 use crate::analysis::{analyze_text, Analysis, Options};
 use crate::catalog::Gpu;
 use crate::estimate::Estimate;
+use crate::project::Project;
 use crate::settings::Settings;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -55,6 +56,8 @@ pub struct State {
     pub options: ClientOptions,
     /// The GPU `options.gpu` names, or why it names none.
     pub gpu: Option<Result<Gpu, String>>,
+    /// The files around the open documents, read once until a watched one changes.
+    project: Arc<Project>,
     documents: HashMap<String, OpenDocument>,
     /// Notebooks synced through `notebookDocument/*`, by URI.
     notebooks: HashMap<String, notebook::Notebook>,
@@ -81,12 +84,10 @@ impl State {
         self.reanalyze_notebooks();
     }
 
-    /// Forgets the project settings and version pins read so far and re-analyses every
+    /// Forgets the project settings, version pins and checkpoints read so far and re-analyses every
     /// open document (a watched project file changed).
     pub fn reread_project_files(&mut self) {
-        crate::paths::forget_listings();
-        crate::settings::clear_cache();
-        crate::versions::clear_cache();
+        self.project = Arc::default();
         for uri in self.documents.keys().cloned().collect::<Vec<_>>() {
             self.reanalyze(&uri);
         }
@@ -105,26 +106,25 @@ impl State {
     }
 
     /// How `path` is analysed: the project's settings (the nearest `oomlint.toml` or
-    /// `[tool.oomlint]`) with the editor's GPU and headroom over them; a modeline in the
-    /// file still wins over both. `auto` is resolved here, once per configuration.
+    /// `[tool.oomlint]`) and pins, with the editor's GPU (named or `auto`, resolved once per
+    /// configuration) and headroom over the settings; a modeline in the file wins over both
+    /// (see `analysis::Options`).
     fn analysis_options(&mut self, path: &Path) -> Options {
-        let mut settings = match Settings::for_file(path) {
-            Ok(settings) => (*settings).clone(),
+        let mut options = match self.project.options(path, None) {
+            Ok(options) => options,
             Err(e) => {
                 self.warn(format!("oomlint: {e}; using the default settings"));
-                Settings::default()
+                let fallback = Arc::new(Settings::default());
+                self.project.options(path, Some(&fallback)).unwrap_or_default()
             }
         };
-        let mut gpu = None;
-        match (&self.gpu, self.options.gpu.as_deref()) {
-            (Some(Ok(resolved)), Some(name)) if name.eq_ignore_ascii_case("auto") => gpu = Some(resolved.clone()),
-            (Some(Ok(_)), Some(name)) => settings.gpu = Some(name.to_string()),
-            _ => {}
-        }
+        options.default_gpu = self.gpu.as_ref().and_then(|gpu| gpu.as_ref().ok()).cloned();
         if let Some(headroom) = self.options.headroom {
+            let mut settings = Settings::clone(&options.settings);
             settings.headroom = Some(headroom);
+            options.settings = Arc::new(settings);
         }
-        Options { gpu, settings: Arc::new(settings), ..Options::default() }
+        options
     }
 
     pub fn get(&self, uri: &Uri) -> Option<&OpenDocument> {

@@ -1,6 +1,7 @@
 //! Renderers of diagnostics: line and column exist only here.
 
 pub mod estimate;
+pub mod explain;
 pub mod full;
 pub mod github;
 pub mod json;

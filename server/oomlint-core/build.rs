@@ -1,18 +1,18 @@
 //! Writes each schema of `schema/` without its documentation keywords to
-//! `$OUT_DIR/schema-lean/` (see `server/src/schema/lean.rs`); the binary validates with
+//! `$OUT_DIR/schema-lean/` (see `src/schema/lean.rs`); the binary validates with
 //! those and keeps the full ones for hover and completion.
 
 use std::path::PathBuf;
 
-#[path = "server/src/schema/lean.rs"]
+#[path = "src/schema/lean.rs"]
 mod lean;
 
 fn main() {
-    println!("cargo:rerun-if-changed=schema");
-    println!("cargo:rerun-if-changed=server/src/schema/lean.rs");
+    println!("cargo:rerun-if-changed=../../schema");
+    println!("cargo:rerun-if-changed=src/schema/lean.rs");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR")).join("schema-lean");
     std::fs::create_dir_all(&out).expect("create OUT_DIR/schema-lean");
-    let entries = std::fs::read_dir("schema").expect("read schema/");
+    let entries = std::fs::read_dir("../../schema").expect("read schema/");
     for path in entries.map(|e| e.expect("read schema/").path()) {
         if path.extension().and_then(|e| e.to_str()) != Some("json") {
             continue;

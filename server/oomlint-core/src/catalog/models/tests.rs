@@ -256,7 +256,7 @@ fn odd_queries_do_not_panic() {
 
 #[test]
 fn ground_truth_architectures_resolve_to_the_same_facts() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/ground-truth/architectures.json");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/ground-truth/architectures.json");
     let Ok(text) = std::fs::read_to_string(path) else {
         eprintln!("notice: {path} absent, skipping");
         return;

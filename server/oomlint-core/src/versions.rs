@@ -2,8 +2,8 @@
 //!
 //! Rules that depend on a framework version (a key removed in TRL 0.27, a default that
 //! changed in transformers 5.0) ask [`Versions::at_least`]. The versions come from the
-//! dependency files next to the config or in a parent directory (up to the repository
-//! root, a directory with `.git`, or five levels): `requirements*.txt`, `pyproject.toml`
+//! dependency files next to the config or in a parent directory (the leaves find them: up
+//! to the repository root, a directory with `.git`, or five levels): `requirements*.txt`, `pyproject.toml`
 //! (PEP 621 and Poetry), `setup.cfg`, `setup.py` (string literals of `install_requires`
 //! only; nothing is executed), `uv.lock` and `poetry.lock`. `framework-versions` in
 //! `oomlint.toml` overrides them. A launcher that refuses to start outside its own ranges
@@ -11,12 +11,10 @@
 //! a pin a rule assumes the newest version it knows.
 
 use crate::format::Format;
-use crate::paths::{cached, remember, ByDirectory};
 use crate::syntax::{self, Language, Mapping};
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{LazyLock, Mutex, PoisonError};
 
 /// The frameworks whose versions matter to rules.
 pub const FRAMEWORKS: [&str; 11] = [
@@ -41,9 +39,6 @@ const LLAMAFACTORY_REQUIREMENTS: &[&str] = &[
     "peft>=0.18.0,<=0.20.0",
     "trl>=0.18.0,<=0.24.0",
 ];
-
-/// How many parent directories are searched when no `.git` directory is found.
-const MAX_LEVELS: usize = 5;
 
 /// A release number such as `4.46.0` (pre-release and local suffixes are dropped).
 #[derive(Debug, Clone)]
@@ -247,79 +242,15 @@ impl Versions {
     }
 
     /// Fills frameworks this set lacks from `other` (a file further away).
-    fn merge_missing(&mut self, other: Versions) {
+    pub fn merge_missing(&mut self, other: Versions) {
         for (name, pin) in other.pins {
             self.pins.entry(name).or_insert(pin);
         }
     }
 }
 
-/// The versions pinned for a config at `config`, searched from its directory upwards.
-/// Results are cached per config directory, and each directory is read once.
-pub fn for_config(config: &Path) -> Versions {
-    let dir = config.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    if let Some(found) = cached(&CONFIG_DIRS, dir) {
-        return found;
-    }
-    let found = search(&crate::paths::absolute(dir));
-    remember(&CONFIG_DIRS, dir, found.clone());
-    found
-}
-
-/// Pins found for a config, by the config's directory as given (see [`for_config`]).
-static CONFIG_DIRS: ByDirectory<Versions> = LazyLock::new(Mutex::default);
-/// The pins of one directory, and whether it is a repository's root (see [`directory`]).
-static DIRECTORIES: ByDirectory<(Versions, bool)> = LazyLock::new(Mutex::default);
-
-/// Forgets every pin read so far (the language server calls it when a dependency file changes).
-pub fn clear_cache() {
-    CONFIG_DIRS.lock().unwrap_or_else(PoisonError::into_inner).clear();
-    DIRECTORIES.lock().unwrap_or_else(PoisonError::into_inner).clear();
-}
-
-fn search(start: &Path) -> Versions {
-    let mut versions = Versions::default();
-    for dir in start.ancestors().take(MAX_LEVELS + 1) {
-        let (pins, repository_root) = directory(dir);
-        versions.merge_missing(pins);
-        if repository_root {
-            break;
-        }
-    }
-    versions
-}
-
-/// The pins of one directory and whether it is a repository's root, read once.
-fn directory(dir: &Path) -> (Versions, bool) {
-    if let Some(found) = cached(&DIRECTORIES, dir) {
-        return found;
-    }
-    let found = (in_directory(dir), crate::paths::listing(dir).exists(dir, ".git"));
-    remember(&DIRECTORIES, dir, found.clone());
-    found
-}
-
-/// Pins in one directory; lock files (exact) win over requirement ranges.
-fn in_directory(dir: &Path) -> Versions {
-    let listing = crate::paths::listing(dir);
-    let mut names: Vec<String> =
-        listing.regular_files().filter(|n| is_dependency_file(n)).map(str::to_string).collect();
-    names.sort_by_key(|n| (!n.ends_with(".lock"), n.clone()));
-    let mut versions = Versions::default();
-    for name in names {
-        let path = dir.join(&name);
-        // Dependency files are small; a huge one is not worth reading.
-        if std::fs::metadata(&path).map_or(true, |m| m.len() > 8 << 20) {
-            continue;
-        }
-        if let Ok(text) = std::fs::read_to_string(&path) {
-            versions.merge_missing(Versions::from_file(&name, &text, &path));
-        }
-    }
-    versions
-}
-
-pub(crate) fn is_dependency_file(name: &str) -> bool {
+/// Whether `name` is a dependency file pins are read from.
+pub fn is_dependency_file(name: &str) -> bool {
     matches!(name, "pyproject.toml" | "setup.cfg" | "setup.py" | "uv.lock" | "poetry.lock")
         || name.starts_with("requirements") && name.ends_with(".txt")
 }
@@ -598,27 +529,5 @@ mod tests {
         let lock = from("uv.lock", "[[package]]\nname = \"trl\"\nversion = \"0.21.0\"\nsource = {}\n\n[[package]]\nname = \"torch\"\nversion = \"2.6.0+cu124\"\n");
         assert!(lock.at_least("trl", &v("0.21")) && !lock.at_least("trl", &v("0.22")));
         assert!(!lock.at_least("torch", &v("2.7")));
-    }
-
-    #[test]
-    fn search_stops_at_the_repository_root_and_overrides_win() {
-        let dir = std::env::temp_dir().join(format!("oomlint-versions-{}", std::process::id()));
-        let configs = dir.join("repo/configs/grpo");
-        std::fs::create_dir_all(&configs).unwrap();
-        std::fs::create_dir_all(dir.join("repo/.git")).unwrap();
-        std::fs::write(dir.join("requirements.txt"), "trl==0.10\ntorch==2.0\n").unwrap();
-        std::fs::write(dir.join("repo/requirements.txt"), "trl==0.19.1\n").unwrap();
-        std::fs::write(
-            dir.join("repo/configs/uv.lock"),
-            "[[package]]\nname = \"transformers\"\nversion = \"4.45.2\"\n",
-        )
-        .unwrap();
-        let found = for_config(&configs.join("config.yaml"));
-        assert!(!found.at_least("trl", &v("0.20")));
-        assert!(!found.at_least("transformers", &v("4.46")));
-        assert!(found.get("torch").is_none(), "files above the repository root are not read");
-        let overridden = found.with_overrides(&BTreeMap::from([("trl".to_string(), v("0.27"))]));
-        assert!(overridden.at_least("trl", &v("0.27")));
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

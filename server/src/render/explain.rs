@@ -1,8 +1,8 @@
 //! Text output of `oomlint explain`: one miette report per OOM message, pointing at the
 //! message in the log (and at the allocation site's frame), with findings and advice.
 
-use super::units::format_size;
-use super::OomError;
+use crate::explain::units::format_size;
+use crate::explain::OomError;
 use crate::span::LineIndex;
 use miette::{
     Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteError, MietteSpanContents, Severity,
@@ -164,8 +164,8 @@ fn excerpt<'a>(name: &'a str, text: &'a str, lines: &LineIndex, error: &OomError
 
 #[cfg(test)]
 mod tests {
-    use super::super::explain;
     use super::*;
+    use crate::explain::explain;
 
     #[test]
     fn renders_message_findings_and_advice() {

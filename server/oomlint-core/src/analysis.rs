@@ -4,7 +4,7 @@ use crate::catalog::Gpu;
 use crate::diagnostic::Diagnostic;
 use crate::estimate::{self, Estimate};
 use crate::format::{self, Format};
-use crate::model::{self, ModelLookup};
+use crate::model::{self, ModelLookup, NoCheckpoints, Resolver};
 use crate::plan::Plan;
 use crate::rules::{self, unreadable_input};
 use crate::schema;
@@ -12,7 +12,7 @@ use crate::settings::{Level, Settings};
 use crate::span::LineIndex;
 use crate::suppression;
 use crate::syntax::{self, Document, Language};
-use crate::versions::{self, Versions};
+use crate::versions::Versions;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -56,17 +56,56 @@ impl Analysis {
     }
 }
 
-/// Options that change how a file is read.
-#[derive(Debug, Clone, Default)]
+/// What a leaf knows of the world around one file, handed to the core as values.
+///
+/// The target GPU is chosen in one order, for every rule, the estimate, hovers and levers:
+/// [`Options::gpu`] (`--gpu` on the command line), then a `# oomlint: gpu=` modeline in
+/// the file, then [`Options::default_gpu`] (the editor's setting), then `gpu` in the
+/// project's settings.
+#[derive(Clone, Default)]
 pub struct Options {
     /// Forces the format (e.g. from `oomlint.toml`'s `format` table).
     pub format: Option<Format>,
-    /// The GPU to judge the estimate against.
+    /// The GPU named for this run (`--gpu`): wins over the file and the settings.
     pub gpu: Option<Gpu>,
-    /// Project settings (`oomlint.toml`); see [`Settings::for_file`].
+    /// The GPU the editor names: below a modeline, above the project's settings.
+    pub default_gpu: Option<Gpu>,
+    /// Project settings (`oomlint.toml`), as the leaf found them for this file.
     pub settings: Arc<Settings>,
+    /// Framework versions pinned in the dependency files near the file, as the leaf found them.
+    pub versions: Arc<Versions>,
+    /// Reads the local checkpoints the file names.
+    pub resolver: Option<Arc<dyn Resolver>>,
     /// When the estimate carries levers (`check` needs them only for memory findings).
     pub levers: estimate::Levers,
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options")
+            .field("format", &self.format)
+            .field("gpu", &self.gpu)
+            .field("default_gpu", &self.default_gpu)
+            .field("settings", &self.settings)
+            .field("versions", &self.versions)
+            .field("resolver", &self.resolver.is_some())
+            .field("levers", &self.levers)
+            .finish()
+    }
+}
+
+impl Options {
+    /// The GPU a file is judged against, in the order documented on [`Options`];
+    /// `settings` are the project's with the file's modeline applied.
+    pub fn target_gpu(&self, settings: &Settings) -> Option<Gpu> {
+        let named = |name: &str| crate::catalog::gpus::resolve_gpu(name).ok().cloned();
+        let file = settings.gpu.as_deref();
+        self.gpu
+            .clone()
+            .or_else(|| file.filter(|_| settings.gpu_from_modeline).and_then(named))
+            .or_else(|| self.default_gpu.clone())
+            .or_else(|| file.and_then(named))
+    }
 }
 
 /// Analyses raw bytes read from `path`.
@@ -122,14 +161,12 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
     let document = syntax::parse(&text, language);
     let format = forced.unwrap_or_else(|| format::detect(path, &text, &document));
     let plan = if document.is_incomplete() { None } else { format::build_plan(format, &document, &text).map(Box::new) };
-    let model = plan.as_ref().and_then(|p| model::lookup(p, path));
-    // `--gpu` wins; then the file's modeline, then the config's `gpu`.
-    let gpu = options
-        .gpu
-        .clone()
-        .or_else(|| settings.gpu.as_deref().and_then(|name| crate::catalog::gpus::resolve_gpu(name).ok().cloned()));
-    let versions =
-        versions::for_config(path).with_overrides(&settings.framework_versions).with_launcher_requirements(format);
+    let resolver = options.resolver.as_deref().unwrap_or(&NoCheckpoints);
+    let model = plan.as_ref().and_then(|p| model::lookup(p, path, resolver));
+    let gpu = options.target_gpu(&settings);
+    let versions = Versions::clone(&options.versions)
+        .with_overrides(&settings.framework_versions)
+        .with_launcher_requirements(format);
     let releases = estimate::Context::from_versions(&versions);
     let estimate = match (&plan, model.as_ref().and_then(ModelLookup::architecture)) {
         (Some(plan), Some(arch)) if format.framework().is_some_and(|f| f.trains()) => {

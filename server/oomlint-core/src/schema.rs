@@ -31,7 +31,7 @@ macro_rules! embedded {
     ($($name:literal),* $(,)?) => {
         [$((
             $name,
-            include_str!(concat!("../../schema/", $name, ".json")),
+            include_str!(concat!("../../../schema/", $name, ".json")),
             include_str!(concat!(env!("OUT_DIR"), "/schema-lean/", $name, ".json")),
         )),*]
     };
@@ -705,7 +705,7 @@ mod tests {
 
     #[test]
     fn every_schema_file_is_embedded_and_compiles() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schema");
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schema");
         let mut on_disk: Vec<String> = std::fs::read_dir(&dir)
             .unwrap()
             .filter_map(|e| e.ok()?.file_name().into_string().ok()?.strip_suffix(".json").map(str::to_string))
@@ -724,7 +724,7 @@ mod tests {
     #[test]
     fn validation_reads_the_schemas_without_documentation_and_gets_the_same_answers() {
         // The fixtures, and the published configs of `../shared/corpus` where it is present.
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let root = &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let mut documents: Vec<(Format, Value)> = Vec::new();
         let mut dirs: Vec<_> =
             [root.join("fixtures"), root.join("../shared/corpus")].into_iter().filter(|d| d.is_dir()).collect();

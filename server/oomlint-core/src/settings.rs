@@ -17,7 +17,8 @@
 //! ```
 //!
 //! A modeline in the checked file, `# oomlint: gpu=A10G headroom=0.15`, wins over the file.
-//! The CLI and the language server share [`Settings::for_file`].
+//! The leaves find and read the files (the CLI's and the server's `project` module); this
+//! module reads their text.
 
 use crate::diagnostic::Severity;
 use crate::format::Format;
@@ -27,8 +28,7 @@ use crate::versions::Version;
 use globset::{Glob, GlobMatcher};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::path::{Component, Path, PathBuf};
 
 /// The keys [`Settings`] reads (`schema/oomlint.json` describes the same set).
 pub const KEYS: [&str; 8] =
@@ -63,8 +63,10 @@ struct FormatOverride {
 /// Settings for the files under one config (or the defaults when there is none).
 #[derive(Debug, Clone, Default)]
 pub struct Settings {
-    /// The config file these settings come from.
+    /// The config file these settings come from (absolute: globs are relative to its directory).
     pub path: Option<PathBuf>,
+    /// The directory relative paths of checked files start from (the leaf's working directory).
+    pub working_dir: Option<PathBuf>,
     /// Rule codes to run; None runs every rule.
     select: Option<Vec<&'static str>>,
     ignore: Vec<&'static str>,
@@ -72,6 +74,8 @@ pub struct Settings {
     severity: HashMap<&'static str, Level>,
     /// The target GPU (`gpu = "A10G"`).
     pub gpu: Option<String>,
+    /// Whether `gpu` comes from the checked file's modeline (see `analysis::Options`).
+    pub gpu_from_modeline: bool,
     /// The free-memory fraction below which `low-memory-headroom` warns.
     pub headroom: Option<f64>,
     pub framework_versions: BTreeMap<String, Version>,
@@ -105,45 +109,6 @@ impl Settings {
             None => root,
         };
         Settings::from_mapping(table)
-    }
-
-    /// Reads a config file; `pyproject.toml` without `[tool.oomlint]` gives None.
-    pub fn from_file(path: &Path) -> Result<Option<Settings>, SettingsError> {
-        let text =
-            std::fs::read_to_string(path).map_err(|e| SettingsError(format!("cannot read {}: {e}", path.display())))?;
-        if path.file_name().is_some_and(|n| n == "pyproject.toml") && !has_tool_oomlint(&text) {
-            return Ok(None);
-        }
-        let mut settings = Settings::from_toml(&text).map_err(|e| SettingsError(format!("{}: {e}", path.display())))?;
-        settings.path = Some(path.to_path_buf());
-        Ok(Some(settings))
-    }
-
-    /// The settings that apply to `file`: the nearest config above it, or the defaults.
-    /// Configs are cached per directory.
-    pub fn for_file(file: &Path) -> Result<Arc<Settings>, SettingsError> {
-        let absolute = crate::paths::absolute(file);
-        let mut dirs = absolute.ancestors().skip(1);
-        let cache = CACHE.get_or_init(Default::default);
-        let mut visited = Vec::new();
-        let found = loop {
-            let Some(dir) = dirs.next() else {
-                break Arc::new(Settings::default());
-            };
-            if let Some(hit) = cache.lock().ok().and_then(|c| c.get(dir).cloned()) {
-                break hit;
-            }
-            visited.push(dir.to_path_buf());
-            if let Some(settings) = in_directory(dir)? {
-                break Arc::new(settings);
-            }
-        };
-        if let Ok(mut c) = cache.lock() {
-            for dir in visited {
-                c.insert(dir, found.clone());
-            }
-        }
-        Ok(found)
     }
 
     fn from_mapping(table: &Mapping) -> Result<Settings, SettingsError> {
@@ -239,6 +204,7 @@ impl Settings {
             for setting in directive.split_whitespace() {
                 if let Some(gpu) = setting.strip_prefix("gpu=") {
                     settings.gpu = Some(gpu.replace('_', " "));
+                    settings.gpu_from_modeline = true;
                 } else if let Some(headroom) = setting.strip_prefix("headroom=").and_then(|h| h.parse::<f64>().ok()) {
                     if (0.0..1.0).contains(&headroom) {
                         settings.headroom = Some(headroom);
@@ -259,9 +225,11 @@ impl Settings {
         let Some(base) = self.base() else {
             return file.into();
         };
-        let absolute = crate::paths::absolute(file);
-        let base = std::path::absolute(base).unwrap_or_else(|_| base.to_path_buf());
-        match absolute.strip_prefix(&base) {
+        let absolute = match &self.working_dir {
+            Some(dir) if file.is_relative() => lexically_normal(&dir.join(file)),
+            _ => lexically_normal(file),
+        };
+        match absolute.strip_prefix(base) {
             Ok(relative) => relative.to_path_buf().into(),
             Err(_) => file.into(),
         }
@@ -289,29 +257,23 @@ impl Settings {
     }
 }
 
-/// Configs found so far, by directory (see [`Settings::for_file`]).
-static CACHE: OnceLock<Mutex<HashMap<PathBuf, Arc<Settings>>>> = OnceLock::new();
-
-/// Forgets every config read so far (the language server calls it when one changes).
-pub fn clear_cache() {
-    if let Some(Ok(mut cache)) = CACHE.get().map(Mutex::lock) {
-        cache.clear();
-    }
-}
-
-fn in_directory(dir: &Path) -> Result<Option<Settings>, SettingsError> {
-    let listing = crate::paths::listing(dir);
-    for name in CONFIG_FILES {
-        if listing.is_file(dir, name) {
-            if let Some(settings) = Settings::from_file(&dir.join(name))? {
-                return Ok(Some(settings));
+/// `path` with `.` and `..` taken away lexically (symbolic links are not resolved).
+pub fn lexically_normal(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::ParentDir => {
+                out.pop();
             }
+            Component::CurDir => {}
+            other => out.push(other),
         }
     }
-    Ok(None)
+    out
 }
 
-fn has_tool_oomlint(text: &str) -> bool {
+/// Whether a `pyproject.toml` has a `[tool.oomlint]` table.
+pub fn has_tool_oomlint(text: &str) -> bool {
     text.lines().any(|l| {
         let l = l.trim_start();
         l.starts_with("[tool.oomlint") || l.starts_with("tool.oomlint")
@@ -436,18 +398,5 @@ mod tests {
         let file = settings.with_modeline("# oomlint: gpu=A100_80GB headroom=0.2\nkey: 1\n");
         assert_eq!(file.gpu.as_deref(), Some("A100 80GB"));
         assert_eq!(file.headroom, Some(0.2));
-    }
-
-    #[test]
-    fn found_by_walking_up_with_globs_relative_to_the_config() {
-        let dir = std::env::temp_dir().join(format!("oomlint-settings-{}", std::process::id()));
-        std::fs::create_dir_all(dir.join("project/experiments/a")).unwrap();
-        std::fs::write(dir.join("project/pyproject.toml"), "[project]\nname = \"x\"\n[tool.oomlint]\ngpu = \"L4\"\n[tool.oomlint.per-file-ignores]\n\"experiments/**\" = [\"yaml-syntax\"]\n").unwrap();
-        let file = dir.join("project/experiments/a/sft.yaml");
-        let settings = Settings::for_file(&file).unwrap();
-        assert_eq!(settings.gpu.as_deref(), Some("L4"));
-        assert_eq!(settings.level(rule("yaml-syntax"), &file), Level::Off);
-        assert_eq!(settings.level(rule("yaml-syntax"), &dir.join("project/b.yaml")), Level::Default);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

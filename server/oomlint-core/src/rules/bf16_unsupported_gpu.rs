@@ -2,8 +2,9 @@
 //! Reports bf16 training on a target GPU without bf16 support (before Ampere: T4,
 //! V100, P100, …): TRL configs (TRL turns `bf16` on unless `fp16` is set),
 //! transformers and LLaMA-Factory `bf16: true`, Axolotl `bf16: true`, and accelerate
-//! `mixed_precision: bf16`. The GPU comes from `--gpu`, `oomlint.toml` or a
-//! `# oomlint: gpu=T4` modeline; without one the rule stays quiet.
+//! `mixed_precision: bf16`. The GPU is the file's target (`--gpu`, a
+//! `# oomlint: gpu=T4` modeline, the editor's setting or `oomlint.toml`, in that order); without
+//! one the rule stays quiet.
 //!
 //! ## Why
 //! `TrainingArguments` raises `ValueError: Your setup doesn't support bf16/gpu. You need
@@ -36,7 +37,7 @@ use crate::diagnostic::Applicability;
 use crate::format::Format;
 
 pub fn check(ctx: &Context, out: &mut Reporter) {
-    let Some(gpu) = support::target_gpu(ctx).filter(|g| !g.bf16) else { return };
+    let Some(gpu) = ctx.gpu.filter(|g| !g.bf16) else { return };
     let Some(r) = support::reader(ctx) else { return };
     if ctx.format == Format::Accelerate {
         if let Some(entry) = r.entry("mixed_precision").filter(|_| support::text(&r, "mixed_precision") == Some("bf16"))

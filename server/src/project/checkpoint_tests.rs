@@ -1,5 +1,5 @@
-use super::safetensors::MAX_HEADER_BYTES;
 use super::*;
+use crate::catalog::local::safetensors::MAX_HEADER_BYTES;
 use crate::catalog::{resolve_model, MlpKind};
 use serde_json::{json, Value};
 use std::fs;

@@ -1,6 +1,6 @@
 //! Which architecture a plan trains: the catalog, or a local checkpoint directory.
 
-use crate::catalog::local::from_local_dir;
+use crate::catalog::local::{from_checkpoint, Checkpoint, LocalModelError};
 use crate::catalog::models::resolve_model;
 use crate::catalog::Architecture;
 use crate::plan::{ModelRef, Plan};
@@ -34,16 +34,37 @@ impl ModelLookup {
     }
 }
 
-/// Resolves the plan's model; local paths are read relative to the config's directory.
-/// Returns None when the plan names no model.
-pub fn lookup(plan: &Plan, config_path: &Path) -> Option<ModelLookup> {
+/// Reads the local checkpoints a config names, for the core: the leaves implement it (on
+/// disk for the CLI and the server, from open tabs in the playground).
+pub trait Resolver: Send + Sync {
+    /// The checkpoint directory `name` denotes, relative to the directory of the config at
+    /// `config`: `None` when there is no such directory, else what reading it gave.
+    fn checkpoint(&self, config: &Path, name: &str) -> Option<Result<Checkpoint, LocalModelError>>;
+}
+
+/// A resolver that knows no local checkpoint (tests, and text without a project).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoCheckpoints;
+
+impl Resolver for NoCheckpoints {
+    fn checkpoint(&self, _: &Path, _: &str) -> Option<Result<Checkpoint, LocalModelError>> {
+        None
+    }
+}
+
+/// Resolves the plan's model: a local checkpoint when `resolver` finds one under that
+/// name, else the catalog. Returns None when the plan names no model.
+pub fn lookup(plan: &Plan, config_path: &Path, resolver: &dyn Resolver) -> Option<ModelLookup> {
     let model = plan.model.as_ref()?;
     let span = model.value_span();
     let ModelRef { name, is_path } = &model.value;
-    if *is_path || looks_local(name, config_path) {
-        let base = config_path.parent().unwrap_or(Path::new("."));
-        let dir = base.join(name);
-        return Some(match from_local_dir(&dir) {
+    let local = if name.is_empty() { None } else { resolver.checkpoint(config_path, name) };
+    if *is_path || local.is_some() {
+        let read = local.unwrap_or_else(|| {
+            let dir = config_path.parent().unwrap_or(Path::new(".")).join(name);
+            Err(LocalModelError::NoConfig { dir })
+        });
+        return Some(match read.and_then(|checkpoint| from_checkpoint(&checkpoint)) {
             Ok(arch) => ModelLookup::Found(Box::new(arch)),
             Err(e) if *is_path => ModelLookup::Unreadable { name: name.clone(), reason: e.to_string(), span },
             Err(_) => catalog(name, span),
@@ -57,10 +78,4 @@ fn catalog(name: &str, span: Option<Span>) -> ModelLookup {
         Ok(arch) => ModelLookup::Found(Box::new(arch.clone())),
         Err(unknown) => ModelLookup::Unknown { name: name.to_string(), suggestions: unknown.suggestions(), span },
     }
-}
-
-/// A relative name that exists as a directory next to the config.
-fn looks_local(name: &str, config_path: &Path) -> bool {
-    let base = config_path.parent().unwrap_or(Path::new("."));
-    !name.is_empty() && base.join(name).is_dir()
 }

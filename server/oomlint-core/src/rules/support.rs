@@ -212,10 +212,3 @@ pub fn allocator_span(setting: &crate::plan::AllocatorSetting, relative: Span) -
         setting.value_span
     }
 }
-
-/// The GPU the file is checked against (`--gpu`, `oomlint.toml` or a `# oomlint: gpu=`
-/// modeline), when it names one from the catalog.
-pub fn target_gpu(ctx: &Context) -> Option<&'static crate::catalog::Gpu> {
-    let name = ctx.settings.gpu.as_deref().filter(|n| !n.eq_ignore_ascii_case("auto"))?;
-    crate::catalog::gpus::resolve_gpu(name).ok()
-}

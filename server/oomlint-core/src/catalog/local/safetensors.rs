@@ -1,15 +1,13 @@
 //! Safetensors headers: the 8-byte little-endian length, then a JSON object mapping each
-//! tensor name to `{dtype, shape, data_offsets}`. Only the header is read.
+//! tensor name to `{dtype, shape, data_offsets}`. Only the header is read (by the leaf).
 
-use super::{read_small, LocalModelError};
+use super::{LocalModelError, ShardHeader};
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::fs::File;
-use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Headers (and `model.safetensors.index.json`) larger than this are refused.
-pub(super) const MAX_HEADER_BYTES: u64 = 100_000_000;
+pub const MAX_HEADER_BYTES: u64 = 100_000_000;
 /// Shard files read at most (the largest public checkpoints have a few hundred).
 const MAX_FILES: usize = 4096;
 
@@ -44,52 +42,47 @@ impl Summary {
     }
 }
 
-/// Summarizes the checkpoint in `dir`; `None` when it has no safetensors files or lacks
-/// some shard its index names (a partial download would undercount).
-pub(super) fn summarize(dir: &Path) -> Result<Option<Summary>, LocalModelError> {
-    let files = shard_files(dir)?;
-    if files.is_empty() || !files.iter().all(|f| f.is_file()) {
-        return Ok(None);
-    }
+/// Summarizes the headers of a checkpoint's shards.
+pub(super) fn summarize(shards: &[ShardHeader]) -> Result<Summary, LocalModelError> {
     let mut summary = Summary { float_only: true, ..Summary::default() };
-    for file in &files {
-        for (name, tensor) in read_header(file)? {
+    for shard in shards {
+        for (name, tensor) in parse_header(&shard.path, &shard.json)? {
             let (dtype, elements) = tensor_facts(&tensor).ok_or_else(|| LocalModelError::Malformed {
-                path: file.clone(),
+                path: shard.path.clone(),
                 message: format!("tensor `{name}` has no dtype or shape"),
             })?;
             summary.add(&name, dtype, elements);
         }
         summary.files += 1;
     }
-    Ok(Some(summary))
+    Ok(summary)
 }
 
-/// The shards named by `model.safetensors.index.json`, else every `*.safetensors` file.
-fn shard_files(dir: &Path) -> Result<Vec<PathBuf>, LocalModelError> {
-    let index = dir.join("model.safetensors.index.json");
-    let mut names: Vec<String> = if index.is_file() {
-        let text = read_small(&index, MAX_HEADER_BYTES)?;
-        let json: Value = serde_json::from_str(&text).map_err(|e| malformed(&index, e))?;
-        let map = json.get("weight_map").and_then(Value::as_object).ok_or_else(|| LocalModelError::Malformed {
-            path: index.clone(),
-            message: "no `weight_map` object".to_string(),
-        })?;
-        map.values().filter_map(Value::as_str).map(str::to_string).collect()
-    } else {
-        let entries = std::fs::read_dir(dir)
-            .map_err(|e| LocalModelError::Io { path: dir.to_path_buf(), message: e.to_string() })?;
-        entries
-            .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
-            .filter(|name| name.ends_with(".safetensors"))
-            .collect()
+/// The shard file names of a checkpoint: those `model.safetensors.index.json` (`index`, its
+/// path and text) names, else `listed` (the directory's `*.safetensors` files). Sorted, once
+/// each, and only plain file names inside the directory.
+pub fn shard_names(
+    dir: &Path,
+    index: Option<(&Path, &str)>,
+    listed: Vec<String>,
+) -> Result<Vec<String>, LocalModelError> {
+    let mut names: Vec<String> = match index {
+        Some((path, text)) => {
+            let json: Value = serde_json::from_str(text).map_err(|e| malformed(path, e))?;
+            let map = json.get("weight_map").and_then(Value::as_object).ok_or_else(|| LocalModelError::Malformed {
+                path: path.to_path_buf(),
+                message: "no `weight_map` object".to_string(),
+            })?;
+            map.values().filter_map(Value::as_str).map(str::to_string).collect()
+        }
+        None => listed.into_iter().filter(|name| name.ends_with(".safetensors")).collect(),
     };
     names.sort();
     names.dedup();
     // Shards must be plain file names inside `dir`, never paths out of it.
     if let Some(bad) = names.iter().find(|n| n.contains(['/', '\\']) || *n == ".." || n.is_empty()) {
         return Err(LocalModelError::Malformed {
-            path: index,
+            path: index.map_or_else(|| dir.join(INDEX), |(path, _)| path.to_path_buf()),
             message: format!("shard name `{bad}` is not a file name"),
         });
     }
@@ -99,26 +92,15 @@ fn shard_files(dir: &Path) -> Result<Vec<PathBuf>, LocalModelError> {
             message: format!("{} safetensors files, more than the {MAX_FILES} read", names.len()),
         });
     }
-    Ok(names.into_iter().map(|n| dir.join(n)).collect())
+    Ok(names)
 }
 
-/// Reads and parses the JSON header of one safetensors file, without its `__metadata__`.
-pub(super) fn read_header(path: &Path) -> Result<Vec<(String, Value)>, LocalModelError> {
-    let io = |e: std::io::Error| LocalModelError::Io { path: path.to_path_buf(), message: e.to_string() };
-    let mut file = File::open(path).map_err(io)?;
-    let file_len = file.metadata().map_err(io)?.len();
-    let mut len_bytes = [0u8; 8];
-    file.read_exact(&mut len_bytes).map_err(io)?;
-    let header_len = u64::from_le_bytes(len_bytes);
-    if header_len > MAX_HEADER_BYTES || header_len > file_len.saturating_sub(8) {
-        return Err(LocalModelError::Malformed {
-            path: path.to_path_buf(),
-            message: format!("header length {header_len} exceeds the file or the {MAX_HEADER_BYTES}-byte limit"),
-        });
-    }
-    let mut header = Vec::new();
-    file.take(header_len).read_to_end(&mut header).map_err(io)?;
-    let json: Value = serde_json::from_slice(&header).map_err(|e| malformed(path, e))?;
+/// The index file of a sharded checkpoint.
+pub const INDEX: &str = "model.safetensors.index.json";
+
+/// Parses the JSON header of one safetensors file, without its `__metadata__`.
+fn parse_header(path: &Path, header: &[u8]) -> Result<Vec<(String, Value)>, LocalModelError> {
+    let json: Value = serde_json::from_slice(header).map_err(|e| malformed(path, e))?;
     let Value::Object(map) = json else {
         return Err(LocalModelError::Malformed { path: path.to_path_buf(), message: "header is not an object".into() });
     };

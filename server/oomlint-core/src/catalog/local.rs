@@ -1,13 +1,14 @@
 //! Architectures of models on disk: a Hugging Face `config.json` or a LitGPT
 //! `model_config.yaml`, refined by the headers of the `*.safetensors` files.
 //!
-//! Only small files and the JSON headers of safetensors files are read: never the weights,
-//! never the network, never code shipped with the model.
+//! The leaves read the files ([`Checkpoint`]): only small files and the JSON headers of
+//! safetensors files, never the weights, never the network, never code shipped with the
+//! model. This module reads their text.
 
 mod fields;
 mod hf;
 mod litgpt;
-mod safetensors;
+pub mod safetensors;
 
 use super::Architecture;
 use crate::syntax::{self, Language, Mapping};
@@ -15,7 +16,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// `config.json` and `model_config.yaml` larger than this are refused.
-const MAX_CONFIG_BYTES: u64 = 16 << 20;
+pub const MAX_CONFIG_BYTES: u64 = 16 << 20;
 
 /// Why a local model directory could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,27 +53,55 @@ impl fmt::Display for LocalModelError {
 
 impl std::error::Error for LocalModelError {}
 
-/// Reads the architecture of the model in `dir`.
+/// A checkpoint directory as a leaf read it: the text of its config file and the JSON
+/// headers of its safetensors files (never the weights).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checkpoint {
+    pub dir: PathBuf,
+    pub config: CheckpointConfig,
+    /// The headers of every shard; `None` when it has no safetensors files or lacks some
+    /// shard its index names (a partial download would undercount).
+    pub shards: Option<Vec<ShardHeader>>,
+}
+
+/// The config file that describes a checkpoint (`config.json` wins over `model_config.yaml`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CheckpointConfig {
+    /// A Hugging Face `config.json`.
+    HuggingFace { path: PathBuf, text: String },
+    /// A LitGPT `model_config.yaml`.
+    Litgpt { path: PathBuf, text: String },
+}
+
+/// The JSON header of one safetensors file (after its 8-byte length).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShardHeader {
+    pub path: PathBuf,
+    pub json: Vec<u8>,
+}
+
+/// The architecture of a checkpoint a leaf read.
 ///
-/// `config.json` wins over `model_config.yaml`. When safetensors headers are present they
-/// give the exact parameter count (unless the checkpoint is quantized), the dominant dtype,
-/// and whether `lm_head` is stored (a tied embedding when the config does not say).
-pub fn from_local_dir(dir: &Path) -> Result<Architecture, LocalModelError> {
-    let hf_config = dir.join("config.json");
-    let litgpt_config = dir.join("model_config.yaml");
-    let (mut arch, tie_stated, described) = if hf_config.is_file() {
-        let (arch, tie_stated) = hf::architecture(&read_mapping(&hf_config, Language::Json)?, &hf_config)?;
-        let described = format!("config.json (model_type {})", arch.family);
-        (arch, tie_stated, described)
-    } else if litgpt_config.is_file() {
-        let arch = litgpt::architecture(&read_mapping(&litgpt_config, Language::Yaml)?, &litgpt_config)?;
-        (arch, true, "model_config.yaml (LitGPT)".to_string())
-    } else {
-        return Err(LocalModelError::NoConfig { dir: dir.to_path_buf() });
+/// When safetensors headers are present they give the exact parameter count (unless the
+/// checkpoint is quantized), the dominant dtype, and whether `lm_head` is stored (a tied
+/// embedding when the config does not say).
+pub fn from_checkpoint(checkpoint: &Checkpoint) -> Result<Architecture, LocalModelError> {
+    let dir = &checkpoint.dir;
+    let (mut arch, tie_stated, described) = match &checkpoint.config {
+        CheckpointConfig::HuggingFace { path, text } => {
+            let (arch, tie_stated) = hf::architecture(&parse_mapping(path, text, Language::Json)?, path)?;
+            let described = format!("config.json (model_type {})", arch.family);
+            (arch, tie_stated, described)
+        }
+        CheckpointConfig::Litgpt { path, text } => {
+            let arch = litgpt::architecture(&parse_mapping(path, text, Language::Yaml)?, path)?;
+            (arch, true, "model_config.yaml (LitGPT)".to_string())
+        }
     };
     arch.parameters = arch.parameter_count();
     arch.source = format!("local {}: {described}", dir.display());
-    if let Some(summary) = safetensors::summarize(dir)? {
+    if let Some(shards) = &checkpoint.shards {
+        let summary = safetensors::summarize(shards)?;
         if !tie_stated {
             arch.tie_word_embeddings = !summary.has_output_head;
         }
@@ -91,10 +120,9 @@ pub fn from_local_dir(dir: &Path) -> Result<Architecture, LocalModelError> {
     Ok(arch)
 }
 
-/// Reads a small JSON or YAML file whose root is a mapping.
-fn read_mapping(path: &Path, language: Language) -> Result<Mapping, LocalModelError> {
-    let text = read_small(path, MAX_CONFIG_BYTES)?;
-    let document = syntax::parse(&text, language);
+/// Parses a small JSON or YAML file whose root is a mapping.
+fn parse_mapping(path: &Path, text: &str, language: Language) -> Result<Mapping, LocalModelError> {
+    let document = syntax::parse(text, language);
     if document.is_incomplete() {
         let message = document.problems.first().map(|p| p.message.clone()).unwrap_or_default();
         return Err(LocalModelError::Malformed { path: path.to_path_buf(), message });
@@ -104,19 +132,3 @@ fn read_mapping(path: &Path, language: Language) -> Result<Mapping, LocalModelEr
         message: "the top level is not a mapping".to_string(),
     })
 }
-
-/// Reads a UTF-8 file of at most `limit` bytes.
-fn read_small(path: &Path, limit: u64) -> Result<String, LocalModelError> {
-    let io = |e: std::io::Error| LocalModelError::Io { path: path.to_path_buf(), message: e.to_string() };
-    let len = std::fs::metadata(path).map_err(io)?.len();
-    if len > limit {
-        return Err(LocalModelError::Malformed {
-            path: path.to_path_buf(),
-            message: format!("{len} bytes, more than the {limit} read for a config"),
-        });
-    }
-    std::fs::read_to_string(path).map_err(io)
-}
-
-#[cfg(test)]
-mod tests;

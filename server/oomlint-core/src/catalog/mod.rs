@@ -7,5 +7,5 @@ pub mod local;
 pub mod models;
 
 pub use gpus::{all_gpus, gpu_from_nvml_name, resolve_gpu, Gpu, UnknownGpu};
-pub use local::{from_local_dir, LocalModelError};
+pub use local::{from_checkpoint, Checkpoint, CheckpointConfig, LocalModelError, ShardHeader};
 pub use models::{all_models, resolve_model, Architecture, HfProjections, MambaDims, MlpKind, NormKind, UnknownModel};

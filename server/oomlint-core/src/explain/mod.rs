@@ -5,13 +5,13 @@
 //! [`traceback`] (allocation site and component), [`torch`] (which allocator variable the
 //! log's PyTorch reads) → [`diagnose`] (shortfall,
 //! fragmentation, other processes) → [`advice`] (static levers, or the estimator's levers
-//! via [`OomError::apply_levers`]) → [`json`] / [`render`].
+//! via [`OomError::apply_levers`]) → [`json`] (the text report is the CLI's `render::explain`).
 
 pub mod advice;
 pub mod diagnose;
 pub mod json;
 pub mod message;
-pub mod render;
+
 pub mod scan;
 pub mod torch;
 pub mod traceback;

@@ -21,7 +21,7 @@ pub fn spanned<'t, T>(text: &'t str, s: &Sourced<T>) -> &'t str {
 /// is `format`, parsed as `language` (`path` relative to the corpus). Prints a notice and checks
 /// nothing when the corpus is absent.
 pub fn each_corpus_file(format: &str, language: Language, mut check: impl FnMut(&Path, &str, &Reader)) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus");
     let Ok(manifest) = std::fs::read_to_string(root.join("MANIFEST.tsv")) else {
         eprintln!("notice: {} is absent; corpus test skipped", root.display());
         return;

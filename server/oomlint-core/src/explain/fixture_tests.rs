@@ -8,7 +8,7 @@ const GIB: f64 = 1_073_741_824.0;
 const MIB: f64 = 1_048_576.0;
 
 fn fixture(name: &str) -> (String, Vec<OomError>) {
-    let path = format!("{}/fixtures/logs/{name}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!("{}/../../fixtures/logs/{name}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let errors = explain(&text);
     (text, errors)
@@ -176,7 +176,7 @@ impl Rng {
 #[test]
 fn mutated_logs_never_panic() {
     const PIECES: [&str; 10] = ["\n", "é", "\u{1b}[31m", "[rank7]: ", "\r", "GiB", "0", ".", " ", "Process 1 has "];
-    let dir = format!("{}/fixtures/logs", env!("CARGO_MANIFEST_DIR"));
+    let dir = format!("{}/../../fixtures/logs", env!("CARGO_MANIFEST_DIR"));
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let mut names: Vec<_> = std::fs::read_dir(&dir).unwrap().filter_map(Result::ok).map(|e| e.path()).collect();
     names.sort();
@@ -207,7 +207,6 @@ fn mutated_logs_never_panic() {
                 assert!(text.is_char_boundary(e.span.start) && text.is_char_boundary(e.span.end));
             }
             let _ = super::json::report(&errors);
-            let _ = super::render::render(&errors, "mutated.log", &text, false);
         }
     }
 }

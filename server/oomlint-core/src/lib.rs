@@ -1,0 +1,31 @@
+//! oomlint's analysis core: text in, findings out.
+//!
+//! The flow of one file: [`syntax`] (spanned document) → [`format`] (which framework,
+//! and its [`plan`]) → [`estimate`] → [`rules`] (diagnostics with fixes). [`analysis`] runs
+//! the whole pipeline for one file.
+//!
+//! Invariant: this crate does no I/O. It never touches the file system, processes,
+//! threads, the clock, the environment or the network (clippy's `disallowed-methods` and
+//! `disallowed-types` in `clippy.toml` enforce it), so it builds for WebAssembly and runs
+//! in a browser. What it needs from around a file (settings, version pins, local model
+//! checkpoints, the target GPU) the leaves (CLI, language server, playground) hand it as
+//! values and through [`analysis::Resolver`].
+
+pub mod alloc_conf;
+pub mod analysis;
+pub mod catalog;
+pub mod diagnostic;
+pub mod estimate;
+pub mod explain;
+pub mod fix;
+pub mod format;
+pub mod model;
+pub mod plan;
+pub mod rules;
+pub mod schema;
+pub mod settings;
+pub mod similarity;
+pub mod span;
+pub mod suppression;
+pub mod syntax;
+pub mod versions;

@@ -1,0 +1,194 @@
+//! What lies around a checked file on disk, read for the analysis core: the project's
+//! settings, the version pins of its dependency files, and the local checkpoints it names.
+//!
+//! One [`Project`] serves a whole run of the CLI, or one workspace of the language server,
+//! which replaces it when a watched settings or dependency file changes. It remembers each
+//! directory it has listed or searched; nothing is kept anywhere else.
+
+mod checkpoint;
+
+use crate::analysis::Options;
+use crate::catalog::{Checkpoint, LocalModelError};
+use crate::model::Resolver;
+use crate::paths::{absolute, Listing};
+use crate::settings::{has_tool_oomlint, Settings, SettingsError, CONFIG_FILES};
+use crate::versions::{is_dependency_file, Versions};
+use std::collections::HashMap;
+use std::hash::Hash;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+pub use checkpoint::{from_local_dir, read_checkpoint};
+
+/// How many parent directories are searched for pins when no `.git` directory is found.
+const MAX_LEVELS: usize = 5;
+
+/// Dependency files larger than this are not read.
+const MAX_DEPENDENCY_FILE_BYTES: u64 = 8 << 20;
+
+/// The files around the checked ones, each directory read once.
+#[derive(Default)]
+pub struct Project {
+    listings: Memo<PathBuf, Arc<Listing>>,
+    /// The settings that apply in a directory (its own, or the nearest above).
+    settings: Memo<PathBuf, Arc<Settings>>,
+    /// The pins for the configs of a directory, by the directory as given.
+    pins: Memo<PathBuf, Arc<Versions>>,
+    /// The pins of one directory, and whether it is a repository's root.
+    directories: Memo<PathBuf, (Versions, bool)>,
+}
+
+/// Values computed outside the lock, remembered by key.
+struct Memo<K, V>(Mutex<HashMap<K, V>>);
+
+impl<K, V> Default for Memo<K, V> {
+    fn default() -> Self {
+        Memo(Mutex::default())
+    }
+}
+
+impl<K: Eq + Hash, V: Clone> Memo<K, V> {
+    fn get(&self, key: &K) -> Option<V> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).get(key).cloned()
+    }
+
+    fn insert(&self, key: K, value: V) {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).insert(key, value);
+    }
+}
+
+impl Project {
+    /// The analysis options for `file`: its settings (or `config`, replacing the nearest),
+    /// its version pins, and this project as the checkpoint resolver.
+    pub fn options(self: &Arc<Self>, file: &Path, config: Option<&Arc<Settings>>) -> Result<Options, SettingsError> {
+        let settings = match config {
+            Some(settings) => settings.clone(),
+            None => self.settings_for(file)?,
+        };
+        Ok(Options {
+            settings,
+            versions: self.versions_for(file),
+            resolver: Some(self.clone() as Arc<dyn Resolver>),
+            ..Options::default()
+        })
+    }
+
+    /// The settings that apply to `file`: the nearest config above it, or the defaults.
+    pub fn settings_for(&self, file: &Path) -> Result<Arc<Settings>, SettingsError> {
+        let absolute = absolute(file);
+        let mut visited = Vec::new();
+        let found = 'search: {
+            for dir in absolute.ancestors().skip(1) {
+                if let Some(hit) = self.settings.get(&dir.to_path_buf()) {
+                    break 'search hit;
+                }
+                visited.push(dir.to_path_buf());
+                if let Some(settings) = self.settings_in(dir)? {
+                    break 'search Arc::new(settings);
+                }
+            }
+            let mut defaults = Settings::default();
+            defaults.working_dir = working_dir();
+            Arc::new(defaults)
+        };
+        for dir in visited {
+            self.settings.insert(dir, found.clone());
+        }
+        Ok(found)
+    }
+
+    fn settings_in(&self, dir: &Path) -> Result<Option<Settings>, SettingsError> {
+        let listing = self.listing(dir);
+        for name in CONFIG_FILES {
+            if listing.is_file(dir, name) {
+                if let Some(settings) = read_settings(&dir.join(name))? {
+                    return Ok(Some(settings));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// The versions pinned for the config at `file`, searched from its directory upwards to
+    /// the repository's root (a directory with `.git`) or [`MAX_LEVELS`] levels.
+    pub fn versions_for(&self, file: &Path) -> Arc<Versions> {
+        let dir = file.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        if let Some(found) = self.pins.get(&dir.to_path_buf()) {
+            return found;
+        }
+        let mut versions = Versions::default();
+        for dir in absolute(dir).ancestors().take(MAX_LEVELS + 1) {
+            let (pins, repository_root) = self.pins_in(dir);
+            versions.merge_missing(pins);
+            if repository_root {
+                break;
+            }
+        }
+        let found = Arc::new(versions);
+        self.pins.insert(dir.to_path_buf(), found.clone());
+        found
+    }
+
+    /// The pins of one directory (lock files, exact, win over requirement ranges) and
+    /// whether it is a repository's root.
+    fn pins_in(&self, dir: &Path) -> (Versions, bool) {
+        if let Some(found) = self.directories.get(&dir.to_path_buf()) {
+            return found;
+        }
+        let listing = self.listing(dir);
+        let mut names: Vec<&str> = listing.regular_files().filter(|n| is_dependency_file(n)).collect();
+        names.sort_by_key(|n| (!n.ends_with(".lock"), *n));
+        let mut versions = Versions::default();
+        for name in names {
+            let path = dir.join(name);
+            if std::fs::metadata(&path).map_or(true, |m| m.len() > MAX_DEPENDENCY_FILE_BYTES) {
+                continue;
+            }
+            if let Ok(text) = std::fs::read_to_string(&path) {
+                versions.merge_missing(Versions::from_file(name, &text, &path));
+            }
+        }
+        let found = (versions, listing.exists(dir, ".git"));
+        self.directories.insert(dir.to_path_buf(), found.clone());
+        found
+    }
+
+    /// The entries of `dir`, read on first use.
+    fn listing(&self, dir: &Path) -> Arc<Listing> {
+        if let Some(listed) = self.listings.get(&dir.to_path_buf()) {
+            return listed;
+        }
+        let listed = Arc::new(Listing::read(dir));
+        self.listings.insert(dir.to_path_buf(), Arc::clone(&listed));
+        listed
+    }
+}
+
+impl Resolver for Project {
+    fn checkpoint(&self, config: &Path, name: &str) -> Option<Result<Checkpoint, LocalModelError>> {
+        let dir = config.parent().unwrap_or(Path::new(".")).join(name);
+        dir.is_dir().then(|| read_checkpoint(&dir))
+    }
+}
+
+/// Reads a settings file (`--config FILE`, or one found near a checked file); a
+/// `pyproject.toml` without `[tool.oomlint]` gives None.
+pub fn read_settings(path: &Path) -> Result<Option<Settings>, SettingsError> {
+    let text =
+        std::fs::read_to_string(path).map_err(|e| SettingsError(format!("cannot read {}: {e}", path.display())))?;
+    if path.file_name().is_some_and(|n| n == "pyproject.toml") && !has_tool_oomlint(&text) {
+        return Ok(None);
+    }
+    let mut settings = Settings::from_toml(&text).map_err(|e| SettingsError(format!("{}: {e}", path.display())))?;
+    settings.path = Some(absolute(path));
+    settings.working_dir = working_dir();
+    Ok(Some(settings))
+}
+
+/// Where relative paths of checked files start from.
+fn working_dir() -> Option<PathBuf> {
+    std::env::current_dir().ok()
+}
+
+#[cfg(test)]
+mod tests;

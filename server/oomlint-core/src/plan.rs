@@ -5,6 +5,7 @@
 //! or an edit can point at the key that set it or name the framework default it fell
 //! back to.
 
+use crate::alloc_conf::AllocConf;
 use crate::span::Span;
 use serde::Serialize;
 
@@ -380,7 +381,27 @@ impl Framework {
     }
 }
 
+/// The allocator variables in the order PyTorch looks for them: it reads the first one set
+/// and ignores the others (`c10/core/AllocatorConfig.cpp`, torch >= 2.9).
+pub const ALLOCATOR_VARIABLES: [&str; 3] = ["PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF"];
+
 impl Plan {
+    /// The allocator setting PyTorch reads: the first of [`ALLOCATOR_VARIABLES`] the file sets.
+    pub fn effective_allocator(&self) -> Option<&AllocatorSetting> {
+        ALLOCATOR_VARIABLES.iter().find_map(|name| self.allocator.iter().find(|s| s.variable == *name))
+    }
+
+    /// The allocator settings in effect, read by the parser that mirrors PyTorch's
+    /// (`expandable_segments:true` is not `True`: PyTorch rejects it).
+    pub fn allocator_config(&self) -> Option<AllocConf> {
+        self.effective_allocator().map(|setting| crate::alloc_conf::parse(&setting.value))
+    }
+
+    /// Whether the allocator in effect grows segments in place.
+    pub fn expandable_segments(&self) -> bool {
+        self.allocator_config().is_some_and(|conf| conf.expandable_segments())
+    }
+
     pub fn new(framework: Framework) -> Self {
         Self {
             framework,

@@ -174,14 +174,10 @@ fn apply(kind: Kind, plan: &Plan) -> Option<(Plan, Vec<Change>)> {
             vec![Change { field: "vllm_enable_sleep_mode", value: "true".into() }]
         }
         Kind::ExpandableSegments => {
-            if plan
-                .allocator
-                .iter()
-                .any(|a| a.value.replace(' ', "").to_ascii_lowercase().contains("expandable_segments:true"))
-            {
+            if plan.expandable_segments() {
                 return None;
             }
-            let mut setting = plan.allocator.first().cloned().unwrap_or(crate::plan::AllocatorSetting {
+            let mut setting = plan.effective_allocator().cloned().unwrap_or(crate::plan::AllocatorSetting {
                 variable: "PYTORCH_CUDA_ALLOC_CONF".into(),
                 value: String::new(),
                 key_span: Default::default(),

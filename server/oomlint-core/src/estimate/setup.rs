@@ -3,6 +3,7 @@
 use super::context::{Behaviour, Context, TrlLoss};
 use super::weights::{self, ParamCounts};
 use crate::catalog::{Architecture, Gpu, HfProjections, MlpKind};
+use crate::format::facts::{self, Framework::*};
 use crate::plan::{
     Attention, Checkpointing, Dtype, Framework, LoraTargets, LossImpl, Method, Optimizer, Plan, Precision,
     Quantization, RlAlgorithm, RlPlan, Sharding,
@@ -182,10 +183,7 @@ impl Setup {
         };
         let arch = &bounded(arch);
         let counts = weights::count(arch, implementation);
-        let expandable_segments = plan
-            .allocator
-            .iter()
-            .any(|a| a.value.replace(' ', "").to_ascii_lowercase().contains("expandable_segments:true"));
+        let expandable_segments = plan.expandable_segments();
         let reference_model = plan.reference_model.as_ref().is_some_and(|r| r.value);
         let mut setup = Setup {
             implementation,
@@ -269,21 +267,19 @@ fn value_or(field: &Option<crate::plan::Sourced<u64>>, default: u64, what: &str,
 
 fn default_micro_batch(implementation: Implementation) -> u64 {
     match implementation {
-        Implementation::Litgpt => 1,
-        // TrainingArguments.per_device_train_batch_size
-        Implementation::Hf | Implementation::Unsloth => 8,
+        Implementation::Litgpt => facts::count(LitgptFinetune, "train.micro_batch_size"),
+        Implementation::Hf | Implementation::Unsloth => facts::count(Transformers, "per_device_train_batch_size"),
     }
 }
 
 fn default_seq_len(plan: &Plan, arch: &Architecture) -> u64 {
     if let Some(rl) = &plan.rl {
-        let prompt = rl.max_prompt_length.as_ref().map_or(512, |p| p.value);
+        let prompt = rl.max_prompt_length.as_ref().map_or(facts::count(TrlGrpo, "max_prompt_length"), |p| p.value);
         return prompt + rl.max_completion_length.value;
     }
     match plan.framework {
         Framework::Litgpt => arch.block_size.max(1),
-        // TRL SFTConfig.max_length
-        _ => 1024.min(arch.block_size.max(1)),
+        _ => facts::count(TrlSft, "max_length").min(arch.block_size.max(1)),
     }
 }
 

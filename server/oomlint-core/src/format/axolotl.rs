@@ -14,6 +14,8 @@ use crate::plan::{
     Precision, Quantization, RlAlgorithm, RlPlan, Sharding, Sourced, VllmMode, VllmPlan,
 };
 
+use super::facts::{self, Framework::Axolotl};
+
 const VERSION: &str = "Axolotl 0.18";
 const TRL: &str = "TRL 1.8";
 
@@ -337,7 +339,9 @@ pub fn plan(r: &Reader) -> Plan {
     plan.precision = Some(precision);
     plan.quantization = Some(quantization(r));
 
-    let micro = r.u64("micro_batch_size").unwrap_or_else(|| default(1, "micro_batch_size=1"));
+    let micro = r
+        .u64("micro_batch_size")
+        .unwrap_or_else(|| default(facts::count(Axolotl, "micro_batch_size"), "micro_batch_size=1"));
     let accumulation = match (r.u64("gradient_accumulation_steps"), r.u64("batch_size")) {
         (Some(ga), _) => ga,
         (None, Some(batch)) => Sourced::derived(

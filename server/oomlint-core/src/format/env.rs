@@ -6,7 +6,7 @@ use crate::syntax::{Document, Entry, Language, Mapping, Node, ScalarStyle};
 
 /// Variable names PyTorch reads the caching-allocator config from, in priority order
 /// (`c10/core/AllocatorConfig.cpp`: the first one present is parsed).
-pub const ALLOCATOR_VARIABLES: [&str; 3] = ["PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF"];
+pub use crate::plan::ALLOCATOR_VARIABLES;
 
 const ENV_BLOCK_KEYS: [&str; 3] = ["env", "ENV", "environment"];
 

@@ -9,6 +9,8 @@ use crate::plan::{
     Precision, Quantization, Sharding, Sourced,
 };
 
+use super::facts::{self, Framework::*};
+
 const VERSION: &str = "LitGPT 0.5.13";
 
 pub fn script(format: Format) -> &'static str {
@@ -117,9 +119,13 @@ pub fn plan(format: Format, r: &Reader) -> Plan {
                 .collect(),
         };
         plan.lora = Some(LoraPlan {
-            rank: r.u64("lora_r").unwrap_or_else(|| default(8, "lora_r")),
-            alpha: r.f64("lora_alpha").unwrap_or_else(|| default(16.0, "lora_alpha")),
-            dropout: r.f64("lora_dropout").unwrap_or_else(|| default(0.05, "lora_dropout")),
+            rank: r.u64("lora_r").unwrap_or_else(|| default(facts::count(LitgptFinetune, "lora_r"), "lora_r")),
+            alpha: r
+                .f64("lora_alpha")
+                .unwrap_or_else(|| default(facts::get(LitgptFinetune, "lora_alpha").value, "lora_alpha")),
+            dropout: r
+                .f64("lora_dropout")
+                .unwrap_or_else(|| default(facts::get(LitgptFinetune, "lora_dropout").value, "lora_dropout")),
             targets: Sourced::derived(targets, "lora_query/lora_key/lora_value/lora_projection/lora_mlp/lora_head"),
         });
     }
@@ -140,7 +146,9 @@ pub fn plan(format: Format, r: &Reader) -> Plan {
         Precision::Mixed(_) => Sourced::derived(Dtype::F32, "precision (Fabric *-mixed keeps fp32 parameters)"),
     });
 
-    let (mbs_default, gbs_default) = if pretrain { (4, 512) } else { (1, 16) };
+    let defaults = if pretrain { LitgptPretrain } else { LitgptFinetune };
+    let mbs_default = facts::count(defaults, "train.micro_batch_size");
+    let gbs_default = facts::count(defaults, "train.global_batch_size");
     plan.micro_batch_size =
         Some(r.u64("train.micro_batch_size").unwrap_or_else(|| default(mbs_default, "train.micro_batch_size")));
     plan.global_batch_size =

@@ -12,6 +12,7 @@ pub mod accelerate;
 pub mod axolotl;
 pub mod deepspeed;
 pub mod env;
+pub mod facts;
 pub mod hf_names;
 pub mod litgpt;
 pub mod llamafactory;

@@ -13,6 +13,8 @@ use crate::plan::{
     Quantization, RlAlgorithm, RlPlan, Sharding, Sourced, VllmMode, VllmPlan,
 };
 
+use super::facts::{self, Framework::*};
+
 const TRL: &str = "TRL 1.10";
 const TRANSFORMERS: &str = "transformers 5";
 
@@ -98,17 +100,25 @@ pub fn plan(format: Format, r: &Reader) -> Plan {
                 )
             });
         plan.lora = Some(LoraPlan {
-            rank: r.u64("lora_r").unwrap_or_else(|| trl_default(16, "ModelConfig.lora_r")),
-            alpha: r.f64("lora_alpha").unwrap_or_else(|| trl_default(32.0, "ModelConfig.lora_alpha")),
-            dropout: r.f64("lora_dropout").unwrap_or_else(|| trl_default(0.05, "ModelConfig.lora_dropout")),
+            rank: r
+                .u64("lora_r")
+                .unwrap_or_else(|| trl_default(facts::count(TrlModel, "lora_r"), "ModelConfig.lora_r")),
+            alpha: r
+                .f64("lora_alpha")
+                .unwrap_or_else(|| trl_default(facts::get(TrlModel, "lora_alpha").value, "ModelConfig.lora_alpha")),
+            dropout: r
+                .f64("lora_dropout")
+                .unwrap_or_else(|| trl_default(facts::get(TrlModel, "lora_dropout").value, "ModelConfig.lora_dropout")),
             targets,
         });
     }
 
-    plan.micro_batch_size =
-        Some(r.u64("per_device_train_batch_size").unwrap_or_else(|| hf_default(8, "per_device_train_batch_size")));
-    plan.gradient_accumulation =
-        Some(r.u64("gradient_accumulation_steps").unwrap_or_else(|| hf_default(1, "gradient_accumulation_steps")));
+    plan.micro_batch_size = Some(r.u64("per_device_train_batch_size").unwrap_or_else(|| {
+        hf_default(facts::count(Transformers, "per_device_train_batch_size"), "per_device_train_batch_size")
+    }));
+    plan.gradient_accumulation = Some(r.u64("gradient_accumulation_steps").unwrap_or_else(|| {
+        hf_default(facts::count(Transformers, "gradient_accumulation_steps"), "gradient_accumulation_steps")
+    }));
     plan.devices = r.u64("num_processes");
 
     plan.gradient_checkpointing = Some(match r.bool("gradient_checkpointing") {
@@ -154,15 +164,17 @@ pub fn plan(format: Format, r: &Reader) -> Plan {
         Format::TrlSft => {
             plan.max_seq_length = Some(
                 r.first(&["max_length", "max_seq_length"], |r, k| r.u64(k))
-                    .unwrap_or_else(|| trl_default(1024, "SFTConfig.max_length")),
+                    .unwrap_or_else(|| trl_default(facts::count(TrlSft, "max_length"), "SFTConfig.max_length")),
             );
             plan.packing = Some(r.bool("packing").unwrap_or_else(|| trl_default(false, "SFTConfig.packing")));
             plan.padding_free =
                 Some(r.bool("padding_free").unwrap_or_else(|| trl_default(false, "SFTConfig.padding_free")));
         }
         Format::TrlDpo => {
-            plan.max_seq_length =
-                Some(r.u64("max_length").unwrap_or_else(|| trl_default(1024, "DPOConfig.max_length")));
+            plan.max_seq_length = Some(
+                r.u64("max_length")
+                    .unwrap_or_else(|| trl_default(facts::count(TrlDpo, "max_length"), "DPOConfig.max_length")),
+            );
             let precompute = r.bool("precompute_ref_log_probs").is_some_and(|b| b.value);
             plan.reference_model = Some(Sourced::derived(
                 peft.is_none() && !precompute,
@@ -181,9 +193,9 @@ pub fn plan(format: Format, r: &Reader) -> Plan {
 }
 
 fn plan_grpo(plan: &mut Plan, r: &Reader, peft: bool) {
-    let completion = r
-        .u64("max_completion_length")
-        .unwrap_or_else(|| trl_default(512, "GRPOConfig.max_completion_length (256 up to 1.9)"));
+    let completion = r.u64("max_completion_length").unwrap_or_else(|| {
+        trl_default(facts::count(TrlGrpo, "max_completion_length"), "GRPOConfig.max_completion_length (256 up to 1.9)")
+    });
     let prompt = r.u64("max_prompt_length");
     let beta = r.f64("beta").unwrap_or_else(|| trl_default(0.0, "GRPOConfig.beta (since 0.19)"));
     let vllm = r.bool("use_vllm").filter(|b| b.value).map(|_| VllmPlan {
@@ -209,7 +221,9 @@ fn plan_grpo(plan: &mut Plan, r: &Reader, peft: bool) {
     plan.reference_model =
         Some(Sourced::derived(beta.value != 0.0 && !peft, "GRPO loads a reference model when beta != 0 and no PEFT"));
     plan.rl = Some(RlPlan {
-        num_generations: r.u64("num_generations").unwrap_or_else(|| trl_default(8, "GRPOConfig.num_generations")),
+        num_generations: r
+            .u64("num_generations")
+            .unwrap_or_else(|| trl_default(facts::count(TrlGrpo, "num_generations"), "GRPOConfig.num_generations")),
         max_prompt_length: prompt,
         max_completion_length: completion,
         generation_batch_size: r.u64("generation_batch_size"),

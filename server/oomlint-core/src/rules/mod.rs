@@ -147,7 +147,7 @@ pub struct Rule {
     pub severity: Severity,
     pub fix: FixAvailability,
     /// The rule's source file; its leading `//!` comment is the documentation.
-    source: &'static str,
+    pub(crate) source: &'static str,
     pub check: fn(&Context, &mut Reporter),
 }
 

@@ -3,6 +3,7 @@
 
 use super::Context;
 use crate::diagnostic::{Applicability, Edit, Fix};
+use crate::format::facts::{self, Framework as Defaults};
 use crate::format::{Format, Reader};
 use crate::span::Span;
 use crate::syntax::{Entry, ScalarKind};
@@ -176,8 +177,12 @@ pub fn grpo_batch(ctx: &Context, r: &Reader) -> Option<GrpoBatch> {
         let num_generations = r.i64("trl.num_generations")?;
         return Some(GrpoBatch {
             axolotl,
-            per_device: r.u64("micro_batch_size").map_or(1, |v| v.value.max(1)),
-            accumulation: r.u64("gradient_accumulation_steps").map_or(1, |v| v.value.max(1)),
+            per_device: r
+                .u64("micro_batch_size")
+                .map_or(facts::count(Defaults::Axolotl, "micro_batch_size"), |v| v.value.max(1)),
+            accumulation: r
+                .u64("gradient_accumulation_steps")
+                .map_or(facts::count(Defaults::Axolotl, "gradient_accumulation_steps"), |v| v.value.max(1)),
             processes: 1,
             num_generations: u64::try_from(num_generations.value).unwrap_or(0),
             generation_batch_size: r.u64("trl.generation_batch_size").map(|v| v.value),
@@ -192,10 +197,14 @@ pub fn grpo_batch(ctx: &Context, r: &Reader) -> Option<GrpoBatch> {
     let set = |path: &str| r.u64(path).filter(|_| is_set(r, path)).map(|v| v.value);
     Some(GrpoBatch {
         axolotl,
-        per_device: set("per_device_train_batch_size").unwrap_or(8),
-        accumulation: set("gradient_accumulation_steps").unwrap_or(1),
+        per_device: set("per_device_train_batch_size")
+            .unwrap_or_else(|| facts::count(Defaults::Transformers, "per_device_train_batch_size")),
+        accumulation: set("gradient_accumulation_steps")
+            .unwrap_or_else(|| facts::count(Defaults::Transformers, "gradient_accumulation_steps")),
         processes: set("num_processes").unwrap_or(1).max(1),
-        num_generations: r.i64("num_generations").map_or(8, |v| u64::try_from(v.value).unwrap_or(0)),
+        num_generations: r
+            .i64("num_generations")
+            .map_or(facts::count(Defaults::TrlGrpo, "num_generations"), |v| u64::try_from(v.value).unwrap_or(0)),
         generation_batch_size: set("generation_batch_size"),
         steps_per_generation: set("steps_per_generation"),
         num_generations_path: "num_generations",

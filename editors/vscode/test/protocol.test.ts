@@ -3,8 +3,8 @@
 // its document selector's files, didChangeConfiguration under `oomlint`, and the
 // `oomlint.showEstimate` command whose answer the extension renders.
 //
-// The binary is $OOMLINT_BIN, else target/debug/oomlint of this repository
-// (tests/vscode/test.sh builds it).
+// The binary is $OOMLINT_BIN, else debug/oomlint in $CARGO_TARGET_DIR (a relative one taken
+// from this repository's root), else in target/ (tests/vscode/test.sh builds it).
 
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
@@ -18,7 +18,8 @@ import { estimateMarkdown, isEstimateAnswer, SHOW_ESTIMATE_COMMAND } from '../sr
 import { configurationChange, initializationOptions, readServerSettings } from '../src/settings';
 
 const repo = path.resolve(__dirname, '..', '..', '..', '..');
-const binary = process.env.OOMLINT_BIN ?? path.join(repo, 'target', 'debug', 'oomlint');
+const targetDir = path.resolve(repo, process.env.CARGO_TARGET_DIR || 'target');
+const binary = process.env.OOMLINT_BIN ?? path.join(targetDir, 'debug', 'oomlint');
 const fixture = fs.readFileSync(path.join(repo, 'fixtures', 'litgpt', 'qlora-precision.yaml'), 'utf8');
 const TIMEOUT_MS = 20_000;
 

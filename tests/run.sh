@@ -5,8 +5,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # One target directory for every build below, so the release builds of the pre-commit
-# hooks and the wheel reuse each other's artifacts.
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
+# hooks and the wheel reuse each other's artifacts: $CARGO_TARGET_DIR (a relative one is
+# taken from the repository root), else target/. Exported as an absolute path, so that
+# cargo agrees wherever it runs; the scripts below resolve it the same way on their own.
+target="${CARGO_TARGET_DIR:-target}"
+[[ "$target" = /* ]] || target="$PWD/$target"
+export CARGO_TARGET_DIR="$target"
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
@@ -33,7 +37,7 @@ if ! command -v nvim >/dev/null; then
   $sudo apt-get update && $sudo apt-get install -y neovim
 fi
 cargo build --locked
-bash tests/nvim/run.sh target/debug/oomlint
+bash tests/nvim/run.sh "$CARGO_TARGET_DIR/debug/oomlint"
 
 echo "== VS Code extension (npm ci, vsce package, node:test incl. the protocol and yaml-language-server tests)"
 bash tests/vscode/test.sh

@@ -5,11 +5,15 @@ the rule's `fixtures/rules/<rule>/fail*` and `pass*` files (through harness.py, 
 subprocess per fixture) and oomlint on the same file, and writes AGREEMENT.md.
 
 Usage (see README.md for the virtual environment):
-    python tests/fidelity/run.py [--oomlint target/debug/oomlint] [--python /work/fidelity-venv/bin/python]
+    python tests/fidelity/run.py [--oomlint PATH] [--python /work/fidelity-venv/bin/python]
+
+--oomlint defaults to debug/oomlint in $CARGO_TARGET_DIR (a relative one taken from the
+repository root), else in target/.
 """
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -124,7 +128,8 @@ def versions(python):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--oomlint", default=str(ROOT / "target/debug/oomlint"))
+    target = ROOT / (os.environ.get("CARGO_TARGET_DIR") or "target")
+    ap.add_argument("--oomlint", default=str(target / "debug" / "oomlint"))
     ap.add_argument("--python", default="/work/fidelity-venv/bin/python")
     ap.add_argument("--only", default="")
     ns = ap.parse_args()

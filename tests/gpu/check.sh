@@ -4,7 +4,8 @@
 # Run on a machine with an NVIDIA GPU and driver, from the repository root:
 #     bash tests/gpu/check.sh
 # What it does:
-#   1. Uses $OOMLINT, else target/release/oomlint, else builds it (`cargo build --release`).
+#   1. Uses $OOMLINT, else release/oomlint in $CARGO_TARGET_DIR (default target/), else builds it
+#      (`cargo build --release`).
 #   2. Compares `oomlint gpus --format json` with
 #      `nvidia-smi --query-gpu=index,name,memory.total,memory.used --format=csv,noheader,nounits`:
 #      same device count, index and name; total equal to the MiB; used within 5 % or 512 MiB
@@ -27,7 +28,12 @@ failed=0
 note() { echo "$1" | tee -a "$summary"; }
 fail() { note "FAIL $1"; failed=1; }
 
-oomlint="${OOMLINT:-target/release/oomlint}"
+# Cargo's target directory: $CARGO_TARGET_DIR (a relative one is taken from the repository
+# root), else target/. Exported as an absolute path so that cargo, wherever it runs, agrees.
+target="${CARGO_TARGET_DIR:-target}"
+[[ "$target" = /* ]] || target="$PWD/$target"
+export CARGO_TARGET_DIR="$target"
+oomlint="${OOMLINT:-$CARGO_TARGET_DIR/release/oomlint}"
 if [ ! -x "$oomlint" ]; then
     if command -v cargo >/dev/null; then
         cargo build --release --quiet 2>"$out/build.log" || { fail "cargo build (see build.log)"; exit 1; }

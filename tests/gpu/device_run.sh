@@ -4,7 +4,8 @@
 #   2. tests/gpu/measure_peaks.py over tests/gpu/grid.json (peaks.csv), the same for a few rows with
 #      PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (peaks_expandable.csv), and the MoE row last (peaks_moe.csv).
 # Results go to $OUT (or ./gpu-out); the committed copies live in tests/estimator/measured/.
-# Usage (from the repository root, with target/release/oomlint built): BUDGET=300 bash tests/gpu/device_run.sh
+# Usage (from the repository root, with `cargo build --release` done; check.sh finds the binary through
+# $OOMLINT, else $CARGO_TARGET_DIR, else target/): BUDGET=300 bash tests/gpu/device_run.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out="${OUT:-./gpu-out}"
@@ -13,7 +14,7 @@ export PYTHONUNBUFFERED=1
 work="$(mktemp -d)"
 mkdir -p "$work/check"
 nvidia-smi >"$work/check/nvidia-smi.txt" 2>&1
-OOMLINT="${OOMLINT:-target/release/oomlint}" OUT="$work/check" timeout 120 bash tests/gpu/check.sh >"$work/check/log.txt" 2>&1
+OUT="$work/check" timeout 120 bash tests/gpu/check.sh >"$work/check/log.txt" 2>&1
 echo "check.sh exit $?"
 cat "$work/check/summary.txt"
 tar czf "$out/check.tgz" -C "$work" check

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Headless Neovim (0.7 or newer) drives editors/nvim against the built `oomlint server`:
 # diagnostics, a hover with GiB, the summary code lens and a code action on a fixture.
-# Usage: tests/nvim/run.sh [path/to/oomlint]   (default: target/debug/oomlint)
+# Usage: tests/nvim/run.sh [path/to/oomlint]   (default: $CARGO_TARGET_DIR/debug/oomlint,
+# a relative CARGO_TARGET_DIR taken from the repository root; without it target/debug/oomlint)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
-bin="${1:-$root/target/debug/oomlint}"
+target="${CARGO_TARGET_DIR:-target}"
+[[ "$target" = /* ]] || target="$root/$target"
+bin="${1:-$target/debug/oomlint}"
 command -v nvim >/dev/null || { echo "nvim not found (apt-get install neovim)" >&2; exit 1; }
 [ -x "$bin" ] || { echo "no oomlint binary at $bin (cargo build first)" >&2; exit 1; }
 

@@ -65,6 +65,13 @@ local function run()
   assert(vim.api.nvim_buf_get_lines(0, line, line + 1, false)[1] == "# oomlint: ignore[OOM601]",
     "edit not applied")
   assert(vim.wait(20000, function() return find_code("OOM601") == nil end, 50), "OOM601 still reported")
+  -- Gone because the server published the edited text's findings, not because it stopped
+  -- (a client that exits clears its diagnostics).
+  local running = false
+  for _, client in pairs((vim.lsp.get_clients or vim.lsp.get_active_clients)()) do
+    running = running or client.name == "oomlint"
+  end
+  assert(running, "the oomlint client is no longer running")
 end
 
 local ok, err = pcall(run)

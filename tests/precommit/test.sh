@@ -14,9 +14,15 @@ if [ ! -x "$venv/bin/pre-commit" ]; then
   "$venv/bin/pip" install --quiet --disable-pip-version-check pre-commit
 fi
 
+# Cargo's target directory: $CARGO_TARGET_DIR (a relative one is taken from the repository
+# root), else target/. Exported as an absolute path so that cargo, wherever it runs, agrees.
+target="${CARGO_TARGET_DIR:-target}"
+[[ "$target" = /* ]] || target="$repo/$target"
+export CARGO_TARGET_DIR="$target"
+
 # The system hook needs oomlint on PATH: use this checkout's build.
 cargo build --quiet --manifest-path "$repo/Cargo.toml"
-export PATH="$repo/target/debug:$PATH"
+export PATH="$CARGO_TARGET_DIR/debug:$PATH"
 
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT

@@ -61,8 +61,12 @@ def check_jsonschema() -> Path:
 
 
 def oomlint_binary() -> Path:
-    subprocess.run(["cargo", "build", "--quiet", "--manifest-path", REPO / "Cargo.toml"], check=True)
-    return Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target")) / "debug" / "oomlint"
+    # $CARGO_TARGET_DIR (a relative one taken from the repository root, as the shell scripts
+    # do), else target/; passed to cargo as an absolute path so that the two agree.
+    target = REPO / (os.environ.get("CARGO_TARGET_DIR") or "target")
+    env = {**os.environ, "CARGO_TARGET_DIR": str(target)}
+    subprocess.run(["cargo", "build", "--quiet", "--manifest-path", REPO / "Cargo.toml"], check=True, env=env)
+    return target / "debug" / "oomlint"
 
 
 def oomlint_findings(binary: Path, files: list[str]) -> dict[str, tuple[str | None, set[str]]]:

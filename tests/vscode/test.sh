@@ -8,9 +8,15 @@
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 
+# Cargo's target directory: $CARGO_TARGET_DIR (a relative one is taken from the repository
+# root), else target/. Exported as an absolute path so that cargo, wherever it runs, agrees.
+target="${CARGO_TARGET_DIR:-target}"
+[[ "$target" = /* ]] || target="$repo/$target"
+export CARGO_TARGET_DIR="$target"
+
 # The protocol test's server: this checkout's build.
 cargo build --quiet --manifest-path "$repo/Cargo.toml"
-export OOMLINT_BIN="${CARGO_TARGET_DIR:-$repo/target}/debug/oomlint"
+export OOMLINT_BIN="$CARGO_TARGET_DIR/debug/oomlint"
 
 cd "$repo/editors/vscode"
 echo "-- npm ci"

@@ -11,7 +11,11 @@ if [ ! -x "$tools/bin/maturin" ]; then
   python3 -m venv "$tools"
   "$tools/bin/pip" install --quiet --disable-pip-version-check "maturin>=1.5,<2"
 fi
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$repo/target}"
+# Cargo's target directory: $CARGO_TARGET_DIR (a relative one is taken from the repository
+# root), else target/. Exported as an absolute path so that cargo, wherever it runs, agrees.
+target="${CARGO_TARGET_DIR:-target}"
+[[ "$target" = /* ]] || target="$repo/$target"
+export CARGO_TARGET_DIR="$target"
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT

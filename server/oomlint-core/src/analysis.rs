@@ -188,7 +188,7 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
         schema::Findings::default()
     } else {
         let mut findings = schema::check(format, &document);
-        format::python::script_removed_keys(&document, &text, &mut findings);
+        schema::script::removed_keys(&document, &text, &mut findings);
         findings
     };
     let line_index = LineIndex::new(&text);

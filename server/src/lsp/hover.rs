@@ -12,7 +12,7 @@ use crate::estimate::Estimate;
 use crate::fix::replace_keeping_quotes;
 use crate::format::{python, Format};
 use crate::rules;
-use crate::schema::{property_doc, PropertyDoc};
+use crate::schema::{self, property_doc, PropertyDoc};
 use crate::span::Span;
 use crate::suppression;
 use crate::syntax::{Entry, ScalarKind};
@@ -64,7 +64,7 @@ fn keyword_doc(document: &OpenDocument, key: Span) -> Option<PropertyDoc> {
         .calls
         .iter()
         .find_map(|call| call.args.iter().find(|a| a.key_span == key).map(|a| (call.callee, a.name.clone())))?;
-    python::keywords::keywords(callee).into_iter().find(|doc| doc.name == name)
+    schema::keywords::keywords(callee).into_iter().find(|doc| doc.name == name)
 }
 
 /// The documentation of the rule named at `offset` inside `# oomlint: ignore[...]`.

@@ -9,7 +9,6 @@ use super::state::OpenDocument;
 use crate::analysis::analyze_text;
 use crate::diagnostic::Edit;
 use crate::estimate::Estimate;
-use crate::fix::replace_keeping_quotes;
 use crate::format::{python, Format};
 use crate::rules;
 use crate::schema::{self, property_doc, PropertyDoc};
@@ -116,7 +115,7 @@ fn costs(document: &OpenDocument, entry: &Entry, enum_values: &[Value], estimate
     let mut any_change = false;
     for (label, value) in variations(entry, enum_values) {
         let edit = if is_string {
-            replace_keeping_quotes(&analysis.text, entry.value.span, &value)
+            Edit::replace_keeping_quotes(&analysis.text, entry.value.span, &value)
         } else {
             Edit::replace(entry.value.span, value)
         };

@@ -131,7 +131,6 @@ pub fn analyze_bytes(path: &Path, bytes: &[u8], options: &Options) -> Analysis {
                 estimate: None,
                 rejected: Some(&rejection),
                 versions: &Versions::default(),
-                settings: &options.settings,
                 schema: &schema::Findings::default(),
                 suppressions: None,
             };
@@ -206,7 +205,6 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
             estimate: estimate.as_ref(),
             rejected: None,
             versions: &versions,
-            settings: &settings,
             schema: &findings,
             suppressions: None,
         };

@@ -71,7 +71,7 @@ fn suppressed_rule(document: &OpenDocument, offset: usize) -> Option<(String, Sp
     let analysis = &document.analysis;
     let suppressions = suppression::parse(&analysis.text, &analysis.document.comments, &analysis.line_index);
     let code = suppressions.iter().flat_map(|s| &s.codes).find(|c| c.span.start <= offset && offset <= c.span.end)?;
-    let rule = rules::find(code.rule?)?;
+    let rule = rules::find(&code.text)?;
     Some((format!("**{}** · `{}`\n\n{}", rule.code, rule.name, rule.doc()), code.span))
 }
 

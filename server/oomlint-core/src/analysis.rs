@@ -131,7 +131,6 @@ pub fn analyze_bytes(path: &Path, bytes: &[u8], options: &Options) -> Analysis {
                 estimate: None,
                 rejected: Some(&rejection),
                 versions: &Versions::default(),
-                settings: &options.settings,
                 schema: &schema::Findings::default(),
                 suppressions: None,
             };
@@ -188,7 +187,7 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
         schema::Findings::default()
     } else {
         let mut findings = schema::check(format, &document);
-        format::python::script_removed_keys(&document, &text, &mut findings);
+        schema::script::removed_keys(&document, &text, &mut findings);
         findings
     };
     let line_index = LineIndex::new(&text);
@@ -206,7 +205,6 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
             estimate: estimate.as_ref(),
             rejected: None,
             versions: &versions,
-            settings: &settings,
             schema: &findings,
             suppressions: None,
         };

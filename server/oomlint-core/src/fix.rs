@@ -88,25 +88,6 @@ pub fn fix_text(path: &Path, text: &str, options: &Options, minimum: Applicabili
     Fixed { text: current, count, rounds: MAX_ROUNDS, converged: false }
 }
 
-/// Replaces the key or scalar at `span` with `new`, inside its quotes when it is quoted.
-/// A plain scalar whose replacement YAML would read as something else than a string
-/// (`no`, `1e-5`, `null`) is written double-quoted.
-pub fn replace_keeping_quotes(text: &str, span: Span, new: &str) -> Edit {
-    let inner = text.get(span.start..span.end).unwrap_or_default();
-    let quoted = inner.len() >= 2
-        && (inner.starts_with('"') && inner.ends_with('"') || inner.starts_with('\'') && inner.ends_with('\''));
-    if quoted {
-        return Edit::replace(Span::new(span.start + 1, span.end - 1), new);
-    }
-    let reads_as_string = crate::syntax::yaml::resolve_plain(new) == crate::syntax::ScalarKind::Str;
-    let safe_plain = reads_as_string
-        && !new.is_empty()
-        && !new.starts_with(['"', '\'', '[', '{', '&', '*', '!', '|', '>', '%', '@', '`'])
-        && !new.contains(": ")
-        && !new.contains(" #");
-    Edit::replace(span, if safe_plain { new.to_string() } else { format!("{new:?}") })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -124,15 +105,6 @@ mod tests {
         let applied = apply(text, &[&a, &b, &c]);
         assert_eq!(applied.count, 2);
         assert_eq!(applied.text, "precision: bf16-true\nquantize: bnb.nf4\n# end\n");
-    }
-
-    #[test]
-    fn replacements_keep_quotes_and_stay_strings() {
-        let text = "'evaluation_strategy': a\neval_strategy: no_\n";
-        assert_eq!(replace_keeping_quotes(text, Span::new(0, 21), "eval_strategy").span, Span::new(1, 20));
-        let plain = Span::new(text.len() - 4, text.len() - 1);
-        assert_eq!(replace_keeping_quotes(text, plain, "no").content, "\"no\"");
-        assert_eq!(replace_keeping_quotes(text, plain, "steps").content, "steps");
     }
 
     #[test]

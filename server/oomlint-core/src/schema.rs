@@ -19,6 +19,9 @@ use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, LazyLock, Mutex, OnceLock, PoisonError};
 
+pub mod keywords;
+pub mod script;
+
 /// Used by `build.rs`; here only to test what it wrote.
 #[cfg(test)]
 mod lean;

@@ -6,11 +6,11 @@
 //! - `# oomlint: disable-file[...]` (or a bare `# oomlint: disable-file`) in the first
 //!   20 lines suppresses the rules in the whole file.
 //!
-//! A suppression (or one of its codes) that matched no finding is reported by
-//! `unused-suppression`, as is a code that names no rule.
+//! A code matches a finding by the finding's rule code (any case) or rule name, so this
+//! module needs no rule registry. A suppression (or one of its codes) that matched no
+//! finding is reported by `unused-suppression`, as is a code that names no rule.
 
 use crate::diagnostic::{Diagnostic, Edit};
-use crate::rules;
 use crate::span::{LineIndex, Span};
 use crate::syntax::{Comment, Document, Language};
 
@@ -29,9 +29,14 @@ pub enum Scope {
 pub struct Code {
     pub text: String,
     pub span: Span,
-    /// The rule it names (None: no such rule).
-    pub rule: Option<&'static str>,
     pub used: bool,
+}
+
+impl Code {
+    /// Whether this code names the rule of `diagnostic` (its code in any case, or its name).
+    pub fn names(&self, diagnostic: &Diagnostic) -> bool {
+        self.text.eq_ignore_ascii_case(diagnostic.code) || self.text == diagnostic.rule
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,7 +58,7 @@ impl Suppression {
             Scope::Line(l) => l == line,
             Scope::File => true,
         };
-        in_scope && (self.codes.is_empty() || self.codes.iter().any(|c| c.rule == Some(diagnostic.code)))
+        in_scope && (self.codes.is_empty() || self.codes.iter().any(|c| c.names(diagnostic)))
     }
 
     /// Whether nothing in this comment was used.
@@ -119,12 +124,7 @@ fn codes(list: &str, offset: usize) -> Vec<Code> {
         let lead = part.len() - part.trim_start().len();
         if !trimmed.is_empty() {
             let at = offset + start + lead;
-            out.push(Code {
-                text: trimmed.to_string(),
-                span: Span::new(at, at + trimmed.len()),
-                rule: rules::find(trimmed).map(|r| r.code),
-                used: false,
-            });
+            out.push(Code { text: trimmed.to_string(), span: Span::new(at, at + trimmed.len()), used: false });
         }
         start += part.len() + 1;
     }
@@ -142,7 +142,7 @@ pub fn apply(diagnostics: &mut Vec<Diagnostic>, suppressions: &mut [Suppression]
         for s in suppressions.iter_mut().filter(|s| s.matches(d, line)) {
             suppressed = true;
             s.used = true;
-            for code in s.codes.iter_mut().filter(|c| c.rule == Some(d.code)) {
+            for code in s.codes.iter_mut().filter(|c| c.names(d)) {
                 code.used = true;
             }
         }
@@ -177,6 +177,7 @@ pub fn ignore_edit(text: &str, doc: &Document, index: &LineIndex, line: usize, c
 mod tests {
     use super::*;
     use crate::diagnostic::Severity;
+    use crate::rules;
     use crate::syntax::{self, Language};
 
     fn diagnostic(code: &'static str, text: &str, at: &str) -> Diagnostic {
@@ -266,7 +267,7 @@ mod tests {
         text.push_str("# oomlint: disable-file\n# oomlint: ignore[nope]\ny: 1\n");
         let found = run(&text, &mut Vec::new());
         assert_eq!(found.len(), 1);
-        assert_eq!(found[0].codes[0].rule, None);
+        assert_eq!(found[0].codes[0].text, "nope");
         assert!(found[0].is_unused());
     }
 }

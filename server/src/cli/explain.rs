@@ -5,7 +5,7 @@
 
 use super::usage_error;
 use crate::catalog::Gpu;
-use crate::diagnostic::{Edit, Fix};
+use crate::diagnostic::Fix;
 use crate::explain::advice::Lever;
 use crate::explain::units::format_size;
 use crate::explain::{explain, json, OomError};
@@ -209,7 +209,7 @@ fn apply_fixes(path: &Path, original: &str, errors: &[OomError]) -> Result<Optio
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diagnostic::Applicability;
+    use crate::diagnostic::{Applicability, Edit};
     use crate::span::Span;
 
     const MESSAGE: &str = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB. GPU 0 has a total capacity of 22.19 GiB of which 1.00 GiB is free. Of the allocated memory 20.00 GiB is allocated by PyTorch, and 100.00 MiB is reserved by PyTorch but unallocated.\n";

@@ -8,8 +8,8 @@ use super::convert::Positions;
 use super::docs::{property_markdown, spell};
 use super::locate::{yaml_context, Writing};
 use super::state::OpenDocument;
-use crate::format::{python, Format};
-use crate::schema::{properties_at, property_doc, PropertyDoc};
+use crate::format::Format;
+use crate::schema::{self, properties_at, property_doc, PropertyDoc};
 use crate::span::Span;
 use crate::syntax::python::open_call;
 use crate::syntax::Language;
@@ -60,7 +60,7 @@ fn keywords(before: &str, text: &str, positions: &Positions, offset: usize) -> V
     let source = format!("{before}{text}");
     let Some(call) = open_call(&source, before.len() + offset) else { return Vec::new() };
     let prefix = Span::new(call.prefix.start.saturating_sub(before.len()), call.prefix.end - before.len());
-    python::keywords::keywords(call.callee)
+    schema::keywords::keywords(call.callee)
         .into_iter()
         .filter(|p| !call.given.contains(&p.name))
         .map(|p| {

@@ -9,10 +9,9 @@ use super::state::OpenDocument;
 use crate::analysis::analyze_text;
 use crate::diagnostic::Edit;
 use crate::estimate::Estimate;
-use crate::fix::replace_keeping_quotes;
 use crate::format::{python, Format};
 use crate::rules;
-use crate::schema::{property_doc, PropertyDoc};
+use crate::schema::{self, property_doc, PropertyDoc};
 use crate::span::Span;
 use crate::suppression;
 use crate::syntax::{Entry, ScalarKind};
@@ -64,7 +63,7 @@ fn keyword_doc(document: &OpenDocument, key: Span) -> Option<PropertyDoc> {
         .calls
         .iter()
         .find_map(|call| call.args.iter().find(|a| a.key_span == key).map(|a| (call.callee, a.name.clone())))?;
-    python::keywords::keywords(callee).into_iter().find(|doc| doc.name == name)
+    schema::keywords::keywords(callee).into_iter().find(|doc| doc.name == name)
 }
 
 /// The documentation of the rule named at `offset` inside `# oomlint: ignore[...]`.
@@ -72,7 +71,7 @@ fn suppressed_rule(document: &OpenDocument, offset: usize) -> Option<(String, Sp
     let analysis = &document.analysis;
     let suppressions = suppression::parse(&analysis.text, &analysis.document.comments, &analysis.line_index);
     let code = suppressions.iter().flat_map(|s| &s.codes).find(|c| c.span.start <= offset && offset <= c.span.end)?;
-    let rule = rules::find(code.rule?)?;
+    let rule = rules::find(&code.text)?;
     Some((format!("**{}** · `{}`\n\n{}", rule.code, rule.name, rule.doc()), code.span))
 }
 
@@ -116,7 +115,7 @@ fn costs(document: &OpenDocument, entry: &Entry, enum_values: &[Value], estimate
     let mut any_change = false;
     for (label, value) in variations(entry, enum_values) {
         let edit = if is_string {
-            replace_keeping_quotes(&analysis.text, entry.value.span, &value)
+            Edit::replace_keeping_quotes(&analysis.text, entry.value.span, &value)
         } else {
             Edit::replace(entry.value.span, value)
         };

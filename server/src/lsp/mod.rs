@@ -24,7 +24,6 @@ use convert::Encoding;
 use options::ClientOptions;
 use serde_json::{json, Value};
 use state::State;
-use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use tower_lsp_server::jsonrpc::Result;
@@ -325,23 +324,6 @@ fn capabilities(encoding: Encoding) -> ServerCapabilities {
             ..ExecuteCommandOptions::default()
         }),
         ..ServerCapabilities::default()
-    }
-}
-
-/// Serves LSP over stdin/stdout until `exit` (or the input closes). Exits 0 after a
-/// `shutdown` request, 1 otherwise, as the protocol asks.
-pub fn run_stdio() -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_current_thread().build() {
-        Ok(runtime) => runtime,
-        Err(e) => return crate::cli::usage_error(format!("cannot start the server runtime: {e}")),
-    };
-    let shut_down = runtime.block_on(serve(tokio::io::stdin(), tokio::io::stdout()));
-    // The stdin reader may still wait on a client that keeps stdin open after `exit`.
-    runtime.shutdown_background();
-    if shut_down {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
     }
 }
 

@@ -5,7 +5,8 @@
 //! heads × head size, `I` MLP width, `V` vocabulary rows, `β` compute bytes, `T` tokens
 //! per micro-batch (micro batch × sequence length).
 
-use super::setup::{Implementation, Setup};
+use super::context::Implementation;
+use super::setup::Setup;
 use super::weights::{self, mamba_dims};
 use super::{Component, Phase, Provenance};
 use crate::catalog::{MlpKind, NormKind};

@@ -20,6 +20,27 @@ pub struct Context {
     pub first_batch_longest: bool,
 }
 
+/// Which code path runs the model: it decides what autograd saves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Implementation {
+    /// LitGPT's `GPT` (fused QKV, chunked head and cross-entropy, always SDPA).
+    Litgpt,
+    /// Hugging Face transformers modelling code (Trainer, TRL, Axolotl, LLaMA-Factory).
+    Hf,
+    /// Unsloth's patched modelling code (fused kernels, offloaded checkpointing).
+    Unsloth,
+}
+
+impl Implementation {
+    pub fn of(framework: Framework) -> Self {
+        match framework {
+            Framework::Litgpt => Implementation::Litgpt,
+            Framework::Unsloth => Implementation::Unsloth,
+            _ => Implementation::Hf,
+        }
+    }
+}
+
 /// The resolved consequences of a [`Context`] for one framework.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Behaviour {

@@ -6,7 +6,8 @@
 //! head), and `use_orig_params=True` (Fabric's default), so frozen and trainable parameters
 //! share a FlatParameter.
 
-use super::setup::{Implementation, Setup};
+use super::context::Implementation;
+use super::setup::Setup;
 use super::{Component, Phase, Provenance};
 use crate::plan::Method;
 

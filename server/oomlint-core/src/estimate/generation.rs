@@ -32,8 +32,8 @@ pub fn reference_model(s: &Setup) -> Option<Component> {
 /// (`fraction_of_free`, `fast_inference=True`) budgets `util × free` at load time, before
 /// any weights are on the GPU, and vLLM holds the base weights the trainer then shares
 /// (`unsloth-zoo` `vllm_utils.py` `load_vllm`, `convert_vllm_to_huggingface`): the slab
-/// beyond the shared weights is what vLLM adds.
-pub fn vllm_reservation(s: &Setup, used_before_load: u64) -> Option<Component> {
+/// beyond the shared weights (`shared`, the weights component's bytes) is what vLLM adds.
+pub fn vllm_reservation(s: &Setup, shared: u64, used_before_load: u64) -> Option<Component> {
     let rl = s.rl.as_ref()?;
     let vllm = rl.vllm.as_ref()?;
     if vllm.mode.value != VllmMode::Colocate {
@@ -43,7 +43,6 @@ pub fn vllm_reservation(s: &Setup, used_before_load: u64) -> Option<Component> {
     let util = vllm.gpu_memory_utilization.value.clamp(0.0, 1.0);
     let (bytes, formula) = if vllm.fraction_of_free {
         // The base weights are not on the GPU yet when Unsloth measures free memory: vLLM loads them.
-        let shared = weights::weights_component(s).bytes;
         let free = total.saturating_sub(used_before_load.saturating_sub(shared));
         let budget = (util * free as f64) as u64;
         (

@@ -25,9 +25,9 @@ mod setup;
 mod views;
 mod weights;
 
-pub use context::{Context, TrlLoss};
+pub use context::{Context, Implementation, TrlLoss};
 pub use levers::{Change, Lever, Solve};
-pub use setup::{Implementation, Setup};
+pub use setup::Setup;
 
 use crate::catalog::{Architecture, Gpu};
 use crate::plan::Plan;

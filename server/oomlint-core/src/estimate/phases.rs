@@ -1,7 +1,8 @@
 //! Components assembled into phases; the peak is the largest phase, not the sum of all parts.
 
-use super::setup::{Implementation, Setup};
-use super::weights::weights_component;
+use super::context::Implementation;
+use super::setup::Setup;
+use super::weights::quantized_bytes_per_param;
 use super::{activations, fsdp, generation, optimizer, views, Component, Peak, Phase, PhaseTotal, Provenance};
 use crate::plan::Sharding;
 
@@ -20,7 +21,9 @@ fn outside_allocator(name: &str) -> bool {
 }
 
 pub fn evaluate(s: &Setup) -> Core {
-    let mut components = vec![weights_component(s)];
+    let weights = weights_component(s);
+    let weights_bytes = weights.bytes;
+    let mut components = vec![weights];
     components.extend(optimizer::components(s));
     components.push(activations::activations_component(s));
     components.push(activations::logits_component(s));
@@ -36,7 +39,7 @@ pub fn evaluate(s: &Setup) -> Core {
     components.extend(generation::reference_model(s));
     let before_vllm: u64 =
         components.iter().filter(|c| c.name == "weights").map(|c| c.bytes).sum::<u64>() + views::CUDA_CONTEXT_BYTES;
-    components.extend(generation::vllm_reservation(s, before_vllm));
+    components.extend(generation::vllm_reservation(s, weights_bytes, before_vllm));
     components.extend(generation::generate_kv_cache(s));
     components.retain(|c| c.bytes > 0 || c.name == "weights");
 
@@ -76,6 +79,46 @@ pub fn evaluate(s: &Setup) -> Core {
             device_bytes: device,
         },
         band: views::band(s),
+    }
+}
+
+/// Linear parameters that 4/8-bit quantization replaces: every block linear, and in LitGPT
+/// also `lm_head` (Fabric's bitsandbytes plugin converts every `nn.Linear`; transformers
+/// keeps `lm_head` in 16 bits).
+fn quantized_linear_params(s: &Setup) -> u64 {
+    match s.implementation {
+        Implementation::Litgpt => s.counts.block_linear + s.counts.head,
+        _ => s.counts.block_linear,
+    }
+}
+
+/// The base weights: quantized block linears plus 16-bit embedding, head and norms.
+fn weights_component(s: &Setup) -> Component {
+    let c = &s.counts;
+    let b = s.param_bytes as f64;
+    let (bytes, formula, provenance) = match s.quantization {
+        Some(q) => {
+            let (per, why) = quantized_bytes_per_param(q);
+            let linear = quantized_linear_params(s);
+            let kept = c.total - linear;
+            (
+                linear as f64 * per + kept as f64 * s.compute_bytes as f64,
+                format!(
+                    "{linear} quantized linear params × {why} + {kept} embedding/norm/unquantized params × {} B",
+                    s.compute_bytes
+                ),
+                Provenance::Exact,
+            )
+        }
+        None => (c.total as f64 * b, format!("{} params × {} B", c.total, s.param_bytes), Provenance::Exact),
+    };
+    Component {
+        name: "weights",
+        bytes: (bytes / s.shard_params as f64) as u64,
+        phase: Phase::Forward,
+        live_in: Phase::ALL.to_vec(),
+        formula: if s.shard_params > 1 { format!("({formula}) / {} ranks", s.shard_params) } else { formula },
+        provenance,
     }
 }
 

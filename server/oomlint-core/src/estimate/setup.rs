@@ -1,6 +1,6 @@
 //! The plan resolved into the numbers the memory model needs, with each assumption recorded.
 
-use super::context::{Behaviour, Context, TrlLoss};
+use super::context::{Behaviour, Context, Implementation, TrlLoss};
 use super::weights::{self, ParamCounts};
 use crate::catalog::{Architecture, Gpu, HfProjections, MlpKind};
 use crate::format::facts::{self, Framework::*};
@@ -8,27 +8,6 @@ use crate::plan::{
     Attention, Checkpointing, Dtype, Framework, LoraTargets, LossImpl, Method, Optimizer, Plan, Precision,
     Quantization, RlAlgorithm, RlPlan, Sharding,
 };
-
-/// Which code path runs the model: it decides what autograd saves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Implementation {
-    /// LitGPT's `GPT` (fused QKV, chunked head and cross-entropy, always SDPA).
-    Litgpt,
-    /// Hugging Face transformers modelling code (Trainer, TRL, Axolotl, LLaMA-Factory).
-    Hf,
-    /// Unsloth's patched modelling code (fused kernels, offloaded checkpointing).
-    Unsloth,
-}
-
-impl Implementation {
-    pub fn of(framework: Framework) -> Self {
-        match framework {
-            Framework::Litgpt => Implementation::Litgpt,
-            Framework::Unsloth => Implementation::Unsloth,
-            _ => Implementation::Hf,
-        }
-    }
-}
 
 /// Everything the model needs, resolved from the plan with defaults.
 #[derive(Debug, Clone)]

@@ -1,6 +1,7 @@
 //! From allocated bytes to the reserved and device views, and the uncertainty band.
 
-use super::setup::{Implementation, Setup};
+use super::context::Implementation;
+use super::setup::Setup;
 use super::{Component, Phase, Provenance};
 use crate::plan::Checkpointing;
 

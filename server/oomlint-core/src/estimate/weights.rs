@@ -1,7 +1,7 @@
-//! Parameter counts from the architecture's shapes, and the bytes the weights take.
+//! Parameter counts from the architecture's shapes, and the bytes a quantized parameter takes
+//! (the weights component is assembled in `phases`).
 
-use super::setup::{Implementation, Setup};
-use super::{Component, Phase, Provenance};
+use super::context::Implementation;
 use crate::catalog::{Architecture, MlpKind};
 use crate::plan::Quantization;
 
@@ -100,45 +100,5 @@ pub fn quantized_bytes_per_param(q: Quantization) -> (f64, &'static str) {
         }
         Quantization::Int8 => (1.0, "1 B (LLM.int8) + fp32 row statistics"),
         Quantization::Fp8 => (1.0, "1 B (fp8) + per-tensor scales"),
-    }
-}
-
-/// Linear parameters that 4/8-bit quantization replaces: every block linear, and in LitGPT
-/// also `lm_head` (Fabric's bitsandbytes plugin converts every `nn.Linear`; transformers
-/// keeps `lm_head` in 16 bits).
-pub fn quantized_linear_params(s: &Setup) -> u64 {
-    match s.implementation {
-        Implementation::Litgpt => s.counts.block_linear + s.counts.head,
-        _ => s.counts.block_linear,
-    }
-}
-
-/// The base weights: quantized block linears plus 16-bit embedding, head and norms.
-pub fn weights_component(s: &Setup) -> Component {
-    let c = &s.counts;
-    let b = s.param_bytes as f64;
-    let (bytes, formula, provenance) = match s.quantization {
-        Some(q) => {
-            let (per, why) = quantized_bytes_per_param(q);
-            let linear = quantized_linear_params(s);
-            let kept = c.total - linear;
-            (
-                linear as f64 * per + kept as f64 * s.compute_bytes as f64,
-                format!(
-                    "{linear} quantized linear params × {why} + {kept} embedding/norm/unquantized params × {} B",
-                    s.compute_bytes
-                ),
-                Provenance::Exact,
-            )
-        }
-        None => (c.total as f64 * b, format!("{} params × {} B", c.total, s.param_bytes), Provenance::Exact),
-    };
-    Component {
-        name: "weights",
-        bytes: (bytes / s.shard_params as f64) as u64,
-        phase: Phase::Forward,
-        live_in: Phase::ALL.to_vec(),
-        formula: if s.shard_params > 1 { format!("({formula}) / {} ranks", s.shard_params) } else { formula },
-        provenance,
     }
 }

@@ -27,8 +27,7 @@
 //! above is in transformers `training_args.py` (`TrainingArguments.__post_init__`).
 
 use super::{Context, Reporter};
-use crate::diagnostic::{Applicability, Fix};
-use crate::fix::replace_keeping_quotes;
+use crate::diagnostic::{Applicability, Edit, Fix};
 
 pub fn check(ctx: &Context, out: &mut Reporter) {
     for invalid in &ctx.schema.invalid_values {
@@ -38,7 +37,7 @@ pub fn check(ctx: &Context, out: &mut Reporter) {
             diagnostic.with_fix(Fix {
                 title: format!("Use `{suggestion}`"),
                 applicability: Applicability::Unsafe,
-                edits: vec![replace_keeping_quotes(ctx.text, invalid.span, suggestion)],
+                edits: vec![Edit::replace_keeping_quotes(ctx.text, invalid.span, suggestion)],
             });
         }
     }

@@ -82,7 +82,6 @@ use crate::format::Format;
 use crate::model::ModelLookup;
 use crate::plan::Plan;
 use crate::schema;
-use crate::settings::Settings;
 use crate::span::Span;
 use crate::suppression::Suppression;
 use crate::syntax::Document;
@@ -131,8 +130,6 @@ pub struct Context<'a> {
     pub rejected: Option<&'a (usize, String)>,
     /// Framework versions pinned near the file (see `crate::versions`).
     pub versions: &'a Versions,
-    /// The project settings for this file, its modeline applied.
-    pub settings: &'a Settings,
     /// What schema validation found (see `crate::schema`).
     pub schema: &'a schema::Findings,
     /// The file's suppression comments, once every other rule has run

@@ -34,7 +34,6 @@
 
 use super::{Context, Reporter};
 use crate::diagnostic::{Applicability, Edit, Fix, Severity};
-use crate::fix::replace_keeping_quotes;
 use crate::span::Span;
 
 pub fn check(ctx: &Context, out: &mut Reporter) {
@@ -63,7 +62,7 @@ pub fn check(ctx: &Context, out: &mut Reporter) {
             diagnostic.with_fix(Fix {
                 title: format!("Rename to `{replacement}`"),
                 applicability: Applicability::Safe,
-                edits: vec![replace_keeping_quotes(ctx.text, removed.key_span, replacement)],
+                edits: vec![Edit::replace_keeping_quotes(ctx.text, removed.key_span, replacement)],
             });
         } else if removed.replacement_present {
             if let Some(lines) = entry_lines(ctx.text, removed.key_span, removed.value_span) {

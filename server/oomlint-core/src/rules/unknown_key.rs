@@ -29,8 +29,7 @@
 //! and DeepSpeed `runtime/zero/config.py`.
 
 use super::{Context, Reporter};
-use crate::diagnostic::{Applicability, Fix};
-use crate::fix::replace_keeping_quotes;
+use crate::diagnostic::{Applicability, Edit, Fix};
 
 pub fn check(ctx: &Context, out: &mut Reporter) {
     for unknown in &ctx.schema.unknown_keys {
@@ -47,7 +46,7 @@ pub fn check(ctx: &Context, out: &mut Reporter) {
             diagnostic.with_fix(Fix {
                 title: format!("Rename to `{suggestion}`"),
                 applicability: Applicability::Unsafe,
-                edits: vec![replace_keeping_quotes(ctx.text, unknown.span, suggestion)],
+                edits: vec![Edit::replace_keeping_quotes(ctx.text, unknown.span, suggestion)],
             });
         }
     }

@@ -56,7 +56,7 @@ pub fn check(ctx: &Context, out: &mut Reporter) {
             suppression.codes.last().map_or(0, |c| c.span.end),
         );
         for code in unused {
-            let message = match code.rule {
+            let message = match super::find(&code.text) {
                 Some(_) => format!("`{}` is suppressed here but does not occur", code.text),
                 None => format!("`{}` is not a rule code or name", code.text),
             };

@@ -4,8 +4,8 @@
 //! script and `accelerate launch` keys a TRL CLI YAML also takes. The other calls have no
 //! schema: their keywords are tabled here from the framework's signature.
 
+use super::{properties_at, PropertyDoc};
 use crate::format::Format;
-use crate::schema::{properties_at, PropertyDoc};
 use crate::syntax::python::Callee;
 
 /// The keyword arguments `callee` accepts (not deprecated ones), in the order shown.

@@ -1417,9 +1417,10 @@ mod tests {
     }
 
     #[test]
-    fn twenty_thousand_entries_parse_quickly() {
+    fn a_hundred_thousand_entries_parse() {
+        const ENTRIES: usize = 100_000;
         let mut text = String::new();
-        for i in 0..20_000 {
+        for i in 0..ENTRIES {
             match i % 4 {
                 0 => text.push_str("max_split_size_mb:128,"),
                 1 => text.push_str("expandable_segments:true,"),
@@ -1427,12 +1428,11 @@ mod tests {
                 _ => text.push_str("roundup_power2_divisions:[256:1,>:2],"),
             }
         }
-        // Linear: a release build takes ~0.1 s; the bound leaves room for debug builds on a busy machine.
-        let started = std::time::Instant::now();
+        // 2.6 MB in ~0.9 s of a debug build: a parser quadratic in entries or tokens would take
+        // minutes or more on it, so a regression shows as a hung test, without a clock here.
         let conf = parse(&text);
-        assert!(started.elapsed() < std::time::Duration::from_secs(10), "{:?}", started.elapsed());
-        assert_eq!(conf.entries.len(), 20_000);
-        assert_eq!(conf.problems.iter().filter(|p| p.kind == ProblemKind::InvalidBool).count(), 5_000);
-        assert_eq!(conf.problems.iter().filter(|p| p.kind == ProblemKind::UnknownKey).count(), 5_000);
+        assert_eq!(conf.entries.len(), ENTRIES);
+        assert_eq!(conf.problems.iter().filter(|p| p.kind == ProblemKind::InvalidBool).count(), ENTRIES / 4);
+        assert_eq!(conf.problems.iter().filter(|p| p.kind == ProblemKind::UnknownKey).count(), ENTRIES / 4);
     }
 }

@@ -5,11 +5,13 @@
 //! the whole pipeline for one file.
 //!
 //! Invariant: this crate does no I/O. It never touches the file system, processes,
-//! threads, the clock, the environment or the network (clippy's `disallowed-methods` and
-//! `disallowed-types` in `clippy.toml` enforce it), so it builds for WebAssembly and runs
-//! in a browser. What it needs from around a file (settings, version pins, local model
-//! checkpoints, the target GPU) the leaves (CLI, language server, playground) hand it as
-//! values and through [`analysis::Resolver`].
+//! threads, the clock, the environment, the console or the network (clippy's
+//! `disallowed-methods`, `disallowed-types` and `disallowed-macros` in `clippy.toml` enforce
+//! it), so it builds for WebAssembly and runs in a browser (`tests/wasm/build.sh` builds it
+//! for wasm32-wasip1, tree-sitter's C included, and runs an analysis under WASI). What it
+//! needs from around a file (settings, version pins, local model checkpoints, the target
+//! GPU) the leaves (CLI, language server, playground) hand it as values and through
+//! [`analysis::Resolver`].
 
 pub mod alloc_conf;
 pub mod analysis;

@@ -707,6 +707,8 @@ mod tests {
     }
 
     #[test]
+    // Test-only I/O: lists schema/ to compare it with what is embedded.
+    #[allow(clippy::disallowed_methods)]
     fn every_schema_file_is_embedded_and_compiles() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schema");
         let mut on_disk: Vec<String> = std::fs::read_dir(&dir)
@@ -725,6 +727,8 @@ mod tests {
     }
 
     #[test]
+    // Test-only I/O: walks fixtures/ and ../shared/corpus for documents to validate.
+    #[allow(clippy::disallowed_methods)]
     fn validation_reads_the_schemas_without_documentation_and_gets_the_same_answers() {
         // The fixtures, and the published configs of `../shared/corpus` where it is present.
         let root = &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");

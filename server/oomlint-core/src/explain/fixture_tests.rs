@@ -7,6 +7,8 @@ use super::{explain, OomError};
 const GIB: f64 = 1_073_741_824.0;
 const MIB: f64 = 1_048_576.0;
 
+// Test-only I/O: reads a log of fixtures/logs.
+#[allow(clippy::disallowed_methods)]
 fn fixture(name: &str) -> (String, Vec<OomError>) {
     let path = format!("{}/../../fixtures/logs/{name}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
@@ -174,6 +176,8 @@ impl Rng {
 }
 
 #[test]
+// Test-only I/O: lists and reads fixtures/logs.
+#[allow(clippy::disallowed_methods)]
 fn mutated_logs_never_panic() {
     const PIECES: [&str; 10] = ["\n", "é", "\u{1b}[31m", "[rank7]: ", "\r", "GiB", "0", ".", " ", "Process 1 has "];
     let dir = format!("{}/../../fixtures/logs", env!("CARGO_MANIFEST_DIR"));

@@ -172,8 +172,17 @@ fn escape_end(bytes: &[u8], at: usize, end: usize) -> Option<usize> {
     }
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Bytes of the log read by [`for_each_visible`] on this thread: every line read, cleaned
+    /// or compacted goes through it, so tests bound a scan's work by counting, not by the clock.
+    pub static BYTES_READ: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// Calls `f` with each byte of `start..end` outside escape sequences, and its offset.
 fn for_each_visible(bytes: &[u8], start: usize, end: usize, mut f: impl FnMut(u8, usize)) {
+    #[cfg(test)]
+    BYTES_READ.with(|read| read.set(read.get() + end.saturating_sub(start)));
     let mut i = start;
     while i < end {
         if let Some(next) = escape_end(bytes, i, end) {

@@ -20,6 +20,8 @@ pub fn spanned<'t, T>(text: &'t str, s: &Sourced<T>) -> &'t str {
 /// Calls `check(path, text, reader)` for every file of `../shared/corpus` whose manifest format
 /// is `format`, parsed as `language` (`path` relative to the corpus). Prints a notice and checks
 /// nothing when the corpus is absent.
+// Test-only I/O: reads the corpus and says so on stderr when it is absent.
+#[allow(clippy::disallowed_methods, clippy::disallowed_macros)]
 pub fn each_corpus_file(format: &str, language: Language, mut check: impl FnMut(&Path, &str, &Reader)) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus");
     let Ok(manifest) = std::fs::read_to_string(root.join("MANIFEST.tsv")) else {

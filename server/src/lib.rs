@@ -4,7 +4,7 @@
 
 pub use oomlint_core::{
     alloc_conf, analysis, catalog, diagnostic, estimate, explain, fix, format, model, plan, rules, schema, settings,
-    similarity, span, suppression, syntax, versions,
+    span, suppression, syntax, versions,
 };
 
 pub mod cli;

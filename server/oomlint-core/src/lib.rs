@@ -26,7 +26,7 @@ pub mod plan;
 pub mod rules;
 pub mod schema;
 pub mod settings;
-pub mod similarity;
+pub(crate) mod similarity;
 pub mod span;
 pub mod suppression;
 pub mod syntax;

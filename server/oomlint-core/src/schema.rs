@@ -20,7 +20,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, LazyLock, Mutex, OnceLock, PoisonError};
 
 pub mod keywords;
-pub mod script;
+pub(crate) mod script;
 
 /// Used by `build.rs`; here only to test what it wrote.
 #[cfg(test)]

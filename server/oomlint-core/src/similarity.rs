@@ -14,14 +14,14 @@ const BINS: usize = 64;
 
 /// A word prepared for comparison: its characters and their histogram.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Word {
+pub(crate) struct Word {
     chars: Vec<char>,
     /// Characters per bin, saturating (see [`upper_bound`]).
     bins: [u16; BINS],
 }
 
 impl Word {
-    pub fn new(text: &str) -> Word {
+    pub(crate) fn new(text: &str) -> Word {
         let chars: Vec<char> = text.chars().collect();
         let mut bins = [0u16; BINS];
         for c in &chars {
@@ -34,13 +34,13 @@ impl Word {
 
 /// The Jaro-Winkler similarity of `a` and `b` when it can reach `threshold`; None when
 /// the bound rules that out (then the score is below `threshold`).
-pub fn jaro_winkler_at_least(a: &Word, b: &Word, threshold: f64) -> Option<f64> {
+pub(crate) fn jaro_winkler_at_least(a: &Word, b: &Word, threshold: f64) -> Option<f64> {
     // The margin keeps a pair whose score equals the bound through rounding.
     (upper_bound(a, b) >= threshold - 1e-9).then(|| jaro_winkler(a, b))
 }
 
 /// `strsim::generic_jaro_winkler` on characters.
-pub fn jaro_winkler(a: &Word, b: &Word) -> f64 {
+pub(crate) fn jaro_winkler(a: &Word, b: &Word) -> f64 {
     let (a, b) = (&a.chars, &b.chars);
     let jaro = if a.len() <= 64 && b.len() <= 64 { jaro_short(a, b) } else { strsim::generic_jaro(a, b) };
     if jaro <= 0.7 {
@@ -104,7 +104,7 @@ fn jaro_short(a: &[char], b: &[char]) -> f64 {
 }
 
 /// An upper bound of the Jaro-Winkler similarity of `a` and `b`, without matching them.
-pub fn upper_bound(a: &Word, b: &Word) -> f64 {
+pub(crate) fn upper_bound(a: &Word, b: &Word) -> f64 {
     if a.chars.is_empty() && b.chars.is_empty() {
         return 1.0;
     }

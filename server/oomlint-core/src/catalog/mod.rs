@@ -4,7 +4,7 @@
 
 pub mod gpus;
 pub mod local;
-pub mod models;
+pub(crate) mod models;
 
 pub use gpus::{all_gpus, gpu_from_nvml_name, resolve_gpu, Gpu, UnknownGpu};
 pub use local::{from_checkpoint, Checkpoint, CheckpointConfig, LocalModelError, ShardHeader};

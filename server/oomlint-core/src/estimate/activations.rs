@@ -14,7 +14,7 @@ use crate::plan::{Attention, Checkpointing, LossImpl, Method, Quantization, RlAl
 
 /// One named term of a per-token table.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Term {
+pub(super) struct Term {
     pub label: String,
     pub bytes: u64,
 }
@@ -23,7 +23,7 @@ fn term(label: impl Into<String>, bytes: u64) -> Term {
     Term { label: label.into(), bytes }
 }
 
-pub fn sum(terms: &[Term]) -> u64 {
+pub(super) fn sum(terms: &[Term]) -> u64 {
     terms.iter().map(|t| t.bytes).sum()
 }
 
@@ -99,7 +99,7 @@ fn mlp_branch_input_width(s: &Setup) -> u64 {
 /// (`logits` still references it), and the graph keeps what bitsandbytes stored on
 /// `ctx.tensors` (the backward pass frees only `save_for_backward` tensors): one more copy
 /// of every 4-bit linear's input, `lm_head` included, in the next forward and during the step.
-pub fn retained_4bit_inputs(s: &Setup) -> Option<Component> {
+pub(super) fn retained_4bit_inputs(s: &Setup) -> Option<Component> {
     let four_bit = matches!(s.quantization, Some(Quantization::Nf4 { .. } | Quantization::Fp4 { .. }));
     if s.implementation != Implementation::Litgpt || !four_bit || !s.behaviour.matmul_4bit_keeps_input {
         return None;
@@ -135,7 +135,7 @@ pub fn retained_4bit_inputs(s: &Setup) -> Option<Component> {
 /// (`bitsandbytes/autograd/_functions.py`: `ctx.tensors = (CAt, subA, A)`), not through
 /// `save_for_backward`, so activation checkpointing's saved-tensor hooks never see it: every
 /// layer's linear inputs stay alive until backward, on top of the checkpointed boundaries.
-pub fn checkpoint_bypassing_inputs(s: &Setup) -> Option<Component> {
+pub(super) fn checkpoint_bypassing_inputs(s: &Setup) -> Option<Component> {
     let kept = match s.quantization {
         Some(Quantization::Int8) => true,
         Some(Quantization::Nf4 { .. } | Quantization::Fp4 { .. }) => s.behaviour.matmul_4bit_keeps_input,
@@ -212,7 +212,7 @@ fn kernel_kv_bytes(s: &Setup) -> (u64, &'static str) {
 }
 
 /// Saved bytes per token of one attention layer (norms, attention, MLP, adapters).
-pub fn attention_layer_terms(s: &Setup) -> Vec<Term> {
+pub(super) fn attention_layer_terms(s: &Setup) -> Vec<Term> {
     let a = &s.arch;
     let beta = s.compute_bytes;
     let h = a.n_embd;
@@ -264,7 +264,7 @@ pub fn attention_layer_terms(s: &Setup) -> Vec<Term> {
 }
 
 /// Saved bytes per token of one Mamba-2 mixer (fused-kernel path) with its norm and MLP.
-pub fn mamba_layer_terms(s: &Setup) -> Vec<Term> {
+pub(super) fn mamba_layer_terms(s: &Setup) -> Vec<Term> {
     let beta = s.compute_bytes;
     let h = s.arch.n_embd;
     let (d_in, in_proj_out) = mamba_dims(&s.arch);
@@ -410,7 +410,7 @@ fn boundary_bytes(s: &Setup) -> u64 {
 }
 
 /// The saved-activations component, with checkpointing applied.
-pub fn activations_component(s: &Setup) -> Component {
+pub(super) fn activations_component(s: &Setup) -> Component {
     let a = &s.arch;
     let tokens = s.tokens();
     let attention = attention_layer_terms(s);
@@ -481,7 +481,7 @@ fn logit_tokens(s: &Setup) -> u64 {
 }
 
 /// Logits and the loss at the start of backward, the final norm's input and the head's input.
-pub fn logits_component(s: &Setup) -> Component {
+pub(super) fn logits_component(s: &Setup) -> Component {
     let v = vocab(s);
     let tokens = logit_tokens(s);
     let beta = s.compute_bytes;
@@ -582,7 +582,7 @@ fn recomputed_layer_bytes(s: &Setup) -> u64 {
 }
 
 /// The fused head's forward tile, at the end of the forward pass.
-pub fn fused_head_tile(s: &Setup) -> Option<Component> {
+pub(super) fn fused_head_tile(s: &Setup) -> Option<Component> {
     if !s.fused_head {
         return None;
     }
@@ -616,7 +616,7 @@ fn fused_head_backward_bytes(s: &Setup) -> (u64, String) {
 
 /// LitGPT's loop keeps the list of logit chunks referenced until the next iteration, so the
 /// 16-bit logits are still allocated during `optimizer.step()`.
-pub fn retained_logits(s: &Setup) -> Option<Component> {
+pub(super) fn retained_logits(s: &Setup) -> Option<Component> {
     if s.implementation != Implementation::Litgpt {
         return None;
     }
@@ -641,7 +641,7 @@ fn head_trainable(s: &Setup) -> bool {
 
 /// Gradients of activations alive during the first layers of the backward pass, and in
 /// LitGPT the gradients of the first logits chunk.
-pub fn backward_temporaries(s: &Setup) -> Component {
+pub(super) fn backward_temporaries(s: &Setup) -> Component {
     let beta = s.compute_bytes;
     let h = s.arch.n_embd;
     let i = mlp_width(s) * if s.arch.mlp == MlpKind::Moe { s.arch.n_expert_per_token.max(1) } else { 1 };

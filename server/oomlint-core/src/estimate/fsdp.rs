@@ -38,11 +38,11 @@ fn blocks_trainable(s: &Setup) -> bool {
 
 /// Micro-batches that only accumulate run under `no_backward_sync` (FSDP's `no_sync`): each
 /// rank keeps unsharded gradients and no sharded ones until the synchronizing micro-batch.
-pub fn accumulates_unsharded(s: &Setup) -> bool {
+pub(super) fn accumulates_unsharded(s: &Setup) -> bool {
     s.implementation == Implementation::Litgpt && s.world > 1 && s.grad_accumulation > 1
 }
 
-pub fn litgpt_rank_buffers(s: &Setup) -> Vec<Component> {
+pub(super) fn litgpt_rank_buffers(s: &Setup) -> Vec<Component> {
     let (root, block) = unit_parameters(s);
     let beta = s.param_bytes;
     let grad_beta = s.trainable_bytes;

@@ -6,7 +6,7 @@ use super::{Component, Phase, Provenance};
 use crate::plan::{RlAlgorithm, VllmMode};
 
 /// A frozen copy of the base model for KL or DPO reference log-probabilities.
-pub fn reference_model(s: &Setup) -> Option<Component> {
+pub(super) fn reference_model(s: &Setup) -> Option<Component> {
     if !s.reference_model || s.is_peft() {
         return None;
     }
@@ -33,7 +33,7 @@ pub fn reference_model(s: &Setup) -> Option<Component> {
 /// any weights are on the GPU, and vLLM holds the base weights the trainer then shares
 /// (`unsloth-zoo` `vllm_utils.py` `load_vllm`, `convert_vllm_to_huggingface`): the slab
 /// beyond the shared weights (`shared`, the weights component's bytes) is what vLLM adds.
-pub fn vllm_reservation(s: &Setup, shared: u64, used_before_load: u64) -> Option<Component> {
+pub(super) fn vllm_reservation(s: &Setup, shared: u64, used_before_load: u64) -> Option<Component> {
     let rl = s.rl.as_ref()?;
     let vllm = rl.vllm.as_ref()?;
     if vllm.mode.value != VllmMode::Colocate {
@@ -64,7 +64,7 @@ pub fn vllm_reservation(s: &Setup, shared: u64, used_before_load: u64) -> Option
 }
 
 /// Hugging Face `generate` without vLLM: the KV cache of one generation batch.
-pub fn generate_kv_cache(s: &Setup) -> Option<Component> {
+pub(super) fn generate_kv_cache(s: &Setup) -> Option<Component> {
     let rl = s.rl.as_ref()?;
     if rl.vllm.is_some() || s.algorithm != Some(RlAlgorithm::Grpo) {
         return None;

@@ -296,7 +296,13 @@ fn core_of(plan: &Plan, arch: &Architecture, gpu: Option<&Gpu>, context: &Contex
 }
 
 /// Every single change that lowers the device peak, largest saving first.
-pub fn levers(plan: &Plan, arch: &Architecture, gpu: Option<&Gpu>, context: &Context, base: &Core) -> Vec<Lever> {
+pub(super) fn levers(
+    plan: &Plan,
+    arch: &Architecture,
+    gpu: Option<&Gpu>,
+    context: &Context,
+    base: &Core,
+) -> Vec<Lever> {
     let mut out: Vec<Lever> = KINDS
         .into_iter()
         .filter_map(|kind| {
@@ -339,7 +345,7 @@ fn largest_fitting(limit: u64, step: u64, fits: impl Fn(u64) -> bool) -> u64 {
 const MAX_MICRO_BATCH: u64 = 1024;
 const SEQ_STEP: u64 = 128;
 
-pub fn solve(plan: &Plan, arch: &Architecture, gpu: &Gpu, context: &Context) -> Solve {
+pub(super) fn solve(plan: &Plan, arch: &Architecture, gpu: &Gpu, context: &Context) -> Solve {
     let fits = |p: &Plan| fits_with_headroom(&core_of(p, arch, Some(gpu), context), gpu);
     let max_micro_batch = largest_fitting(MAX_MICRO_BATCH, 1, |b| {
         let mut p = plan.clone();

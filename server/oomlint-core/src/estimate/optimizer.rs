@@ -37,7 +37,7 @@ fn step_temporary_bytes(s: &Setup) -> (f64, &'static str) {
     }
 }
 
-pub fn components(s: &Setup) -> Vec<Component> {
+pub(super) fn components(s: &Setup) -> Vec<Component> {
     let p = s.trainable as f64;
     let mut out = Vec::new();
     let accumulating = s.grad_accumulation > 1;

@@ -8,7 +8,7 @@ use crate::plan::Sharding;
 
 /// The estimate without verdict or levers (what the lever search re-evaluates).
 #[derive(Debug, Clone)]
-pub struct Core {
+pub(super) struct Core {
     pub components: Vec<Component>,
     pub phases: Vec<PhaseTotal>,
     pub peak: Peak,
@@ -20,7 +20,7 @@ fn outside_allocator(name: &str) -> bool {
     matches!(name, "optimizer-paged" | "cuda-context" | "nccl" | "paged-optimizer-resident" | "allocator-overhead")
 }
 
-pub fn evaluate(s: &Setup) -> Core {
+pub(super) fn evaluate(s: &Setup) -> Core {
     let weights = weights_component(s);
     let weights_bytes = weights.bytes;
     let mut components = vec![weights];

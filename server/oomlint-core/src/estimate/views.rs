@@ -8,13 +8,13 @@ use crate::plan::Checkpointing;
 const GIB: f64 = (1u64 << 30) as f64;
 
 /// CUDA context of one process with lazy module loading (PyTorch ≥ 1.13): 0.3–0.6 GiB.
-pub const CUDA_CONTEXT_BYTES: u64 = 470 * (1 << 20);
+pub(super) const CUDA_CONTEXT_BYTES: u64 = 470 * (1 << 20);
 
 /// NCCL communicators and buffers per rank when training is distributed.
-pub const NCCL_BYTES: u64 = 512 * (1 << 20);
+pub(super) const NCCL_BYTES: u64 = 512 * (1 << 20);
 
 /// Cached-but-free share of the allocated peak (reserved / allocated − 1).
-pub fn fragmentation(s: &Setup) -> (f64, String) {
+pub(super) fn fragmentation(s: &Setup) -> (f64, String) {
     let variable_length = s.implementation != Implementation::Litgpt;
     let mut phi: f64 = 0.05;
     let mut why = vec!["5 % fixed-shape training".to_string()];
@@ -34,7 +34,7 @@ pub fn fragmentation(s: &Setup) -> (f64, String) {
 }
 
 /// The allocator's cached blocks at the peak.
-pub fn allocator_overhead(s: &Setup, allocated: u64, peak: Phase) -> Component {
+pub(super) fn allocator_overhead(s: &Setup, allocated: u64, peak: Phase) -> Component {
     let (phi, why) = fragmentation(s);
     Component {
         name: "allocator-overhead",
@@ -47,7 +47,7 @@ pub fn allocator_overhead(s: &Setup, allocated: u64, peak: Phase) -> Component {
 }
 
 /// Memory outside the PyTorch allocator: CUDA context, NCCL, paged optimizer state.
-pub fn outside_allocator(s: &Setup, paged_optimizer: u64) -> Vec<Component> {
+pub(super) fn outside_allocator(s: &Setup, paged_optimizer: u64) -> Vec<Component> {
     let mut out = vec![Component {
         name: "cuda-context",
         bytes: CUDA_CONTEXT_BYTES,
@@ -80,7 +80,7 @@ pub fn outside_allocator(s: &Setup, paged_optimizer: u64) -> Vec<Component> {
 }
 
 /// Relative band of the device view: the model's error plus the fragmentation spread.
-pub fn band(s: &Setup) -> (f64, f64) {
+pub(super) fn band(s: &Setup) -> (f64, f64) {
     let (phi, _) = fragmentation(s);
     // Roughly the p90 |error| measured by `cargo bench --bench accuracy` (tests/estimator/ACCURACY.md);
     // Hugging Face paths are checked against the oracle only.

@@ -23,21 +23,21 @@ pub struct ParamCounts {
 
 /// Rows of the embedding and head: the padded vocabulary, which LitGPT builds and which is
 /// the Hugging Face config's `vocab_size` (the tokenizer's own vocabulary is smaller).
-pub fn vocab_rows(arch: &Architecture) -> u64 {
+pub(super) fn vocab_rows(arch: &Architecture) -> u64 {
     arch.padded_vocab_size.max(arch.vocab_size)
 }
 
-pub fn q_width(arch: &Architecture) -> u64 {
+pub(super) fn q_width(arch: &Architecture) -> u64 {
     arch.n_head * arch.head_size
 }
 
-pub fn kv_width(arch: &Architecture) -> u64 {
+pub(super) fn kv_width(arch: &Architecture) -> u64 {
     arch.n_query_groups.max(1) * arch.head_size
 }
 
 /// Mamba-2 mixer inner width and `in_proj` output width, from the catalog's mixer dimensions
 /// (every hybrid entry records them; a mixer without them contributes nothing).
-pub fn mamba_dims(arch: &Architecture) -> (u64, u64) {
+pub(super) fn mamba_dims(arch: &Architecture) -> (u64, u64) {
     arch.mamba.map_or((0, 0), |m| (m.inner_size(), m.in_proj_size()))
 }
 
@@ -60,7 +60,7 @@ fn mlp_linear(arch: &Architecture) -> u64 {
     }
 }
 
-pub fn count(arch: &Architecture, implementation: Implementation) -> ParamCounts {
+pub(super) fn count(arch: &Architecture, implementation: Implementation) -> ParamCounts {
     let h = arch.n_embd;
     let rows = vocab_rows(arch);
     let embedding = rows * h;
@@ -88,7 +88,7 @@ pub fn count(arch: &Architecture, implementation: Implementation) -> ParamCounts
 }
 
 /// Bytes per quantized parameter, with the quantization constants.
-pub fn quantized_bytes_per_param(q: Quantization) -> (f64, &'static str) {
+pub(super) fn quantized_bytes_per_param(q: Quantization) -> (f64, &'static str) {
     match q {
         // 4-bit codes + one fp32 absmax per 64-block; double quantization stores the absmax in
         // 8 bits with one fp32 constant per 256 blocks (QLoRA paper).

@@ -7,8 +7,8 @@ use super::traceback::Site;
 use super::units::format_size;
 
 /// The variable the installed PyTorch reads for allocator settings.
-pub const CUDA_VARIABLE: &str = "PYTORCH_CUDA_ALLOC_CONF";
-pub const GENERIC_VARIABLE: &str = "PYTORCH_ALLOC_CONF";
+pub(crate) const CUDA_VARIABLE: &str = "PYTORCH_CUDA_ALLOC_CONF";
+pub(crate) const GENERIC_VARIABLE: &str = "PYTORCH_ALLOC_CONF";
 
 /// Non-PyTorch memory in this process worth pointing out (CUDA context, NCCL, another allocator).
 const NOTABLE_OUTSIDE_ALLOCATOR: u64 = 2 << 30;
@@ -36,7 +36,7 @@ impl Diagnosis {
 }
 
 /// Diagnoses one message. `variable` is the allocator variable to recommend.
-pub fn diagnose(n: &Numbers, site: Option<&Site>, variable: &str) -> Diagnosis {
+pub(crate) fn diagnose(n: &Numbers, site: Option<&Site>, variable: &str) -> Diagnosis {
     let shortfall = n.requested_bytes.saturating_sub(n.free_bytes);
     let fragmentation = n.free_bytes.saturating_add(n.reserved_unallocated_bytes) >= n.requested_bytes;
     let mut findings = vec![format!(
@@ -140,7 +140,7 @@ fn likely_self(n: &Numbers) -> Option<&ProcessUse> {
 ///
 /// `get_allocation_size` (`CUDACachingAllocator.cpp`): requests up to 1 MiB take a 2 MiB
 /// block, requests under 10 MiB a 20 MiB block, larger ones round up to a multiple of 2 MiB.
-pub fn rounding_note(requested: u64) -> Option<String> {
+pub(crate) fn rounding_note(requested: u64) -> Option<String> {
     const MIB: u64 = 1 << 20;
     match requested {
         r if r == 2 * MIB => Some(

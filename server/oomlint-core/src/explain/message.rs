@@ -128,11 +128,11 @@ impl Cursor<'_> {
 }
 
 /// The anchor every variant shares, lower-cased and without whitespace.
-pub const ANCHOR: &[u8] = b"outofmemory.triedtoallocate";
+pub(crate) const ANCHOR: &[u8] = b"outofmemory.triedtoallocate";
 
 /// Parses the message whose anchor (`outofmemory.Triedtoallocate`) starts at compact offset
 /// `anchor`; returns the numbers and the compact offset just past the message.
-pub fn parse(bytes: &[u8], anchor: usize) -> Option<(Numbers, usize)> {
+pub(crate) fn parse(bytes: &[u8], anchor: usize) -> Option<(Numbers, usize)> {
     let mut c = Cursor { bytes, at: anchor + ANCHOR.len() };
     let requested = c.size()?;
     if c.eat("(GPU") {

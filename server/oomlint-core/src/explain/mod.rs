@@ -8,13 +8,13 @@
 //! via [`OomError::apply_levers`]) → [`json`] (the text report is the CLI's `render::explain`).
 
 pub mod advice;
-pub mod diagnose;
+pub(crate) mod diagnose;
 pub mod json;
-pub mod message;
+pub(crate) mod message;
 
-pub mod scan;
-pub mod torch;
-pub mod traceback;
+pub(crate) mod scan;
+pub(crate) mod torch;
+pub(crate) mod traceback;
 pub mod units;
 
 use crate::span::Span;

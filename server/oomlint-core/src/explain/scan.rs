@@ -8,11 +8,11 @@
 
 /// How many lines of other ranks may separate two lines of one stream (64 ranks interleaving
 /// line by line, with room to spare); further apart they are not one message or traceback.
-pub const MAX_STREAM_GAP: usize = 256;
+pub(crate) const MAX_STREAM_GAP: usize = 256;
 
 /// One line of the log.
 #[derive(Debug, Clone)]
-pub struct Line {
+pub(crate) struct Line {
     /// Byte range of the line without its `\n`.
     pub start: usize,
     pub end: usize,
@@ -23,13 +23,13 @@ pub struct Line {
 }
 
 /// The lines of a log, with one stream (line indices) per rank prefix.
-pub struct Log<'a> {
+pub(crate) struct Log<'a> {
     pub text: &'a str,
     pub lines: Vec<Line>,
 }
 
 impl<'a> Log<'a> {
-    pub fn new(text: &'a str) -> Self {
+    pub(crate) fn new(text: &'a str) -> Self {
         let mut lines = Vec::new();
         let mut start = 0;
         for (i, b) in text.bytes().enumerate() {
@@ -45,13 +45,13 @@ impl<'a> Log<'a> {
     }
 
     /// The line's content after its prefix, with ANSI escapes still in place.
-    pub fn body(&self, line: usize) -> &'a str {
+    pub(crate) fn body(&self, line: usize) -> &'a str {
         let l = &self.lines[line];
         self.text.get(l.body..l.end).unwrap_or("")
     }
 
     /// The line's content after its prefix, without ANSI escapes, `\r` or surrounding whitespace.
-    pub fn clean(&self, line: usize) -> String {
+    pub(crate) fn clean(&self, line: usize) -> String {
         let l = &self.lines[line];
         let mut out = Vec::with_capacity(l.end - l.body);
         for_each_visible(self.text.as_bytes(), l.body, l.end, |b, _| out.push(b));
@@ -59,21 +59,21 @@ impl<'a> Log<'a> {
     }
 
     /// The next line after `line` with the same rank prefix (within [`MAX_STREAM_GAP`] lines).
-    pub fn next_in_stream(&self, line: usize) -> Option<usize> {
+    pub(crate) fn next_in_stream(&self, line: usize) -> Option<usize> {
         let rank = self.lines.get(line)?.rank;
         let end = self.lines.len().min(line + 1 + MAX_STREAM_GAP);
         (line + 1..end).find(|&j| self.lines[j].rank == rank)
     }
 
     /// The previous line before `line` with the same rank prefix (within [`MAX_STREAM_GAP`] lines).
-    pub fn prev_in_stream(&self, line: usize) -> Option<usize> {
+    pub(crate) fn prev_in_stream(&self, line: usize) -> Option<usize> {
         let rank = self.lines.get(line)?.rank;
         (line.saturating_sub(MAX_STREAM_GAP)..line).rev().find(|&j| self.lines[j].rank == rank)
     }
 
     /// Compact text of up to `max_lines` lines of `first`'s stream, starting with the last
     /// `first_tail` bytes of `first` and stopping once `max_bytes` are collected.
-    pub fn compact(&self, first: usize, first_tail: usize, max_lines: usize, max_bytes: usize) -> Compact {
+    pub(crate) fn compact(&self, first: usize, first_tail: usize, max_lines: usize, max_bytes: usize) -> Compact {
         let mut compact = Compact::default();
         let mut line = Some(first);
         let mut taken = 0;
@@ -96,7 +96,7 @@ impl<'a> Log<'a> {
     }
 
     /// 0-based index of the line containing byte `offset`.
-    pub fn line_of(&self, offset: usize) -> usize {
+    pub(crate) fn line_of(&self, offset: usize) -> usize {
         self.lines.partition_point(|l| l.start <= offset).saturating_sub(1)
     }
 }
@@ -196,14 +196,14 @@ fn for_each_visible(bytes: &[u8], start: usize, end: usize, mut f: impl FnMut(u8
 
 /// Whitespace-free text with the original offset of each byte.
 #[derive(Debug, Default)]
-pub struct Compact {
+pub(crate) struct Compact {
     pub bytes: Vec<u8>,
     pub offsets: Vec<usize>,
 }
 
 impl Compact {
     /// Original byte range covering compact bytes `from..to` (`to` exclusive), ending on a char boundary.
-    pub fn original_span(&self, text: &str, from: usize, to: usize) -> crate::span::Span {
+    pub(crate) fn original_span(&self, text: &str, from: usize, to: usize) -> crate::span::Span {
         let start = self.offsets.get(from).copied().unwrap_or(text.len());
         let mut end = to.checked_sub(1).and_then(|last| self.offsets.get(last)).map_or(start, |&o| o + 1);
         while end < text.len() && !text.is_char_boundary(end) {

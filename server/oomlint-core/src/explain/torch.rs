@@ -5,7 +5,7 @@ use super::diagnose::{CUDA_VARIABLE, GENERIC_VARIABLE};
 
 /// What a log says about the PyTorch that wrote it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TorchHints {
+pub(crate) struct TorchHints {
     /// `(major, minor)` from a version banner, if one is printed.
     pub version: Option<(u32, u32)>,
     /// PyTorch warned "PYTORCH_CUDA_ALLOC_CONF is deprecated, use PYTORCH_ALLOC_CONF instead".
@@ -22,7 +22,7 @@ const VERSION_MARKERS: [&str; 5] =
 const NEW_VARIABLE_WORKS: (u32, u32) = (2, 11);
 
 impl TorchHints {
-    pub fn read(text: &str) -> Self {
+    pub(crate) fn read(text: &str) -> Self {
         let version = VERSION_MARKERS.iter().find_map(|marker| {
             let at = text.find(marker)? + marker.len();
             let mut parts = text[at..].split(|c: char| !c.is_ascii_digit());
@@ -33,7 +33,7 @@ impl TorchHints {
 
     /// The variable to recommend: the old name works on every release (2.11+ only warns),
     /// the new one from 2.11, or when the message itself names it.
-    pub fn allocator_variable(&self, named_by_message: Option<&str>) -> &'static str {
+    pub(crate) fn allocator_variable(&self, named_by_message: Option<&str>) -> &'static str {
         let new_works = self.version.is_some_and(|v| v >= NEW_VARIABLE_WORKS);
         if new_works || named_by_message == Some(GENERIC_VARIABLE) {
             GENERIC_VARIABLE
@@ -43,7 +43,7 @@ impl TorchHints {
     }
 
     /// Why the deprecated name is still recommended, when the log's warning says otherwise.
-    pub fn variable_note(&self, variable: &str) -> Option<String> {
+    pub(crate) fn variable_note(&self, variable: &str) -> Option<String> {
         (self.deprecation_warning && variable == CUDA_VARIABLE).then(|| {
             "this PyTorch warns that PYTORCH_CUDA_ALLOC_CONF is deprecated, but 2.9.1 ignores expandable_segments set through PYTORCH_ALLOC_CONF (reported fixed in 2.11); the old name works on every release, and PYTORCH_ALLOC_CONF wins when both are set".to_owned()
         })

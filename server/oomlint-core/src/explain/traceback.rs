@@ -71,7 +71,7 @@ const MAX_TRACEBACK_LINES: usize = 400;
 
 /// The frames of the traceback that ends just above `message_line` (same rank stream),
 /// looking no further up than byte offset `floor` (the end of the previous message).
-pub fn frames_before(log: &Log, message_line: usize, floor: usize) -> Vec<Frame> {
+pub(crate) fn frames_before(log: &Log, message_line: usize, floor: usize) -> Vec<Frame> {
     // Walk up to the nearest `Traceback (most recent call last):`.
     let mut lines = Vec::new();
     let mut cursor = log.prev_in_stream(message_line);
@@ -197,7 +197,7 @@ const PRIORITY: [Component; 6] = [
 
 /// The allocation site: the outermost frame of the highest-priority component, or the
 /// innermost frame outside installed packages when no frame classifies.
-pub fn site(frames: &[Frame]) -> Option<Site> {
+pub(crate) fn site(frames: &[Frame]) -> Option<Site> {
     let classified: Vec<(usize, Component)> =
         frames.iter().enumerate().filter_map(|(i, f)| classify(f).map(|c| (i, c))).collect();
     for component in PRIORITY {

@@ -15,7 +15,7 @@ fn default<T>(value: T, what: &str) -> Sourced<T> {
 }
 
 /// Reads `{prefix}fsdp_{name}`, else `{prefix}{name}` (trainer configs strip the `fsdp_` prefix).
-pub fn fsdp_key<'a, T>(
+pub(crate) fn fsdp_key<'a, T>(
     r: &Reader<'a>,
     prefix: &str,
     name: &str,
@@ -25,7 +25,7 @@ pub fn fsdp_key<'a, T>(
 }
 
 /// An FSDP1 sharding strategy, by name or by its number (1–5).
-pub fn fsdp1_strategy(text: &str, offload_params: bool) -> Option<Sharding> {
+pub(crate) fn fsdp1_strategy(text: &str, offload_params: bool) -> Option<Sharding> {
     let full_shard = match text.trim().to_ascii_uppercase().as_str() {
         "FULL_SHARD" | "1" | "HYBRID_SHARD" | "4" => true,
         "SHARD_GRAD_OP" | "2" | "HYBRID_SHARD_ZERO2" | "5" => false,
@@ -37,7 +37,7 @@ pub fn fsdp1_strategy(text: &str, offload_params: bool) -> Option<Sharding> {
 
 /// The TrainingArguments-style `fsdp` key: `true`, a space-separated option string
 /// (`"full_shard auto_wrap offload"`) or a list. None when absent, empty or false.
-pub fn trainer_fsdp_options(r: &Reader, key: &str) -> Option<Sourced<Sharding>> {
+pub(crate) fn trainer_fsdp_options(r: &Reader, key: &str) -> Option<Sourced<Sharding>> {
     if let Some(on) = r.bool(key) {
         return on.value.then(|| on.map(|_| Sharding::Fsdp { full_shard: true, offload_params: false }));
     }
@@ -52,7 +52,7 @@ pub fn trainer_fsdp_options(r: &Reader, key: &str) -> Option<Sourced<Sharding>> 
 /// FSDP sharding from an `fsdp_config` mapping at `prefix` (`"fsdp_config."`): FSDP2 reads
 /// `reshard_after_forward` (default true), FSDP1 `sharding_strategy` (default FULL_SHARD).
 /// `defaults` names whose defaults apply, e.g. "accelerate 1.15 launcher".
-pub fn fsdp_sharding(r: &Reader, prefix: &str, version: u64, defaults: &str) -> Sourced<Sharding> {
+pub(crate) fn fsdp_sharding(r: &Reader, prefix: &str, version: u64, defaults: &str) -> Sourced<Sharding> {
     let offload_params = fsdp_key(r, prefix, "offload_params", Reader::bool).is_some_and(|b| b.value);
     let fsdp = |full_shard| Sharding::Fsdp { full_shard, offload_params };
     if version >= 2 {
@@ -67,7 +67,7 @@ pub fn fsdp_sharding(r: &Reader, prefix: &str, version: u64, defaults: &str) -> 
 }
 
 /// `fsdp_activation_checkpointing` / `activation_checkpointing` in an `fsdp_config` mapping.
-pub fn fsdp_checkpointing(r: &Reader, prefix: &str) -> Option<Sourced<Checkpointing>> {
+pub(crate) fn fsdp_checkpointing(r: &Reader, prefix: &str) -> Option<Sourced<Checkpointing>> {
     fsdp_key(r, prefix, "activation_checkpointing", Reader::bool)
         .map(|c| c.map(|on| if on { Checkpointing::Full } else { Checkpointing::None }))
 }
@@ -130,7 +130,7 @@ fn deepspeed_sharding(r: &Reader) -> Sourced<Sharding> {
     }
 }
 
-pub fn plan(r: &Reader) -> Plan {
+pub(crate) fn plan(r: &Reader) -> Plan {
     let mut plan = Plan::new(Framework::Accelerate);
     plan.command = Some("launch".to_string());
     let distributed = r.str("distributed_type");

@@ -24,7 +24,7 @@ fn default<T>(value: T, what: &str) -> Sourced<T> {
 }
 
 /// A hub id (`org/name`) or a local directory (`/data/m`, `./m`, `~/m`, `a/b/c`).
-pub fn model_ref(text: &str) -> ModelRef {
+pub(crate) fn model_ref(text: &str) -> ModelRef {
     let trimmed = text.trim().trim_end_matches(['/', '\\']);
     let is_path = trimmed.starts_with(['/', '.', '~', '\\'])
         || trimmed.as_bytes().get(1) == Some(&b':')
@@ -325,7 +325,7 @@ fn reference_model(r: &Reader, rl: &str) -> Sourced<bool> {
     Sourced::derived(true, format!("rl: {rl} without an adapter loads a second model copy as the reference"))
 }
 
-pub fn plan(r: &Reader) -> Plan {
+pub(crate) fn plan(r: &Reader) -> Plan {
     let mut plan = Plan::new(Framework::Axolotl);
     plan.command = Some("train".to_string());
     plan.model = r.str("base_model").map(|m| m.map(|name| model_ref(&name)));

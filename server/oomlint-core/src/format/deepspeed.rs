@@ -49,7 +49,7 @@ fn flag(r: &Reader, path: &str) -> bool {
 
 /// ZeRO sharding of the DeepSpeed config at `prefix` (`""` for a file's root,
 /// `"deepspeed."` for an inline mapping). The origin is the `stage` key when set.
-pub fn zero_sharding(r: &Reader, prefix: &str) -> Sourced<Sharding> {
+pub(crate) fn zero_sharding(r: &Reader, prefix: &str) -> Sourced<Sharding> {
     let key = |k: &str| format!("{prefix}zero_optimization.{k}");
     let offload_optimizer = offload_device_on(r, &key("offload_optimizer.device")) || flag(r, &key("cpu_offload"));
     let offload_params = offload_device_on(r, &key("offload_param.device")) || flag(r, &key("cpu_offload_param"));
@@ -62,7 +62,7 @@ pub fn zero_sharding(r: &Reader, prefix: &str) -> Sourced<Sharding> {
 
 /// The ZeRO stage a config file's name states (`zero3.json`, `ds_z2_config.json`,
 /// `zero_stage3_offload_config.json`, `ds_config_zero2.json`).
-pub fn stage_from_name(path: &str) -> Option<u8> {
+pub(crate) fn stage_from_name(path: &str) -> Option<u8> {
     let name = path.rsplit(['/', '\\']).next().unwrap_or(path).to_ascii_lowercase();
     let bytes = name.as_bytes();
     for (i, _) in name.match_indices('z') {
@@ -96,7 +96,7 @@ const BUNDLED_OPTIMIZER_OFFLOAD: [(&str, &str); 3] = [
 /// `offload` alone means both offloads at stage 3 and the optimizer below it;
 /// `offload_param(s)` and `offload_optimizer` name one; `offload_all` both. The frameworks'
 /// bundled configs whose names hide an optimizer offload are recognised by path.
-pub fn sharding_from_name(path: &Sourced<String>) -> Option<Sourced<Sharding>> {
+pub(crate) fn sharding_from_name(path: &Sourced<String>) -> Option<Sourced<Sharding>> {
     let stage = stage_from_name(&path.value)?;
     let normalized = path.value.replace('\\', "/").to_ascii_lowercase();
     if let Some((suffix, whose)) = BUNDLED_OPTIMIZER_OFFLOAD.iter().find(|(suffix, _)| normalized.ends_with(suffix)) {
@@ -121,7 +121,7 @@ pub fn sharding_from_name(path: &Sourced<String>) -> Option<Sourced<Sharding>> {
 
 /// The sharding a trainer config's `deepspeed` key selects: an inline mapping, a JSON
 /// string, or a path whose name states the stage. None when the key is absent or null.
-pub fn trainer_sharding(r: &Reader, key: &str) -> Option<Sourced<Sharding>> {
+pub(crate) fn trainer_sharding(r: &Reader, key: &str) -> Option<Sourced<Sharding>> {
     let entry = r.entry(key)?;
     if entry.value.as_mapping().is_some() {
         return Some(zero_sharding(r, &format!("{key}.")));
@@ -141,7 +141,7 @@ pub fn trainer_sharding(r: &Reader, key: &str) -> Option<Sourced<Sharding>> {
 }
 
 /// `fp16.enabled` / `bf16.enabled` (or `bfloat16.enabled`) at `prefix` as mixed precision.
-pub fn precision(r: &Reader, prefix: &str) -> Sourced<Precision> {
+pub(crate) fn precision(r: &Reader, prefix: &str) -> Sourced<Precision> {
     for (block, dtype) in [("bf16", Dtype::Bf16), ("bfloat16", Dtype::Bf16), ("fp16", Dtype::F16)] {
         let path = format!("{prefix}{block}.enabled");
         if let Some(enabled) = r.bool(&path) {
@@ -169,7 +169,7 @@ fn optimizer_kind(name: &str) -> Optimizer {
     }
 }
 
-pub fn plan(r: &Reader) -> Plan {
+pub(crate) fn plan(r: &Reader) -> Plan {
     let mut plan = Plan::new(Framework::Deepspeed);
     let micro = batch_value(r, "train_micro_batch_size_per_gpu");
     let accumulation = batch_value(r, "gradient_accumulation_steps");

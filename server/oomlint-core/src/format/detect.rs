@@ -23,14 +23,14 @@ pub fn language_of(path: &Path) -> Option<Language> {
 /// The `#` comments of the first 20 lines (text after `#`, trimmed), where modelines are
 /// read. Most files have none: when the text holds none of `markers`, there are none to
 /// look at, found with one scan and no line split.
-pub fn modeline_comments<'t>(text: &'t str, markers: &[&str]) -> impl Iterator<Item = &'t str> {
+pub(crate) fn modeline_comments<'t>(text: &'t str, markers: &[&str]) -> impl Iterator<Item = &'t str> {
     let lines = if markers.iter().any(|m| text.contains(m)) { 20 } else { 0 };
     text.lines().take(lines).filter_map(|line| line.trim_start().strip_prefix('#').map(str::trim))
 }
 
 /// A `# oomlint: format=<name>` or `# yaml-language-server: $schema=<…/name.json>`
 /// modeline in the first lines of the file.
-pub fn modeline_format(text: &str) -> Option<Format> {
+pub(crate) fn modeline_format(text: &str) -> Option<Format> {
     for comment in modeline_comments(text, &["oomlint:", "yaml-language-server:"]) {
         if let Some(settings) = comment.strip_prefix("oomlint:") {
             let format =

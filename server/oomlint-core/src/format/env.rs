@@ -6,12 +6,12 @@ use crate::syntax::{Document, Entry, Language, Mapping, Node, ScalarStyle};
 
 /// Variable names PyTorch reads the caching-allocator config from, in priority order
 /// (`c10/core/AllocatorConfig.cpp`: the first one present is parsed).
-pub use crate::plan::ALLOCATOR_VARIABLES;
+pub(crate) use crate::plan::ALLOCATOR_VARIABLES;
 
 const ENV_BLOCK_KEYS: [&str; 3] = ["env", "ENV", "environment"];
 
 /// Whether a YAML mapping has an `env:` block that sets an allocator or device variable.
-pub fn has_env_block(root: &Mapping) -> bool {
+pub(crate) fn has_env_block(root: &Mapping) -> bool {
     let mut found = false;
     visit_env_entries(root, 0, &mut |e| {
         found |= ALLOCATOR_VARIABLES.contains(&e.key.as_str()) || e.key == "CUDA_VISIBLE_DEVICES";
@@ -58,7 +58,7 @@ fn variable_entries(doc: &Document) -> Vec<&Entry> {
 }
 
 /// Every allocator-config assignment in the document, in file order.
-pub fn allocator_settings(doc: &Document, text: &str) -> Vec<AllocatorSetting> {
+pub(crate) fn allocator_settings(doc: &Document, text: &str) -> Vec<AllocatorSetting> {
     variable_entries(doc)
         .into_iter()
         .filter(|e| ALLOCATOR_VARIABLES.contains(&e.key.as_str()))
@@ -84,7 +84,7 @@ pub fn allocator_settings(doc: &Document, text: &str) -> Vec<AllocatorSetting> {
 }
 
 /// The last `CUDA_VISIBLE_DEVICES` assignment.
-pub fn visible_devices(doc: &Document) -> Option<Sourced<String>> {
+pub(crate) fn visible_devices(doc: &Document) -> Option<Sourced<String>> {
     variable_entries(doc)
         .into_iter()
         .rev()

@@ -5,7 +5,7 @@
 
 /// One default of one framework.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Fact {
+pub(crate) struct Fact {
     pub framework: Framework,
     pub key: &'static str,
     pub value: f64,
@@ -17,7 +17,7 @@ pub struct Fact {
 
 /// Whose default a fact is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Framework {
+pub(crate) enum Framework {
     Transformers,
     TrlSft,
     TrlDpo,
@@ -41,7 +41,7 @@ const fn fact(
 use Framework::*;
 
 /// Every default a plan builder applies to a number.
-pub const FACTS: &[Fact] = &[
+pub(crate) const FACTS: &[Fact] = &[
     fact(
         Transformers,
         "per_device_train_batch_size",
@@ -127,7 +127,7 @@ pub const FACTS: &[Fact] = &[
 ///
 /// # Panics
 /// When the table has no such row: a plan builder asked for a default nobody wrote down.
-pub fn get(framework: Framework, key: &str) -> &'static Fact {
+pub(crate) fn get(framework: Framework, key: &str) -> &'static Fact {
     FACTS
         .iter()
         .find(|f| f.framework == framework && f.key == key)
@@ -135,7 +135,7 @@ pub fn get(framework: Framework, key: &str) -> &'static Fact {
 }
 
 /// A count default (batch sizes, lengths, ranks).
-pub fn count(framework: Framework, key: &str) -> u64 {
+pub(crate) fn count(framework: Framework, key: &str) -> u64 {
     get(framework, key).value as u64
 }
 

@@ -10,7 +10,7 @@
 use crate::plan::{Attention, LoraTargets, Optimizer};
 
 /// A transformers `optim` name (or an Axolotl custom optimizer) as its state family.
-pub fn optimizer_kind(name: &str) -> Optimizer {
+pub(crate) fn optimizer_kind(name: &str) -> Optimizer {
     match name.trim().to_ascii_lowercase().as_str() {
         "adamw_torch_fused" | "adamw_torch_npu_fused" | "adamw_apex_fused" => Optimizer::AdamWFused,
         "adamw_torch" | "adamw_hf" | "adamw_torch_xla" | "adamw_anyprecision" | "optimi_adamw" | "adam" | "adamw" => {
@@ -52,7 +52,7 @@ fn module_leaves(pattern: &str) -> Vec<String> {
 
 /// PEFT target module names (or regex patterns) as framework-neutral targets; `all-linear`
 /// covers every linear layer but the head.
-pub fn lora_targets(names: &[String]) -> LoraTargets {
+pub(crate) fn lora_targets(names: &[String]) -> LoraTargets {
     let mut t = LoraTargets { names: names.to_vec(), ..LoraTargets::default() };
     for name in names {
         if matches!(name.to_ascii_lowercase().as_str(), "all-linear" | "all_linear" | "all") {
@@ -84,7 +84,7 @@ pub fn lora_targets(names: &[String]) -> LoraTargets {
 
 /// `attn_implementation` values; memory-efficient kernels (xformers, SageAttention, hub
 /// kernels like `kernels-community/vllm-flash-attn3`) count as flash attention.
-pub fn attention_kind(name: &str) -> Option<Attention> {
+pub(crate) fn attention_kind(name: &str) -> Option<Attention> {
     Some(match name.trim().to_ascii_lowercase().as_str() {
         "eager" => Attention::Eager,
         "sdpa" | "fp8" => Attention::Sdpa,

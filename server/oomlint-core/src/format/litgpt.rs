@@ -13,7 +13,7 @@ use super::facts::{self, Framework::*};
 
 const VERSION: &str = "LitGPT 0.5.13";
 
-pub fn script(format: Format) -> &'static str {
+pub(crate) fn script(format: Format) -> &'static str {
     match format {
         Format::LitgptAdapter => "finetune_adapter",
         Format::LitgptAdapterV2 => "finetune_adapter_v2",
@@ -28,7 +28,7 @@ fn default<T>(value: T, what: &str) -> Sourced<T> {
 }
 
 /// Fabric precision strings (and their aliases) as parameter dtype + autocast.
-pub fn parse_precision(text: &str) -> Option<Precision> {
+pub(crate) fn parse_precision(text: &str) -> Option<Precision> {
     Some(match text {
         "bf16-true" => Precision::True(Dtype::Bf16),
         "bf16-mixed" | "bf16" => Precision::Mixed(Dtype::Bf16),
@@ -41,7 +41,7 @@ pub fn parse_precision(text: &str) -> Option<Precision> {
     })
 }
 
-pub fn parse_quantize(text: &str) -> Option<Quantization> {
+pub(crate) fn parse_quantize(text: &str) -> Option<Quantization> {
     Some(match text {
         "bnb.nf4" => Quantization::Nf4 { double_quant: false },
         "bnb.nf4-dq" => Quantization::Nf4 { double_quant: true },
@@ -53,7 +53,7 @@ pub fn parse_quantize(text: &str) -> Option<Quantization> {
 }
 
 /// The optimizer's class name from `optimizer: AdamW` or `{class_path: torch.optim.AdamW}`.
-pub fn optimizer_name(r: &Reader) -> Option<Sourced<String>> {
+pub(crate) fn optimizer_name(r: &Reader) -> Option<Sourced<String>> {
     r.str("optimizer.class_path").or_else(|| r.str("optimizer"))
 }
 
@@ -78,7 +78,7 @@ fn model_ref(text: &str) -> ModelRef {
     ModelRef { name: stripped.to_string(), is_path }
 }
 
-pub fn plan(format: Format, r: &Reader) -> Plan {
+pub(crate) fn plan(format: Format, r: &Reader) -> Plan {
     let pretrain = format == Format::LitgptPretrain;
     let mut plan = Plan::new(Framework::Litgpt);
     plan.command = Some(script(format).to_string());

@@ -325,7 +325,7 @@ fn v1_plan(r: &Reader, plan: &mut Plan) {
     plan.algorithm = Some(default(RlAlgorithm::Sft, "v1 supervised training"));
 }
 
-pub fn plan(r: &Reader) -> Plan {
+pub(crate) fn plan(r: &Reader) -> Plan {
     let mut plan = Plan::new(Framework::Llamafactory);
     plan.command = Some("train".to_string());
     if is_v1(r) {

@@ -5,22 +5,22 @@
 //! and the keys the document uses. Anything else is [`Format::Unknown`] and gets no
 //! findings. Each framework module turns a document into a plan with its defaults.
 
-pub mod detect;
+pub(crate) mod detect;
 mod read;
 
-pub mod accelerate;
-pub mod axolotl;
-pub mod deepspeed;
-pub mod env;
-pub mod facts;
-pub mod hf_names;
-pub mod litgpt;
-pub mod llamafactory;
-pub mod oomlint;
+pub(crate) mod accelerate;
+pub(crate) mod axolotl;
+pub(crate) mod deepspeed;
+pub(crate) mod env;
+pub(crate) mod facts;
+pub(crate) mod hf_names;
+pub(crate) mod litgpt;
+pub(crate) mod llamafactory;
+pub(crate) mod oomlint;
 pub mod python;
 #[cfg(test)]
 mod test_support;
-pub mod trl;
+pub(crate) mod trl;
 
 pub use detect::{detect, language_of};
 pub use read::Reader;

@@ -6,13 +6,13 @@ use crate::syntax::{self, Language};
 use std::path::Path;
 
 /// Parses `text` as `language` and builds its plan with `build`.
-pub fn plan_with(text: &str, language: Language, build: fn(&Reader) -> Plan) -> Plan {
+pub(super) fn plan_with(text: &str, language: Language, build: fn(&Reader) -> Plan) -> Plan {
     let doc = syntax::parse(text, language);
     build(&Reader::new(doc.root_mapping().expect("a mapping at the top")))
 }
 
 /// The text of the value that set `s`.
-pub fn spanned<'t, T>(text: &'t str, s: &Sourced<T>) -> &'t str {
+pub(super) fn spanned<'t, T>(text: &'t str, s: &Sourced<T>) -> &'t str {
     let span = s.value_span().expect("set by the file");
     &text[span.start..span.end]
 }
@@ -22,7 +22,7 @@ pub fn spanned<'t, T>(text: &'t str, s: &Sourced<T>) -> &'t str {
 /// nothing when the corpus is absent.
 // Test-only I/O: reads the corpus and says so on stderr when it is absent.
 #[allow(clippy::disallowed_methods, clippy::disallowed_macros)]
-pub fn each_corpus_file(format: &str, language: Language, mut check: impl FnMut(&Path, &str, &Reader)) {
+pub(super) fn each_corpus_file(format: &str, language: Language, mut check: impl FnMut(&Path, &str, &Reader)) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus");
     let Ok(manifest) = std::fs::read_to_string(root.join("MANIFEST.tsv")) else {
         eprintln!("notice: {} is absent; corpus test skipped", root.display());

@@ -18,7 +18,7 @@ use super::facts::{self, Framework::*};
 const TRL: &str = "TRL 1.10";
 const TRANSFORMERS: &str = "transformers 5";
 
-pub fn dtype_of(name: &str) -> Option<Dtype> {
+pub(crate) fn dtype_of(name: &str) -> Option<Dtype> {
     Some(match name.trim_start_matches("torch.") {
         "float32" | "fp32" | "float" => Dtype::F32,
         "bfloat16" | "bf16" => Dtype::Bf16,
@@ -36,7 +36,7 @@ fn hf_default<T>(value: T, what: &str) -> Sourced<T> {
     Sourced::default_of(value, format!("{TRANSFORMERS} TrainingArguments.{what}"))
 }
 
-pub fn plan(format: Format, r: &Reader) -> Plan {
+pub(crate) fn plan(format: Format, r: &Reader) -> Plan {
     let is_trl = format != Format::Transformers;
     let mut plan = Plan::new(if is_trl { Framework::Trl } else { Framework::Transformers });
     let algorithm = match format {

@@ -45,7 +45,7 @@ const OWNED_BY_FILE: [&str; 8] = [
     "zero3_save_16bit_model",
 ];
 
-pub fn check(ctx: &Context, out: &mut Reporter) {
+pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if ctx.format != Format::Accelerate {
         return;
     }

@@ -36,7 +36,7 @@ use crate::syntax::ScalarKind;
 
 const TRUTH: [&str; 12] = ["y", "yes", "t", "true", "on", "1", "n", "no", "f", "false", "off", "0"];
 
-pub fn check(ctx: &Context, out: &mut Reporter) {
+pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if ctx.format != Format::Accelerate {
         return;
     }

@@ -25,7 +25,7 @@ use super::{Context, Reporter};
 use crate::format::Format;
 use crate::span::Span;
 
-pub fn check(ctx: &Context, out: &mut Reporter) {
+pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if ctx.format != Format::Accelerate {
         return;
     }

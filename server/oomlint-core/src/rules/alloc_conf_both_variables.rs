@@ -22,7 +22,7 @@
 
 use super::{Context, Reporter};
 
-pub fn check(ctx: &Context, out: &mut Reporter) {
+pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let Some(plan) = ctx.plan else { return };
     let Some(new) = plan.allocator.iter().find(|s| s.variable == "PYTORCH_ALLOC_CONF") else { return };
     for legacy in plan.allocator.iter().filter(|s| s.variable != "PYTORCH_ALLOC_CONF") {

@@ -28,7 +28,7 @@ use super::{Context, Reporter};
 use crate::alloc_conf;
 use crate::diagnostic::Severity;
 
-pub fn check(ctx: &Context, out: &mut Reporter) {
+pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let Some(plan) = ctx.plan else { return };
     for setting in &plan.allocator {
         let conf = alloc_conf::parse(&setting.value);

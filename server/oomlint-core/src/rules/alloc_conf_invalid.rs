@@ -37,7 +37,7 @@ use super::{Context, Reporter};
 use crate::alloc_conf::{self, ProblemKind};
 use crate::diagnostic::{Applicability, Edit, Fix, Severity};
 
-pub fn check(ctx: &Context, out: &mut Reporter) {
+pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let Some(plan) = ctx.plan else { return };
     for setting in &plan.allocator {
         let conf = alloc_conf::parse(&setting.value);

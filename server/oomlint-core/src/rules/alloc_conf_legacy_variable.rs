@@ -30,7 +30,7 @@ use super::support;
 use super::{Context, Reporter};
 use crate::diagnostic::{Applicability, Edit, Fix};
 
-pub fn check(ctx: &Context, out: &mut Reporter) {
+pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let Some(plan) = ctx.plan else { return };
     if !support::torch_at_least(ctx, "2.10") || plan.allocator.iter().any(|s| s.variable == "PYTORCH_ALLOC_CONF") {
         return;

@@ -36,7 +36,7 @@ use crate::format::Format;
 const LEGACY_FLAGS: [&str; 6] =
     ["xformers_attention", "sage_attention", "flex_attention", "flash_attention", "sdp_attention", "eager_attention"];
 
-pub fn check(ctx: &Context, out: &mut Reporter) {
+pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if ctx.format != Format::Axolotl {
         return;
     }

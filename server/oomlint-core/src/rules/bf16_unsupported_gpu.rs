@@ -36,7 +36,7 @@ use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
 use crate::format::Format;
 
-pub fn check(ctx: &Context, out: &mut Reporter) {
+pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let Some(gpu) = ctx.gpu.filter(|g| !g.bf16) else { return };
     let Some(r) = support::reader(ctx) else { return };
     if ctx.format == Format::Accelerate {

@@ -41,7 +41,7 @@ use crate::diagnostic::Applicability;
 use crate::format::{Format, Reader};
 use crate::syntax::ScalarKind;
 
-pub fn check(ctx: &Context, out: &mut Reporter) {
+pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let trl = support::is_trl(ctx.format);
     if !trl && ctx.format != Format::Transformers {
         return;

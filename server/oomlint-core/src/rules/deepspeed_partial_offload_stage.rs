@@ -24,7 +24,7 @@ use super::support;
 use super::{Context, Reporter};
 use crate::format::Format;
 
-pub fn check(ctx: &Context, out: &mut Reporter) {
+pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if ctx.format != Format::Deepspeed {
         return;
     }

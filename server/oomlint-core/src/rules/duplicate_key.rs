@@ -23,7 +23,7 @@
 use super::{Context, Reporter};
 use crate::syntax::ProblemKind;
 
-pub fn check(ctx: &Context, out: &mut Reporter) {
+pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     for problem in &ctx.document.problems {
         if let ProblemKind::DuplicateKey { first } = problem.kind {
             out.report(problem.span, problem.message.clone()).with_related(first, "first defined here");

@@ -30,7 +30,7 @@ use super::support;
 use super::{Context, Reporter};
 use crate::format::Format;
 
-pub fn check(ctx: &Context, out: &mut Reporter) {
+pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let Some(plan) = ctx.plan else { return };
     let Some(r) = support::reader(ctx) else { return };
     let sleep = match ctx.format {

@@ -29,7 +29,7 @@ use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
 use crate::format::Format;
 
-pub fn check(ctx: &Context, out: &mut Reporter) {
+pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if !support::has_training_arguments(ctx.format) && ctx.format != Format::Axolotl {
         return;
     }

@@ -46,7 +46,7 @@ fn gcd(a: u64, b: u64) -> u64 {
     }
 }
 
-pub fn check(ctx: &Context, out: &mut Reporter) {
+pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let Some(r) = support::reader(ctx) else { return };
     let Some(b) = support::grpo_batch(ctx, &r) else { return };
     if b.num_generations < 2 || (b.generation_batch_size.is_some() && b.steps_per_generation.is_some()) {

@@ -29,7 +29,7 @@ use super::support::{self, set_value};
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
 
-pub fn check(ctx: &Context, out: &mut Reporter) {
+pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let Some(r) = support::reader(ctx) else { return };
     let Some(b) = support::grpo_batch(ctx, &r) else { return };
     if b.num_generations >= 2 {

@@ -29,7 +29,7 @@
 use super::{Context, Reporter};
 use crate::diagnostic::{Applicability, Edit, Fix};
 
-pub fn check(ctx: &Context, out: &mut Reporter) {
+pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     for invalid in &ctx.schema.invalid_values {
         let diagnostic = out.report(invalid.span, invalid.message.clone());
         if let Some(suggestion) = &invalid.suggestion {

@@ -28,7 +28,7 @@
 use super::support;
 use super::{Context, Reporter};
 
-pub fn check(ctx: &Context, out: &mut Reporter) {
+pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if !support::is_litgpt(ctx.format) {
         return;
     }

@@ -25,7 +25,7 @@ use super::support;
 use super::{Context, Reporter};
 use crate::syntax::ScalarKind;
 
-pub fn check(ctx: &Context, out: &mut Reporter) {
+pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if !support::is_litgpt(ctx.format) {
         return;
     }

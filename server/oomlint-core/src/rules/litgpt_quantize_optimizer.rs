@@ -31,7 +31,7 @@ use super::support::{self, set_value};
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
 
-pub fn check(ctx: &Context, out: &mut Reporter) {
+pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if !support::litgpt_quantizes(ctx.format) {
         return;
     }

@@ -32,7 +32,7 @@ use crate::diagnostic::Applicability;
 
 const ACCEPTED: [&str; 3] = ["16-true", "bf16-true", "32-true"];
 
-pub fn check(ctx: &Context, out: &mut Reporter) {
+pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if !support::litgpt_quantizes(ctx.format) {
         return;
     }

@@ -37,7 +37,7 @@ use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
 use crate::format::{litgpt, Format};
 
-pub fn check(ctx: &Context, out: &mut Reporter) {
+pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if !support::is_litgpt(ctx.format) {
         return;
     }

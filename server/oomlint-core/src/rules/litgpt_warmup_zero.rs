@@ -31,7 +31,7 @@ use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
 use crate::format::Format;
 
-pub fn check(ctx: &Context, out: &mut Reporter) {
+pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if !support::is_litgpt(ctx.format) || ctx.format == Format::LitgptPretrain {
         return;
     }

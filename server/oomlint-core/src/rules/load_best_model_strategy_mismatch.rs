@@ -30,7 +30,7 @@
 use super::support;
 use super::{Context, Reporter};
 
-pub fn check(ctx: &Context, out: &mut Reporter) {
+pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if !support::has_training_arguments(ctx.format) {
         return;
     }

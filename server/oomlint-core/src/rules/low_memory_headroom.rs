@@ -29,7 +29,7 @@ use super::memory::{breakdown, primary_span, resolving_fixes};
 use super::{Context, Reporter};
 use crate::estimate::{format_bytes, Verdict, TIGHT_HEADROOM};
 
-pub fn check(ctx: &Context, out: &mut Reporter) {
+pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let (Some(estimate), Some(gpu)) = (ctx.estimate, ctx.gpu) else { return };
     let Some(fit) = estimate.fit.filter(|f| f.verdict == Verdict::Tight) else { return };
     let span = primary_span(ctx, estimate);

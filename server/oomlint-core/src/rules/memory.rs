@@ -9,7 +9,7 @@ use crate::span::Span;
 /// does it alone, else the solver's smallest combination as one fix (when every lever
 /// in it has edits and they do not overlap). Levers that help without resolving the
 /// finding stay available as the language server's code actions.
-pub fn resolving_fixes(estimate: &Estimate, target: u64) -> Vec<Fix> {
+pub(super) fn resolving_fixes(estimate: &Estimate, target: u64) -> Vec<Fix> {
     let peak = estimate.peak.device_bytes;
     let reaches = |saves: u64| peak.saturating_sub(saves) <= target;
     let single: Vec<Fix> = estimate
@@ -55,7 +55,7 @@ pub fn resolving_fixes(estimate: &Estimate, target: u64) -> Vec<Fix> {
 /// The key most responsible for the peak: the first value a lever of the biggest saving
 /// changes, else the micro batch, the sequence length or the model key, else the start of
 /// the document (a key a lever only adds has no place yet).
-pub fn primary_span(ctx: &Context, estimate: &Estimate) -> Span {
+pub(super) fn primary_span(ctx: &Context, estimate: &Estimate) -> Span {
     let lever_edit = estimate
         .levers
         .iter()
@@ -72,7 +72,7 @@ pub fn primary_span(ctx: &Context, estimate: &Estimate) -> Span {
 }
 
 /// One line per component, largest first: `activations 9.81 GiB (backward)`.
-pub fn breakdown(estimate: &Estimate) -> Vec<String> {
+pub(super) fn breakdown(estimate: &Estimate) -> Vec<String> {
     let mut components: Vec<_> = estimate.components.iter().filter(|c| c.bytes > 0).collect();
     components.sort_by_key(|c| std::cmp::Reverse(c.bytes));
     components.iter().map(|c| format!("{} {} ({})", c.name, format_bytes(c.bytes), c.phase.as_str())).collect()

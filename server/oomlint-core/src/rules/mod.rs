@@ -68,7 +68,7 @@ mod trl_padding_free_without_packing;
 mod trl_vllm_8bit;
 mod unknown_key;
 mod unknown_model;
-pub mod unreadable_input;
+pub(crate) mod unreadable_input;
 mod unsloth_precision_conflict;
 mod unused_suppression;
 mod vllm_memory_overcommit;

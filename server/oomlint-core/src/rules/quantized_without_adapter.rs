@@ -34,7 +34,7 @@ use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
 use crate::format::Format;
 
-pub fn check(ctx: &Context, out: &mut Reporter) {
+pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let axolotl = ctx.format == Format::Axolotl;
     if !support::is_trl(ctx.format) && !axolotl {
         return;

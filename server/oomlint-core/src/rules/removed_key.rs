@@ -36,7 +36,7 @@ use super::{Context, Reporter};
 use crate::diagnostic::{Applicability, Edit, Fix, Severity};
 use crate::span::Span;
 
-pub fn check(ctx: &Context, out: &mut Reporter) {
+pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     for removed in &ctx.schema.removed_keys {
         let applies =
             removed.since.as_ref().is_none_or(|(framework, version)| ctx.versions.at_least(framework, version));

@@ -37,7 +37,7 @@ use crate::catalog::models::resolve_model;
 use crate::diagnostic::{Applicability, Severity};
 use crate::format::Format;
 
-pub fn check(ctx: &Context, out: &mut Reporter) {
+pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let path = match ctx.format {
         f if support::is_litgpt(f) => "train.max_seq_length",
         Format::TrlSft | Format::TrlDpo => "max_length",

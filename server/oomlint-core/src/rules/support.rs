@@ -9,21 +9,21 @@ use crate::span::Span;
 use crate::syntax::{Entry, ScalarKind};
 
 /// The root mapping as a [`Reader`], when the document has one.
-pub fn reader<'a>(ctx: &Context<'a>) -> Option<Reader<'a>> {
+pub(super) fn reader<'a>(ctx: &Context<'a>) -> Option<Reader<'a>> {
     ctx.document.root_mapping().map(Reader::new)
 }
 
 /// TRL CLI configs (flat YAML over TrainingArguments + the TRL config + ModelConfig).
-pub fn is_trl(format: Format) -> bool {
+pub(super) fn is_trl(format: Format) -> bool {
     matches!(format, Format::TrlSft | Format::TrlDpo | Format::TrlGrpo)
 }
 
 /// Formats whose keys are `TrainingArguments` fields at the top level.
-pub fn has_training_arguments(format: Format) -> bool {
+pub(super) fn has_training_arguments(format: Format) -> bool {
     is_trl(format) || matches!(format, Format::Transformers | Format::Llamafactory)
 }
 
-pub fn is_litgpt(format: Format) -> bool {
+pub(super) fn is_litgpt(format: Format) -> bool {
     matches!(
         format,
         Format::LitgptLora
@@ -35,13 +35,13 @@ pub fn is_litgpt(format: Format) -> bool {
 }
 
 /// LitGPT scripts that accept `quantize` (`finetune/lora.py`, `adapter.py`, `adapter_v2.py`).
-pub fn litgpt_quantizes(format: Format) -> bool {
+pub(super) fn litgpt_quantizes(format: Format) -> bool {
     matches!(format, Format::LitgptLora | Format::LitgptAdapter | Format::LitgptAdapterV2)
 }
 
 /// The span to report a finding on: the key of the first present path, else the key of
 /// the nearest present ancestor of the first path, else the document start.
-pub fn anchor(r: &Reader, paths: &[&str]) -> Span {
+pub(super) fn anchor(r: &Reader, paths: &[&str]) -> Span {
     if let Some(entry) = paths.iter().find_map(|p| r.entry(p)) {
         return entry.key_span;
     }
@@ -56,17 +56,17 @@ pub fn anchor(r: &Reader, paths: &[&str]) -> Span {
 }
 
 /// The key span of an entry that is present.
-pub fn key_of(r: &Reader, path: &str) -> Option<Span> {
+pub(super) fn key_of(r: &Reader, path: &str) -> Option<Span> {
     r.entry(path).map(|e| e.key_span)
 }
 
 /// Whether the scalar at `path` is present and not null.
-pub fn is_set(r: &Reader, path: &str) -> bool {
+pub(super) fn is_set(r: &Reader, path: &str) -> bool {
     r.entry(path).is_some_and(|e| e.value.as_scalar().is_none_or(|s| !s.is_null()))
 }
 
 /// The scalar text at `path` (not null).
-pub fn text<'a>(r: &Reader<'a>, path: &str) -> Option<&'a str> {
+pub(super) fn text<'a>(r: &Reader<'a>, path: &str) -> Option<&'a str> {
     let scalar = r.entry(path)?.value.as_scalar()?;
     (!scalar.is_null()).then_some(scalar.text.as_str())
 }
@@ -74,7 +74,7 @@ pub fn text<'a>(r: &Reader<'a>, path: &str) -> Option<&'a str> {
 /// A truthy value as Python sees it: a true boolean, a non-zero number, a non-empty
 /// string other than the boolean words `false`/`no`/`off`/`0` (which CLI-style parsers
 /// turn into False), or any list or mapping.
-pub fn truthy(entry: &Entry) -> bool {
+pub(super) fn truthy(entry: &Entry) -> bool {
     match entry.value.as_scalar() {
         Some(s) => match s.kind {
             ScalarKind::Bool(b) => b,
@@ -91,51 +91,51 @@ pub fn truthy(entry: &Entry) -> bool {
 }
 
 /// Whether the entry at `path` is present and truthy.
-pub fn flag(r: &Reader, path: &str) -> bool {
+pub(super) fn flag(r: &Reader, path: &str) -> bool {
     r.entry(path).is_some_and(truthy)
 }
 
 /// A fix that replaces the value of `entry` (only the value's bytes; a quoted value
 /// keeps its quotes' place, so comments and layout survive).
 /// An empty value (`key:`) gets a leading space so `key: value` stays a mapping entry.
-pub fn set_value(entry: &Entry, content: &str, title: impl Into<String>, applicability: Applicability) -> Fix {
+pub(super) fn set_value(entry: &Entry, content: &str, title: impl Into<String>, applicability: Applicability) -> Fix {
     let content = if entry.value.span.is_empty() { format!(" {content}") } else { content.to_string() };
     Fix { title: title.into(), applicability, edits: vec![Edit::replace(entry.value.span, content)] }
 }
 
 /// Whether the framework version pinned near the config (or set in `oomlint.toml`) is
 /// at least `version`; true without a pin, since rules assume the newest release.
-pub fn at_least(ctx: &Context, framework: &str, version: &str) -> bool {
+pub(super) fn at_least(ctx: &Context, framework: &str, version: &str) -> bool {
     crate::versions::Version::parse(version).is_none_or(|v| ctx.versions.at_least(framework, &v))
 }
 
 /// TRL at least `version` (the TRL-dependent defaults: `dtype`, GRPO `beta`).
-pub fn trl_at_least(ctx: &Context, version: &str) -> bool {
+pub(super) fn trl_at_least(ctx: &Context, version: &str) -> bool {
     at_least(ctx, "trl", version)
 }
 
 /// PyTorch at least `version` (allocator variable names).
-pub fn torch_at_least(ctx: &Context, version: &str) -> bool {
+pub(super) fn torch_at_least(ctx: &Context, version: &str) -> bool {
     at_least(ctx, "torch", version)
 }
 
 /// The start of the line holding `key` when the key begins that line (a top-level
 /// block key), so a sibling `key: value` line can be inserted there.
-pub fn top_level_line_start(text: &str, key: Span) -> Option<usize> {
+pub(super) fn top_level_line_start(text: &str, key: Span) -> Option<usize> {
     let line_start = text.get(..key.start)?.rfind('\n').map_or(0, |n| n + 1);
     (line_start == key.start).then_some(line_start)
 }
 
 /// LitGPT batch settings with the script's defaults (`litgpt/finetune/*.py`,
 /// `litgpt/pretrain.py` `setup`), and the world size when the file fixes it.
-pub struct LitgptBatch {
+pub(super) struct LitgptBatch {
     pub global: u64,
     pub micro: u64,
     /// `devices * num_nodes`; None with `devices: auto`/-1 (every visible GPU).
     pub world: Option<u64>,
 }
 
-pub fn litgpt_batch(format: Format, r: &Reader) -> LitgptBatch {
+pub(super) fn litgpt_batch(format: Format, r: &Reader) -> LitgptBatch {
     let pretrain = format == Format::LitgptPretrain;
     let (global_default, micro_default) = if pretrain { (512, 4) } else { (16, 1) };
     let global = r.u64("train.global_batch_size").map_or(global_default, |g| g.value);
@@ -151,7 +151,7 @@ pub fn litgpt_batch(format: Format, r: &Reader) -> LitgptBatch {
 }
 
 /// The GRPO batch settings of a TRL `grpo` config or an Axolotl `rl: grpo` config.
-pub struct GrpoBatch {
+pub(super) struct GrpoBatch {
     pub axolotl: bool,
     pub per_device: u64,
     pub accumulation: u64,
@@ -168,7 +168,7 @@ pub struct GrpoBatch {
 /// Reads the GRPO batch settings with the frameworks' defaults; None for other configs
 /// (and for Axolotl configs that leave `trl.num_generations` unset, which Axolotl does
 /// not validate).
-pub fn grpo_batch(ctx: &Context, r: &Reader) -> Option<GrpoBatch> {
+pub(super) fn grpo_batch(ctx: &Context, r: &Reader) -> Option<GrpoBatch> {
     let axolotl = ctx.format == Format::Axolotl;
     if axolotl {
         if text(r, "rl") != Some("grpo") {
@@ -214,7 +214,7 @@ pub fn grpo_batch(ctx: &Context, r: &Reader) -> Option<GrpoBatch> {
 
 /// The span inside the file of a span relative to an allocator setting's value, when
 /// the value maps byte for byte onto the file (else the whole value).
-pub fn allocator_span(setting: &crate::plan::AllocatorSetting, relative: Span) -> Span {
+pub(super) fn allocator_span(setting: &crate::plan::AllocatorSetting, relative: Span) -> Span {
     if setting.verbatim && relative.end <= setting.value_span.len() {
         Span::new(setting.value_span.start + relative.start, setting.value_span.start + relative.end)
     } else {

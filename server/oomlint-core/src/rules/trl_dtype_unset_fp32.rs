@@ -31,7 +31,7 @@ use super::{Context, Reporter};
 use crate::diagnostic::{Applicability, Edit, Fix};
 use crate::syntax::Language;
 
-pub fn check(ctx: &Context, out: &mut Reporter) {
+pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if !support::is_trl(ctx.format) || !support::trl_at_least(ctx, "0.27") {
         return;
     }

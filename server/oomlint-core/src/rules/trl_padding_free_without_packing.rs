@@ -32,7 +32,7 @@ use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
 use crate::format::Format;
 
-pub fn check(ctx: &Context, out: &mut Reporter) {
+pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if ctx.format != Format::TrlSft {
         return;
     }

@@ -31,7 +31,7 @@
 use super::{Context, Reporter};
 use crate::diagnostic::{Applicability, Edit, Fix};
 
-pub fn check(ctx: &Context, out: &mut Reporter) {
+pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     for unknown in &ctx.schema.unknown_keys {
         let place = if unknown.parent.is_empty() { String::new() } else { format!(" in `{}`", unknown.parent) };
         let mut message = format!("unknown key `{}`{place} for {}", unknown.key, ctx.format);

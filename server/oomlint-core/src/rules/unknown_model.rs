@@ -22,7 +22,7 @@
 use super::{Context, Reporter};
 use crate::model::ModelLookup;
 
-pub fn check(ctx: &Context, out: &mut Reporter) {
+pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let Some(lookup) = ctx.model else { return };
     match lookup {
         ModelLookup::Found(_) => {}

@@ -19,10 +19,10 @@ use super::{Context, Reporter};
 use crate::span::Span;
 
 /// Files above this size are not parsed.
-pub const MAX_FILE_BYTES: usize = 16 * 1024 * 1024;
+pub(crate) const MAX_FILE_BYTES: usize = 16 * 1024 * 1024;
 
 /// Raw bytes as analysable text, or why they are not, with the offending offset.
-pub fn accept(bytes: &[u8]) -> Result<&str, (usize, String)> {
+pub(crate) fn accept(bytes: &[u8]) -> Result<&str, (usize, String)> {
     if bytes.len() > MAX_FILE_BYTES {
         return Err((0, format!("file is {} bytes, over the {} MiB limit", bytes.len(), MAX_FILE_BYTES >> 20)));
     }
@@ -34,7 +34,7 @@ pub fn accept(bytes: &[u8]) -> Result<&str, (usize, String)> {
     }
 }
 
-pub fn check(ctx: &Context, out: &mut Reporter) {
+pub(crate) fn check(ctx: &Context, out: &mut Reporter) {
     if let Some((at, message)) = ctx.rejected {
         let at = (*at).min(ctx.text.len());
         out.report(Span::new(at, at), message.clone());

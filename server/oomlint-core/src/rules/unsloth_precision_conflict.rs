@@ -43,7 +43,7 @@ use crate::syntax::python::{Arg, ArgValue, Call, Callee, Program, PyValue};
 
 const COMBINATION: &str = "Unsloth: Can only load in 4bit or 8bit or 16bit, not a combination!";
 
-pub fn check(ctx: &Context, out: &mut Reporter) {
+pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let Some(program) = program_of(ctx.text, ctx.document.language) else { return };
     let Some(loader) = program.roles().loader.and_then(|i| program.calls.get(i)) else { return };
     if loader.callee != Callee::UnslothFromPretrained {

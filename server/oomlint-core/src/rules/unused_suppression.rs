@@ -26,7 +26,7 @@ use crate::diagnostic::{Applicability, Edit, Fix};
 use crate::span::Span;
 use crate::suppression::Suppression;
 
-pub fn check(ctx: &Context, out: &mut Reporter) {
+pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     // After a syntax error other rules see only part of the file: nothing is "unused" yet.
     if ctx.document.is_incomplete() {
         return;

@@ -40,7 +40,7 @@ use crate::diagnostic::{Applicability, Edit, Fix};
 use crate::estimate::{format_bytes, Estimate};
 use crate::plan::VllmMode;
 
-pub fn check(ctx: &Context, out: &mut Reporter) {
+pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let Some(vllm) = ctx.plan.and_then(|p| p.rl.as_ref()).and_then(|rl| rl.vllm.as_ref()) else { return };
     if vllm.mode.value != VllmMode::Colocate {
         return;

@@ -27,7 +27,7 @@
 use super::{Context, Reporter};
 use crate::syntax::ProblemKind;
 
-pub fn check(ctx: &Context, out: &mut Reporter) {
+pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     for problem in &ctx.document.problems {
         if problem.kind == ProblemKind::Syntax {
             out.report(problem.span, problem.message.clone());

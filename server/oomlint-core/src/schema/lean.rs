@@ -34,7 +34,7 @@ const SUBSCHEMA: [&str; 15] = [
 const SUBSCHEMA_MAP: [&str; 5] = ["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"];
 
 /// `schema` without its documentation keywords, at every level.
-pub fn lean(schema: &Value) -> Value {
+pub(crate) fn lean(schema: &Value) -> Value {
     let Value::Object(object) = schema else {
         return schema.clone();
     };

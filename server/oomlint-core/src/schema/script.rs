@@ -38,7 +38,7 @@ const SFT_TRAINER_REMOVED: &[(&str, u64, Option<&str>)] = &[
 ///   none: Unsloth wraps every TRL trainer (`unsloth/trainer.py`
 ///   `_backwards_compatible_trainer`) to rename `tokenizer` and, when the config is passed
 ///   as `args=`, to move the other arguments onto it.
-pub fn removed_keys(doc: &Document, text: &str, findings: &mut Findings) {
+pub(crate) fn removed_keys(doc: &Document, text: &str, findings: &mut Findings) {
     let Some(program) = program_of(text, doc.language) else { return };
     let unsloth = program.modules.iter().any(|m| m == "unsloth");
     let roles = program.roles();

@@ -28,7 +28,7 @@ pub(super) struct Summary {
 
 impl Summary {
     /// The dtype holding the most elements.
-    pub fn dominant_dtype(&self) -> Option<String> {
+    pub(super) fn dominant_dtype(&self) -> Option<String> {
         self.elements_by_dtype.iter().max_by_key(|(_, n)| **n).map(|(dtype, _)| dtype.clone())
     }
 

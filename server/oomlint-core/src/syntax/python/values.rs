@@ -35,18 +35,18 @@ pub struct Spanned {
 }
 
 /// Why a value is not known statically.
-pub type Unknown = String;
+pub(super) type Unknown = String;
 
 /// How often each module-level name is bound, and the expression of single bindings.
 #[derive(Default)]
-pub struct Bindings<'t> {
+pub(super) struct Bindings<'t> {
     single: HashMap<String, TsNode<'t>>,
     dynamic: HashMap<String, &'static str>,
 }
 
 impl<'t> Bindings<'t> {
     /// Collects the module-level bindings of `module` (a tree-sitter `module` node).
-    pub fn collect(module: TsNode<'t>, source: &str) -> Self {
+    pub(super) fn collect(module: TsNode<'t>, source: &str) -> Self {
         let mut counts: HashMap<String, (usize, Option<TsNode<'t>>)> = HashMap::new();
         let mut dynamic: HashMap<String, &'static str> = HashMap::new();
         let mut cursor = module.walk();
@@ -159,14 +159,14 @@ fn mark_names(target: TsNode, source: &str, dynamic: &mut HashMap<String, &'stat
 }
 
 /// Evaluates expressions against module-level bindings.
-pub struct Evaluator<'a, 't> {
+pub(super) struct Evaluator<'a, 't> {
     pub source: &'a str,
     pub bindings: &'a Bindings<'t>,
 }
 
 impl<'t> Evaluator<'_, 't> {
     /// The value of `expr`; `local` lists names bound in the enclosing function (they shadow constants).
-    pub fn eval(&self, expr: TsNode<'t>, local: &[String]) -> Result<Spanned, Unknown> {
+    pub(super) fn eval(&self, expr: TsNode<'t>, local: &[String]) -> Result<Spanned, Unknown> {
         self.eval_at(expr, local, 0, &mut Vec::new())
     }
 

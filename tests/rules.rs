@@ -7,14 +7,17 @@
 //! `full` format, then every fix the findings offer with the diff it makes applied alone.
 //! A fixture without findings has no snapshot (and must stay without findings). After an
 //! intended change: `INSTA_UPDATE=always cargo test --test rules`, then review the diff.
+//!
+//! Each rule's declared fix availability (`Always`, `Sometimes`, `None`) must match what
+//! its findings on the fixtures offer.
 
 mod common;
 
 use common::oomlint;
 use oomlint::analysis::{analyze_bytes, Analysis, Options};
 use oomlint::diagnostic::{Applicability, Diagnostic, Fix};
-use oomlint::rules::RULES;
-use std::collections::BTreeSet;
+use oomlint::rules::{FixAvailability, RULES};
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -294,6 +297,78 @@ fn snapshots_beside_the_fixtures() {
         }
     }
     assert!(snapshotted > 0 && clean > 0, "{snapshotted} fixtures with findings, {clean} clean");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+// Fix availability.
+
+/// `Sometimes` rules whose fixtures show only one of the two cases, with the reason.
+const SHOWN_ONE_WAY: &[(&str, &str)] = &[];
+
+/// Every fixture file oomlint reads, under `fixtures/`.
+fn every_fixture() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut dirs = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("fixtures dir").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if oomlint::format::language_of(&path).is_some() {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// As ruff's test harness does: a rule declared `Always` offers a fix on every finding
+/// in the fixtures, `None` on none, and `Sometimes` on some but not all.
+#[test]
+fn declared_fix_availability_matches_the_fixtures() {
+    // rule → (a finding with a fix, a finding without), as fixture paths.
+    let mut shown: BTreeMap<&str, (Option<String>, Option<String>)> = BTreeMap::new();
+    for path in every_fixture() {
+        let analysis = analyze(&path, &std::fs::read(&path).expect("read fixture"));
+        for d in &analysis.diagnostics {
+            let (with, without) = shown.entry(d.rule).or_default();
+            let slot = if d.fixes.is_empty() { without } else { with };
+            slot.get_or_insert_with(|| relative(&path));
+        }
+    }
+    let mut problems = Vec::new();
+    for rule in RULES {
+        let (with, without) = shown.get(rule.name).cloned().unwrap_or_default();
+        let one_way = SHOWN_ONE_WAY.iter().any(|(name, _)| *name == rule.name);
+        match (rule.fix, with, without) {
+            (FixAvailability::Always, _, Some(path)) => {
+                problems.push(format!("{} is declared Always, but its finding in {path} has no fix", rule.name));
+            }
+            (FixAvailability::None, Some(path), _) => {
+                problems.push(format!("{} is declared None, but its finding in {path} has a fix", rule.name));
+            }
+            (FixAvailability::Sometimes, None, _) if !one_way => {
+                problems.push(format!("{} is declared Sometimes, but none of its findings has a fix", rule.name));
+            }
+            (FixAvailability::Sometimes, Some(path), None) if !one_way => {
+                problems.push(format!(
+                    "{} is declared Sometimes, but all of its findings have a fix (as in {path}): add a fixture \
+                     without one",
+                    rule.name
+                ));
+            }
+            (FixAvailability::Sometimes, Some(_), Some(_)) if one_way => {
+                problems.push(format!("{} is shown both ways now: remove it from SHOWN_ONE_WAY", rule.name));
+            }
+            _ => {}
+        }
+    }
+    for (name, _) in SHOWN_ONE_WAY {
+        if !RULES.iter().any(|r| r.name == *name && r.fix == FixAvailability::Sometimes) {
+            problems.push(format!("SHOWN_ONE_WAY names {name}, which is not a Sometimes rule"));
+        }
+    }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 

@@ -1,6 +1,8 @@
-//! Black-box tests of the `oomlint` binary: exit codes, output formats and snapshots
-//! of every fixture in `full`, `concise` and JSON output.
+//! Black-box tests of the `oomlint` binary: exit codes, and each output format on a few
+//! representative files (snapshots in `tests/snapshots/`). What every rule reports and
+//! fixes is snapshotted beside its fixtures (`tests/rules.rs`).
 
+use std::collections::BTreeSet;
 use std::path::Path;
 mod common;
 
@@ -11,21 +13,102 @@ fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-fn relative(path: &Path) -> String {
-    path.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap_or(path).to_string_lossy().replace('\\', "/")
+/// The output formats, as `--output-format` names them.
+const FORMATS: [&str; 5] = ["full", "concise", "json", "github", "sarif"];
+
+/// What each format is shown on: YAML with two safe fixes, JSON with related labels, a
+/// notebook (positions in cells), and one run over a shell script (safe and unsafe fixes)
+/// and a clean file.
+const CASES: &[(&str, &[&str])] = &[
+    ("yaml-fixes", &["fixtures/rules/removed-key/fail.yaml"]),
+    ("json-related", &["fixtures/rules/deepspeed-batch-arithmetic/fail.json"]),
+    ("notebook", &["fixtures/python/unsloth-grpo.ipynb"]),
+    ("two-files", &["fixtures/rules/alloc-conf-invalid/fail-range.sh", "fixtures/rules/unknown-key/pass.yaml"]),
+];
+
+/// SARIF without its rules table (every rule's documentation, checked in `tests/sarif.rs`)
+/// and with the tool's version left out, so that neither a doc edit nor a release changes
+/// the snapshot.
+fn sarif_without_rules_table(text: &str) -> String {
+    let mut sarif: serde_json::Value = serde_json::from_str(text).expect("SARIF is JSON");
+    for run in sarif["runs"].as_array_mut().expect("runs") {
+        let driver = &mut run["tool"]["driver"];
+        let count = driver["rules"].as_array().map_or(0, Vec::len);
+        driver["rules"] = format!("[{count} rules, not shown]").into();
+        driver["version"] = "[version]".into();
+    }
+    serde_json::to_string_pretty(&sarif).expect("serialize") + "\n"
 }
 
 #[test]
-fn snapshots_of_every_fixture() {
-    insta::glob!("../fixtures", "**/*.{yaml,yml,json,toml,sh,env}", |path| {
-        let file = relative(path);
-        for format in ["concise", "json", "full"] {
-            let out = oomlint(&["check", &file, "--output-format", format]);
+fn every_format_on_representative_files() {
+    for (case, files) in CASES {
+        for format in FORMATS {
+            let mut args = vec!["check", "--output-format", format];
+            args.extend_from_slice(files);
+            let out = oomlint(&args);
             let code = out.status.code().unwrap_or(-1);
-            assert!(code == 0 || code == 1, "{file}: exit {code}: {}", String::from_utf8_lossy(&out.stderr));
-            insta::assert_snapshot!(format!("{format}"), format!("exit: {code}\n{}", stdout(&out)));
+            assert!(code == 0 || code == 1, "{files:?}: exit {code}: {}", String::from_utf8_lossy(&out.stderr));
+            let text = if format == "sarif" { sarif_without_rules_table(&stdout(&out)) } else { stdout(&out) };
+            let mut settings = insta::Settings::clone_current();
+            settings.set_description(format!("oomlint {}", args.join(" ")));
+            settings.set_omit_expression(true);
+            settings.bind(|| insta::assert_snapshot!(format!("{format}@{case}"), format!("exit: {code}\n{text}")));
         }
-    });
+    }
+}
+
+/// The example configs outside `fixtures/rules/` and `fixtures/python/` (covered by their
+/// own snapshots): one line per finding, none for the many clean ones.
+#[test]
+fn findings_on_the_example_configs() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let mut dirs: Vec<String> = std::fs::read_dir(&root)
+        .expect("fixtures")
+        .filter_map(Result::ok)
+        .filter(|e| e.path().is_dir())
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .filter(|name| !["rules", "python", "logs"].contains(&name.as_str()))
+        .map(|name| format!("fixtures/{name}"))
+        .collect();
+    dirs.sort();
+    let mut args = vec!["check", "--output-format", "concise"];
+    args.extend(dirs.iter().map(String::as_str));
+    let out = oomlint(&args);
+    let code = out.status.code().unwrap_or(-1);
+    assert!(code == 0 || code == 1, "exit {code}: {}", String::from_utf8_lossy(&out.stderr));
+    let mut settings = insta::Settings::clone_current();
+    settings.set_description("oomlint check --output-format concise fixtures/<each directory but rules, python, logs>");
+    settings.set_omit_expression(true);
+    settings.bind(|| insta::assert_snapshot!("example_configs", format!("exit: {code}\n{}", stdout(&out))));
+}
+
+/// Every `cli__*` and `lsp__*` file in `tests/snapshots/` is one a test still writes
+/// (`python__*` files are checked in `tests/python.rs`).
+#[test]
+fn no_orphan_snapshots() {
+    let mut expected: BTreeSet<String> = CASES
+        .iter()
+        .flat_map(|(case, _)| FORMATS.iter().map(move |format| format!("cli__{format}@{case}.snap")))
+        .collect();
+    expected.insert("cli__example_configs.snap".to_string());
+    let lsp = include_str!("lsp.rs");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots");
+    let mut orphans = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("tests/snapshots").filter_map(Result::ok) {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(stem) = name.strip_suffix(".snap") else { continue };
+        let written = if let Some(lsp_name) = stem.strip_prefix("lsp__") {
+            lsp.contains(&format!("assert_snapshot!(\"{lsp_name}\""))
+        } else {
+            !name.starts_with("cli__") || expected.contains(&name)
+        };
+        if !written {
+            orphans.push(name);
+        }
+    }
+    orphans.sort();
+    assert!(orphans.is_empty(), "snapshots no test writes (remove them): {orphans:?}");
 }
 
 #[test]

@@ -155,6 +155,66 @@ fn directories_are_walked_honouring_gitignore() {
     assert!(rules.contains(&"duplicate-key"), "{rules:?}");
 }
 
+/// The rule names of each file in a JSON report, by file name.
+fn rules_by_file(out: &Output) -> Vec<(String, Vec<String>)> {
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    report["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let name = f["path"].as_str().unwrap().rsplit('/').next().unwrap().to_string();
+            let rules =
+                f["diagnostics"].as_array().unwrap().iter().map(|d| d["rule"].as_str().unwrap().into()).collect();
+            (name, rules)
+        })
+        .collect()
+}
+
+#[test]
+fn a_named_file_that_is_not_recognised_gets_a_note_and_walks_stay_quiet() {
+    let dir = tempfile::tempdir().unwrap();
+    let ci = dir.path().join("ci.yaml");
+    std::fs::write(&ci, "on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n").unwrap();
+    std::fs::write(dir.path().join("broken.yaml"), "a: [1, 2\n").unwrap();
+    let named = oomlint(&["check", ci.to_str().unwrap(), dir.path().join("broken.yaml").to_str().unwrap()]);
+    let text = stdout(&named);
+    assert!(text.contains("unrecognized-file") && text.contains("not checked: oomlint does not take it"), "{text}");
+    assert!(text.contains("OOM001"), "a named YAML file that does not parse is an error (yaml-syntax): {text}");
+    assert!(text.contains("0 file(s) checked, 2 not training config(s): 1 error(s)"), "{text}");
+    assert_eq!(named.status.code(), Some(1));
+
+    let walked = oomlint(&["check", dir.path().to_str().unwrap()]);
+    assert!(
+        stdout(&walked).contains("0 file(s) checked, 2 not training config(s), no problems"),
+        "{}",
+        stdout(&walked)
+    );
+    let hook = oomlint(&["check", "--skip-unrecognized", ci.to_str().unwrap(), "--output-format", "json"]);
+    assert_eq!(rules_by_file(&hook), [("ci.yaml".to_string(), Vec::<String>::new())]);
+}
+
+#[test]
+fn excluded_files_are_not_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let dup = "model_name_or_path: x\nbf16: true\nbf16: true\n";
+    for sub in ["configs", "helm", "legacy"] {
+        std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+        std::fs::write(dir.path().join(sub).join("sft.yaml"), dup).unwrap();
+    }
+    std::fs::write(dir.path().join("oomlint.toml"), "exclude = [\"helm\"]\n").unwrap();
+    let legacy = format!("{}/legacy/**", dir.path().display());
+    let out = oomlint(&["check", dir.path().to_str().unwrap(), "--exclude", &legacy, "--output-format", "json"]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let files: Vec<&str> = report["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
+    let configs: Vec<&&str> = files.iter().filter(|f| f.ends_with("sft.yaml")).collect();
+    assert_eq!(configs.len(), 1, "{files:?}");
+    assert!(configs[0].ends_with("configs/sft.yaml"), "{files:?}");
+    // A file the settings exclude is skipped even when named (pre-commit names every file).
+    let named = oomlint(&["check", dir.path().join("helm/sft.yaml").to_str().unwrap(), "--output-format", "json"]);
+    assert!(rules_by_file(&named).is_empty());
+}
+
 #[test]
 fn unreadable_input_is_a_finding() {
     let dir = tempfile::tempdir().unwrap();

@@ -38,7 +38,8 @@ fn fixtures(rule: &str, prefix: &str) -> Vec<PathBuf> {
 }
 
 fn analyze(path: &Path, bytes: &[u8]) -> Analysis {
-    analyze_bytes(path, bytes, &Options::default())
+    // Named on the command line, as the binary the snapshots run names each fixture.
+    analyze_bytes(path, bytes, &Options { named_by_user: true, ..Options::default() })
 }
 
 fn findings<'a>(analysis: &'a Analysis, rule: &str) -> Vec<&'a Diagnostic> {

@@ -6,6 +6,7 @@ use crate::estimate::{self, Estimate};
 use crate::format::{self, Format};
 use crate::model::{self, ModelLookup, NoCheckpoints, Resolver};
 use crate::plan::Plan;
+use crate::recognize::{recognize, Recognition};
 use crate::rules::{self, unreadable_input};
 use crate::schema;
 use crate::settings::{Level, Settings};
@@ -78,6 +79,9 @@ pub struct Options {
     pub resolver: Option<Arc<dyn Resolver>>,
     /// When the estimate carries levers (`check` needs them only for memory findings).
     pub levers: estimate::Levers,
+    /// Whether the user named this file (a path typed on the command line): when oomlint
+    /// does not recognise it, it says so and reports its syntax errors.
+    pub named_by_user: bool,
 }
 
 impl std::fmt::Debug for Options {
@@ -90,6 +94,7 @@ impl std::fmt::Debug for Options {
             .field("versions", &self.versions)
             .field("resolver", &self.resolver.is_some())
             .field("levers", &self.levers)
+            .field("named_by_user", &self.named_by_user)
             .finish()
     }
 }
@@ -107,6 +112,10 @@ impl Options {
             .or_else(|| file.and_then(named))
     }
 }
+
+/// Why a file oomlint does not recognise is skipped, when recognition found no other reason.
+const NOT_A_TRAINING_CONFIG: &str =
+    "oomlint does not take it for a config, script or notebook of a framework it reads (LitGPT, TRL, Unsloth, transformers, Axolotl, LLaMA-Factory, accelerate, DeepSpeed, allocator variables)";
 
 /// Analyses raw bytes read from `path`.
 pub fn analyze_bytes(path: &Path, bytes: &[u8], options: &Options) -> Analysis {
@@ -132,6 +141,7 @@ pub fn analyze_bytes(path: &Path, bytes: &[u8], options: &Options) -> Analysis {
                 rejected: Some(&rejection),
                 versions: &Versions::default(),
                 schema: &schema::Findings::default(),
+                unrecognized: None,
                 suppressions: None,
             };
             let diagnostics = configured(rules::check(&ctx), &options.settings, path);
@@ -158,7 +168,11 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
         options.format.or_else(|| format::detect::modeline_format(&text)).or_else(|| settings.format_for(path));
     let language = format::language_of(path).or_else(|| forced.map(Format::language)).unwrap_or(Language::Yaml);
     let document = syntax::parse(&text, language);
-    let format = forced.unwrap_or_else(|| format::detect(path, &text, &document));
+    let recognition = match forced {
+        Some(format) => Recognition { format, reason: None },
+        None => recognize(path, &text, &document),
+    };
+    let format = recognition.format;
     let plan = if document.is_incomplete() { None } else { format::build_plan(format, &document, &text).map(Box::new) };
     let resolver = options.resolver.as_deref().unwrap_or(&NoCheckpoints);
     let model = plan.as_ref().and_then(|p| model::lookup(p, path, resolver));
@@ -191,9 +205,35 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
         findings
     };
     let line_index = LineIndex::new(&text);
-    // Files of no known format get no findings: oomlint runs over whole repositories.
+    // Files of no known format get no findings: oomlint runs over whole repositories. One
+    // the user named gets a note saying so, and its syntax errors.
     let diagnostics = if format == Format::Unknown {
-        Vec::new()
+        let ctx = rules::Context {
+            text: &text,
+            document: &document,
+            format,
+            plan: None,
+            model: None,
+            gpu: None,
+            estimate: None,
+            rejected: None,
+            versions: &versions,
+            schema: &findings,
+            unrecognized: None,
+            suppressions: None,
+        };
+        let reason = recognition.reason.as_deref().unwrap_or(NOT_A_TRAINING_CONFIG);
+        let named = rules::Context { unrecognized: Some(reason), ..ctx };
+        let diagnostics = if !options.named_by_user {
+            Vec::new()
+        } else if document.problems.is_empty() {
+            rules::check_only(&["unrecognized-file"], &named)
+        } else if matches!(document.language, Language::Yaml | Language::Json | Language::Toml) {
+            rules::check_only(&["yaml-syntax"], &ctx)
+        } else {
+            Vec::new()
+        };
+        configured(diagnostics, &settings, path)
     } else {
         let ctx = rules::Context {
             text: &text,
@@ -206,6 +246,7 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
             rejected: None,
             versions: &versions,
             schema: &findings,
+            unrecognized: None,
             suppressions: None,
         };
         let mut diagnostics = configured(rules::check(&ctx), &settings, path);

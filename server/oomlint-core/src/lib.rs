@@ -23,6 +23,7 @@ pub mod fix;
 pub mod format;
 pub mod model;
 pub mod plan;
+mod recognize;
 pub mod rules;
 pub mod schema;
 pub mod settings;

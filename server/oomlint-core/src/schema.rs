@@ -141,6 +141,16 @@ pub fn get(name: &str) -> Option<&'static Schema> {
         .as_ref()
 }
 
+/// The top-level keys a format's schema knows (its properties, through `anyOf`/`allOf`
+/// alternatives), whether or not it allows others: the evidence format recognition weighs.
+pub(crate) fn top_level_keys(format: Format) -> Option<&'static HashSet<&'static str>> {
+    static KEYS: [OnceLock<Option<HashSet<&'static str>>>; SCHEMA_COUNT] = [const { OnceLock::new() }; SCHEMA_COUNT];
+    let index = index_of(format.name())?;
+    KEYS.get(index)?
+        .get_or_init(|| Some(property_schemas(parsed(index)?).into_iter().map(|(name, _)| name).collect()))
+        .as_ref()
+}
+
 /// The schema of a format, if it has one.
 pub fn for_format(format: Format) -> Option<&'static Schema> {
     get(format.name())
@@ -421,6 +431,10 @@ pub fn check(format: Format, doc: &Document) -> Findings {
             }
             _ => {
                 if coerces && at.quoted() && sub.is_some_and(|s| accepts_coerced(s, error.instance())) {
+                    continue;
+                }
+                // A placeholder's value is filled in before the framework reads the file.
+                if at.node.as_scalar().is_some_and(|s| s.is_template()) {
                     continue;
                 }
                 let finding = invalid_value(pointer, at, sub, error.instance(), &error);
@@ -807,6 +821,26 @@ mod tests {
         assert_eq!(found.unknown_keys.iter().find(|u| u.key == "zzz").unwrap().parent, "train");
         let misplaced = check_yaml(Format::LitgptLora, "checkpoint_dir: x\nmicro_batch_size: 4\n");
         assert_eq!(misplaced.unknown_keys[0].belongs_under().as_deref(), Some("train"));
+    }
+
+    #[test]
+    fn placeholders_are_values_not_known_yet() {
+        let text = "base_model: m\nload_in_4bit: ${LOAD_IN_4BIT}\nmicro_batch_size: \"{{ mbs }}\"\nbf16: $BF16\nfp16: yes please\n";
+        let findings = check_yaml(Format::Axolotl, text);
+        let messages: Vec<&str> = findings.invalid_values.iter().map(|f| f.message.as_str()).collect();
+        assert_eq!(messages.len(), 1, "{messages:?}");
+        assert!(messages[0].starts_with("`fp16`"), "{messages:?}");
+        for (text, template) in [
+            ("${A}", true),
+            ("a-${A:-1}-b", true),
+            ("{{ x }}", true),
+            ("$VAR_1", true),
+            ("$1.50", false),
+            ("cost: $", false),
+            ("{x}", false),
+        ] {
+            assert_eq!(crate::syntax::is_template(text), template, "{text}");
+        }
     }
 
     #[test]

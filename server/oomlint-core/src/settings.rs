@@ -6,6 +6,7 @@
 //! headroom = 0.10           # warn below 10 % free memory
 //! select = ["ALL"]          # rules to run (codes or names; default: all)
 //! ignore = ["OOM003"]       # rules to skip
+//! exclude = ["helm/**"]     # files that are not training configs (globs, like --exclude)
 //! [per-file-ignores]        # glob (relative to the config's directory) → rules
 //! "experiments/**" = ["low-memory-headroom"]
 //! [severity]                # rule → error | warning | info | off
@@ -31,8 +32,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Component, Path, PathBuf};
 
 /// The keys [`Settings`] reads (`schema/oomlint.json` describes the same set).
-pub const KEYS: [&str; 8] =
-    ["gpu", "headroom", "select", "ignore", "per-file-ignores", "severity", "framework-versions", "format"];
+pub const KEYS: [&str; 9] =
+    ["gpu", "headroom", "select", "ignore", "per-file-ignores", "severity", "framework-versions", "exclude", "format"];
 
 /// File names that hold oomlint settings, in the order they are looked for in a directory.
 pub const CONFIG_FILES: [&str; 3] = ["oomlint.toml", ".oomlint.toml", "pyproject.toml"];
@@ -80,6 +81,8 @@ pub struct Settings {
     pub headroom: Option<f64>,
     pub framework_versions: BTreeMap<String, Version>,
     formats: Vec<FormatOverride>,
+    /// Files not to check (`exclude`).
+    exclude: Vec<GlobMatcher>,
 }
 
 /// Why a config could not be used, with the file it is in.
@@ -158,6 +161,14 @@ impl Settings {
                         settings.framework_versions.insert(framework.to_ascii_lowercase(), parsed);
                     }
                 }
+                "exclude" => {
+                    let globs = value.as_sequence().ok_or_else(|| invalid(key, "a list of globs"))?;
+                    for glob in globs {
+                        let glob =
+                            glob.as_scalar().map(|s| s.text.clone()).ok_or_else(|| invalid(key, "a list of globs"))?;
+                        settings.exclude.push(glob_matcher(&glob)?);
+                    }
+                }
                 "format" => {
                     for (glob, name) in table_entries(value, key)? {
                         let name = string(name, &format!("format.\"{glob}\""))?;
@@ -233,6 +244,15 @@ impl Settings {
             Ok(relative) => relative.to_path_buf().into(),
             Err(_) => file.into(),
         }
+    }
+
+    /// Whether `exclude` names `file`, or a directory above it.
+    pub fn excludes(&self, file: &Path) -> bool {
+        if self.exclude.is_empty() {
+            return false;
+        }
+        let relative = self.relative(file);
+        relative.ancestors().filter(|p| !p.as_os_str().is_empty()).any(|p| self.exclude.iter().any(|g| g.is_match(p)))
     }
 
     /// The format the `format` table forces for `file`.

@@ -8,11 +8,12 @@ use crate::catalog::Gpu;
 use crate::diagnostic::{Applicability, Severity};
 use crate::estimate::Levers;
 use crate::fix;
-use crate::format::language_of;
+use crate::format::{language_of, Format};
 use crate::project::Project;
 use crate::render;
 use crate::settings::Settings;
 use clap::{Args, ValueEnum};
+use std::collections::HashSet;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -51,13 +52,23 @@ pub struct CheckArgs {
     /// With --fix, also apply unsafe fixes (they change behaviour: review the diff).
     #[arg(long, requires = "fix")]
     unsafe_fixes: bool,
+    /// Files or directories not to check (globs, matched against each path as given and
+    /// from the current directory), on top of the settings' `exclude`.
+    #[arg(long, value_delimiter = ',')]
+    exclude: Vec<String>,
+    /// Skip files oomlint does not recognise without a note, as a directory walk does
+    /// (the pre-commit hooks pass it: they hand oomlint every YAML, JSON and script).
+    #[arg(long)]
+    skip_unrecognized: bool,
 }
 
-/// Config files under `root` (recursively, honouring .gitignore); a file is itself.
-fn collect(root: &Path, files: &mut Vec<PathBuf>) -> Result<(), String> {
+/// Config files under `root` (recursively, honouring .gitignore); a file is itself, and
+/// named by the user.
+fn collect(root: &Path, files: &mut Vec<PathBuf>, named: &mut HashSet<PathBuf>) -> Result<(), String> {
     let meta = std::fs::metadata(root).map_err(|e| format!("cannot read {}: {e}", root.display()))?;
     if meta.is_file() {
         files.push(root.to_path_buf());
+        named.insert(root.to_path_buf());
         return Ok(());
     }
     let mut found: Vec<PathBuf> = ignore::WalkBuilder::new(root)
@@ -83,11 +94,20 @@ pub fn run(args: &CheckArgs) -> ExitCode {
         None => None,
     };
     let roots = if args.paths.is_empty() { vec![PathBuf::from(".")] } else { args.paths.clone() };
+    let excluded = match exclusions(&args.exclude) {
+        Ok(set) => set,
+        Err(e) => return usage_error(e),
+    };
     let mut files = Vec::new();
+    let mut named = HashSet::new();
     for root in &roots {
-        if let Err(e) = collect(root, &mut files) {
+        if let Err(e) = collect(root, &mut files, &mut named) {
             return usage_error(e);
         }
+    }
+    files.retain(|file| !excluded.is_match(file) && !file.ancestors().any(|dir| excluded.is_match(dir)));
+    if args.skip_unrecognized {
+        named.clear();
     }
     let gpu = match super::gpu::resolve(args.gpu.as_deref(), None) {
         Ok(gpu) => gpu,
@@ -95,6 +115,7 @@ pub fn run(args: &CheckArgs) -> ExitCode {
     };
     let job = Job {
         args,
+        named,
         project: Arc::new(Project::default()),
         config,
         gpu,
@@ -109,7 +130,7 @@ pub fn run(args: &CheckArgs) -> ExitCode {
         let fixed_files = outcomes.iter().filter(|o| o.fixes > 0).count();
         eprintln!("oomlint: applied {fixes} fix(es) to {fixed_files} file(s)");
     }
-    let analyses: Vec<Analysis> = outcomes.into_iter().map(|o| o.analysis).collect();
+    let analyses: Vec<Analysis> = outcomes.into_iter().filter_map(|o| o.analysis).collect();
     let mut out = String::new();
     match args.output_format {
         OutputFormat::Json => {
@@ -140,6 +161,8 @@ pub fn run(args: &CheckArgs) -> ExitCode {
 /// What every file of one `check` shares.
 struct Job<'a> {
     args: &'a CheckArgs,
+    /// The files the user named (not found by a walk), unless `--skip-unrecognized`.
+    named: HashSet<PathBuf>,
     /// The files around the checked ones, read once for the whole run.
     project: Arc<Project>,
     /// The `--config` settings, replacing the nearest oomlint.toml.
@@ -149,9 +172,10 @@ struct Job<'a> {
     fixing: Option<Applicability>,
 }
 
-/// One checked file: its (fixed) analysis and the fixes applied to it.
+/// One file: its (fixed) analysis and the fixes applied to it; no analysis when the
+/// settings exclude it.
 struct Outcome {
-    analysis: Analysis,
+    analysis: Option<Analysis>,
     fixes: usize,
 }
 
@@ -162,22 +186,31 @@ impl parallel::Task for Job<'_> {
     /// owned by this call: `run_in_order` never runs two calls on one file at once).
     fn run(&self, file: &Path) -> Result<Outcome, String> {
         let options = self.project.options(file, self.config.as_ref()).map_err(|e| format!("config {e}"))?;
+        if options.settings.excludes(file) {
+            return Ok(Outcome { analysis: None, fixes: 0 });
+        }
         let settings =
             options.settings.with_selection(&self.args.select, &self.args.ignore).map_err(|e| e.to_string())?;
-        let options =
-            Options { gpu: self.gpu.clone(), settings: Arc::new(settings), levers: Levers::ForFindings, ..options };
+        let options = Options {
+            gpu: self.gpu.clone(),
+            settings: Arc::new(settings),
+            levers: Levers::ForFindings,
+            named_by_user: self.named.contains(file),
+            ..options
+        };
         let bytes = read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
         let analysis = analyze_bytes(file, &bytes, &options);
         let Some(minimum) = self.fixing.filter(|_| !analysis.text.is_empty() && analysis.text.len() == bytes.len())
         else {
-            return Ok(Outcome { analysis: analysis.into_findings(), fixes: 0 });
+            return Ok(Outcome { analysis: Some(analysis.into_findings()), fixes: 0 });
         };
         let fixed = fix::fix_text(file, &analysis.text, &options, minimum);
         if fixed.count == 0 {
-            return Ok(Outcome { analysis: analysis.into_findings(), fixes: 0 });
+            return Ok(Outcome { analysis: Some(analysis.into_findings()), fixes: 0 });
         }
         crate::write::write_atomically(file, &bytes, &fixed.text).map_err(|e| e.to_string())?;
-        Ok(Outcome { analysis: analyze_text(file, fixed.text, &options).into_findings(), fixes: fixed.count })
+        let analysis = analyze_text(file, fixed.text, &options).into_findings();
+        Ok(Outcome { analysis: Some(analysis), fixes: fixed.count })
     }
 
     fn writes_files(&self) -> bool {
@@ -195,11 +228,29 @@ fn read(file: &Path) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// The closing line: files checked and files skipped as not training configs, then the
+/// findings.
 fn summary(analyses: &[Analysis]) -> String {
     let count = |s: Severity| analyses.iter().flat_map(|a| &a.diagnostics).filter(|d| d.severity == s).count();
     let (errors, warnings) = (count(Severity::Error), count(Severity::Warning));
+    let skipped = analyses.iter().filter(|a| a.format == Format::Unknown).count();
+    let checked = analyses.len() - skipped;
+    let files = match skipped {
+        0 => format!("{checked} file(s) checked"),
+        _ => format!("{checked} file(s) checked, {skipped} not training config(s)"),
+    };
     if errors + warnings == 0 {
-        return format!("oomlint: {} file(s) checked, no problems\n", analyses.len());
+        return format!("oomlint: {files}, no problems\n");
     }
-    format!("oomlint: {} file(s) checked: {errors} error(s), {warnings} warning(s)\n", analyses.len())
+    format!("oomlint: {files}: {errors} error(s), {warnings} warning(s)\n")
+}
+
+/// The `--exclude` globs, matched against paths as given.
+fn exclusions(globs: &[String]) -> Result<globset::GlobSet, String> {
+    let mut set = globset::GlobSetBuilder::new();
+    for glob in globs {
+        let glob = glob.strip_prefix("./").unwrap_or(glob);
+        set.add(globset::Glob::new(glob).map_err(|e| format!("--exclude {glob}: {e}"))?);
+    }
+    set.build().map_err(|e| e.to_string())
 }

@@ -69,6 +69,7 @@ mod trl_vllm_8bit;
 mod unknown_key;
 mod unknown_model;
 pub(crate) mod unreadable_input;
+mod unrecognized_file;
 mod unsloth_precision_conflict;
 mod unused_suppression;
 mod vllm_memory_overcommit;
@@ -132,6 +133,8 @@ pub struct Context<'a> {
     pub versions: &'a Versions,
     /// What schema validation found (see `crate::schema`).
     pub schema: &'a schema::Findings,
+    /// Why the file was not taken for a format oomlint reads, when the user named it.
+    pub unrecognized: Option<&'a str>,
     /// The file's suppression comments, once every other rule has run
     /// (for `unused-suppression`; None in the first pass).
     pub suppressions: Option<&'a [Suppression]>,
@@ -232,6 +235,7 @@ pub static RULES: &[Rule] = &[
     rule!(removed_key, "OOM005", "removed-key", Schema, Error, Sometimes),
     rule!(unreadable_input, "OOM006", "unreadable-input", Syntax, Error, None),
     rule!(unused_suppression, "OOM007", "unused-suppression", Meta, Warning, Always),
+    rule!(unrecognized_file, "OOM008", "unrecognized-file", Meta, Info, None),
     rule!(litgpt_quantize_mixed_precision, "OOM101", "litgpt-quantize-mixed-precision", Framework, Error, Always),
     rule!(litgpt_quantize_multi_device, "OOM102", "litgpt-quantize-multi-device", Framework, Error, Always),
     rule!(litgpt_quantize_optimizer, "OOM103", "litgpt-quantize-optimizer", Framework, Error, Sometimes),

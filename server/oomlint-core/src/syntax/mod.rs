@@ -162,6 +162,12 @@ pub struct Scalar {
 }
 
 impl Scalar {
+    /// Whether the value is a placeholder a template engine or the shell fills in before the
+    /// framework reads the file (`${VAR}`, `{{ var }}`, `$VAR`): its real value is unknown.
+    pub fn is_template(&self) -> bool {
+        self.kind == ScalarKind::Str && is_template(&self.text)
+    }
+
     pub fn as_bool(&self) -> Option<bool> {
         match self.kind {
             ScalarKind::Bool(b) => Some(b),
@@ -323,4 +329,15 @@ pub(crate) fn json_depth_exceeds(text: &str, limit: usize) -> Option<usize> {
         }
     }
     None
+}
+
+/// Whether `text` holds a placeholder: `${VAR}` (shell, envsubst, Hydra/OmegaConf
+/// interpolation), `{{ var }}` (Jinja, Helm) or a whole `$VAR`.
+pub fn is_template(text: &str) -> bool {
+    let braced = |open: &str, close: &str| text.find(open).is_some_and(|at| text[at + open.len()..].contains(close));
+    let whole_variable = text.strip_prefix('$').is_some_and(|name| {
+        name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    });
+    braced("${", "}") || braced("{{", "}}") || whole_variable
 }

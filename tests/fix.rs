@@ -102,6 +102,12 @@ fn oomlint(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_oomlint")).args(args).env("NO_COLOR", "1").output().expect("run oomlint")
 }
 
+/// Pins releases that removed the `removed-key` fixture's keys next to it: a rename is safe
+/// only when the release that runs is known to have the new name.
+fn pin_releases(dir: &Path) {
+    std::fs::write(dir.join("requirements.txt"), "trl==1.9.0\ntransformers==5.0.0\n").unwrap();
+}
+
 fn copy_fixture(dir: &Path, fixture: &str) -> PathBuf {
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/rules").join(fixture);
     let target = dir.join(source.file_name().unwrap());
@@ -114,6 +120,7 @@ fn check_fix_applies_safe_fixes_and_keeps_permissions() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     let file = copy_fixture(dir.path(), "removed-key/fail.yaml");
+    pin_releases(dir.path());
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
     let before = std::fs::read_to_string(&file).unwrap();
     let out = oomlint(&["check", file.to_str().unwrap(), "--fix", "--output-format", "concise"]);
@@ -125,7 +132,19 @@ fn check_fix_applies_safe_fixes_and_keeps_permissions() {
     assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o640);
     assert!(!String::from_utf8_lossy(&out.stdout).contains("removed-key"), "reported after fixing");
     let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().map(|e| e.file_name()).collect();
-    assert_eq!(leftovers.len(), 1, "no temporary file left: {leftovers:?}");
+    assert_eq!(leftovers.len(), 2, "no temporary file left: {leftovers:?}");
+}
+
+#[test]
+fn a_rename_for_an_unpinned_release_needs_the_unsafe_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = copy_fixture(dir.path(), "removed-key/fail.yaml");
+    let before = std::fs::read_to_string(&file).unwrap();
+    oomlint(&["check", file.to_str().unwrap(), "--fix"]);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), before, "the installed release may lack the new names");
+    oomlint(&["check", file.to_str().unwrap(), "--fix", "--unsafe-fixes"]);
+    let expected = before.replace("torch_dtype:", "dtype:").replace("evaluation_strategy:", "eval_strategy:");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), expected);
 }
 
 #[test]
@@ -147,6 +166,7 @@ fn unsafe_fixes_need_the_flag() {
 fn an_unwritable_file_is_left_untouched_with_exit_2() {
     let dir = tempfile::tempdir().unwrap();
     let file = copy_fixture(dir.path(), "removed-key/fail.yaml");
+    pin_releases(dir.path());
     let before = std::fs::read(&file).unwrap();
     // The temporary file's name is taken: the write must fail before touching the file.
     std::fs::create_dir(dir.path().join(".fail.yaml.oomlint-fix.tmp")).unwrap();
@@ -172,6 +192,7 @@ fn a_file_changed_since_it_was_read_is_not_overwritten() {
 fn fixes_write_through_symlinks() {
     let dir = tempfile::tempdir().unwrap();
     let file = copy_fixture(dir.path(), "removed-key/fail.yaml");
+    pin_releases(dir.path());
     let link = dir.path().join("link.yaml");
     std::os::unix::fs::symlink(&file, &link).unwrap();
     let out = oomlint(&["check", link.to_str().unwrap(), "--fix"]);

@@ -177,9 +177,13 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
     let resolver = options.resolver.as_deref().unwrap_or(&NoCheckpoints);
     let model = plan.as_ref().and_then(|p| model::lookup(p, path, resolver));
     let gpu = options.target_gpu(&settings);
-    let versions = Versions::clone(&options.versions)
-        .with_overrides(&settings.framework_versions)
-        .with_launcher_requirements(format);
+    // What a notebook or script installs for itself wins over the repository's pins.
+    let mut versions = match document.language {
+        Language::Python | Language::Notebook | Language::Shell => crate::versions::from_install_commands(&text, path),
+        _ => Versions::default(),
+    };
+    versions.merge_missing(Versions::clone(&options.versions));
+    let versions = versions.with_overrides(&settings.framework_versions).with_launcher_requirements(format);
     let releases = estimate::Context::from_versions(&versions);
     let estimate = match (&plan, model.as_ref().and_then(ModelLookup::architecture)) {
         (Some(plan), Some(arch)) if format.framework().is_some_and(|f| f.trains()) => {

@@ -375,6 +375,8 @@ pub struct RemovedKey {
     pub replacement_present: bool,
     /// The current value is valid for the replacement key.
     pub value_fits_replacement: bool,
+    /// A keyword argument of a trainer call (`SFTTrainer(max_seq_length=…)`), not a config key.
+    pub trainer_argument: bool,
 }
 
 /// Every schema finding of one document.
@@ -680,6 +682,7 @@ fn removed_keys(whole: &Schema, schema: &'static Value, mapping: &Mapping, out: 
                 message: mark.get("message").and_then(Value::as_str).unwrap_or_default().to_string(),
                 deprecated_only,
                 value_fits_replacement,
+                trainer_argument: false,
             });
         }
         if let Some(child) = entry.value.as_mapping() {

@@ -141,6 +141,8 @@ pub struct Pin {
 pub enum PinSource {
     /// A dependency file near the config.
     File(PathBuf),
+    /// An install command in the notebook or script itself.
+    Install(PathBuf),
     /// `framework-versions` in `oomlint.toml`.
     Settings,
     /// The version check of the launcher the config is written for.
@@ -155,6 +157,7 @@ impl Pin {
                 let file = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into());
                 format!("{} ({file})", self.spec)
             }
+            PinSource::Install(_) => format!("{} (installed by the file itself)", self.spec),
             PinSource::Settings => format!("{} (oomlint framework-versions)", self.spec),
             PinSource::Launcher(launcher) => format!("{} (required by {launcher})", self.spec),
         }
@@ -247,6 +250,107 @@ impl Versions {
             self.pins.entry(name).or_insert(pin);
         }
     }
+}
+
+/// Versions a notebook or script installs for itself (`!pip install trl==0.22.2`,
+/// `%pip install …`, `!uv pip install …`, `get_ipython().system('pip install …')`): they
+/// are what the run uses, so they win over the repository's dependency files. Where a
+/// framework is installed more than once, the last pin written wins (a later cell
+/// reinstalls). Packages given as templates (`{xformers}`), URLs or paths are skipped.
+pub fn from_install_commands(text: &str, path: &Path) -> Versions {
+    let mut versions = Versions::default();
+    if !text.contains("pip install") {
+        return versions;
+    }
+    let code = if path.extension().is_some_and(|e| e == "ipynb") { notebook_code(text) } else { text.to_string() };
+    for line in code.lines() {
+        let Some(at) = line.find("pip install") else { continue };
+        let before = line[..at].trim_end();
+        let command = before.ends_with(['!', '%'])
+            || before.ends_with("uv")
+            || before.ends_with("-m")
+            || before.ends_with("system('")
+            || before.ends_with("system(\"")
+            || before.is_empty();
+        if !command {
+            continue;
+        }
+        let args = &line[at + "pip install".len()..];
+        let args = args.split(['\'', '#']).next().unwrap_or_default();
+        let mut skip_value = false;
+        for token in shell_words(args) {
+            if std::mem::take(&mut skip_value) {
+                continue;
+            }
+            if token.starts_with('-') {
+                // Options with a value: the value is not a package.
+                skip_value = matches!(
+                    token.as_str(),
+                    "-r" | "--requirement"
+                        | "-c"
+                        | "--constraint"
+                        | "-i"
+                        | "--index-url"
+                        | "--extra-index-url"
+                        | "-f"
+                        | "--find-links"
+                        | "-t"
+                        | "--target"
+                );
+                continue;
+            }
+            if token.contains(['{', '@', '/']) {
+                continue;
+            }
+            if let Some((name, mut pin)) = parse_requirement(&token, path) {
+                pin.source = PinSource::Install(path.to_path_buf());
+                versions.pins.insert(name, pin);
+            }
+        }
+    }
+    versions
+}
+
+/// The code cells of a notebook, one after the other (outputs and Markdown left out).
+fn notebook_code(text: &str) -> String {
+    let Ok(notebook) = serde_json::from_str::<serde_json::Value>(text) else {
+        return String::new();
+    };
+    let cells = notebook.get("cells").and_then(serde_json::Value::as_array).into_iter().flatten();
+    let mut code = String::new();
+    for cell in cells.filter(|c| c.get("cell_type").and_then(serde_json::Value::as_str) != Some("markdown")) {
+        match cell.get("source") {
+            Some(serde_json::Value::String(source)) => code.push_str(source),
+            Some(serde_json::Value::Array(lines)) => {
+                lines.iter().filter_map(serde_json::Value::as_str).for_each(|l| code.push_str(l))
+            }
+            _ => {}
+        }
+        code.push('\n');
+    }
+    code
+}
+
+/// Whitespace-separated words, with `"…"` quotes taken away.
+fn shell_words(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut quoted = false;
+    for c in text.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            c if c.is_whitespace() && !quoted => {
+                if !word.is_empty() {
+                    words.push(std::mem::take(&mut word));
+                }
+            }
+            c => word.push(c),
+        }
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    words
 }
 
 /// Whether `name` is a dependency file pins are read from.
@@ -391,8 +495,18 @@ fn setup_cfg_requirements(text: &str) -> Vec<String> {
 }
 
 /// String literals inside `install_requires=[...]` in a `setup.py` (read, never run).
+/// The string literals of `install_requires=[…]`, and of a Hugging Face-style dependency
+/// table (`_deps = [...]`, looked up as `deps["trl"]` in `install_requires`; transformers,
+/// TRL and open-r1 write their `setup.py` so). Nothing is executed.
 fn setup_py_requirements(text: &str) -> Vec<String> {
-    let Some(start) = text.find("install_requires") else {
+    let mut out = string_list_after(text, "install_requires");
+    out.extend(string_list_after(text, "_deps ="));
+    out
+}
+
+/// The string literals of the first `[…]` list after `marker`.
+fn string_list_after(text: &str, marker: &str) -> Vec<String> {
+    let Some(start) = text.find(marker) else {
         return Vec::new();
     };
     let rest = &text[start..];
@@ -521,6 +635,25 @@ mod tests {
         );
         assert!(!cfg.at_least("accelerate", &v("1.0")));
         assert!(!cfg.at_least("deepspeed", &v("0.15")));
+
+        let notebook = r#"{"cells": [{"source": "%%capture\nif COLAB:\n    !pip install --no-deps unsloth_zoo bitsandbytes {xformers} peft trl triton unsloth\n!pip install transformers==4.56.2\n!pip install --no-deps trl==0.22.2"}, {"source": "!uv pip install -qqq \"trl==0.25.1\" \"unsloth[base] @ git+https://github.com/unslothai/unsloth\""}], "outputs": ["install with: `pip install trl==9.9`"]}"#;
+        let installed = from_install_commands(notebook, Path::new("nb.ipynb"));
+        assert!(!installed.at_least("transformers", &v("4.57")) && installed.at_least("transformers", &v("4.56.2")));
+        assert!(
+            !installed.at_least("trl", &v("0.26")) && installed.at_least("trl", &v("0.25.1")),
+            "the last install wins"
+        );
+        assert!(installed.get("unsloth").is_none(), "unpinned and URL installs pin nothing");
+        let script =
+            "# get_ipython().system('uv pip install --system -qqq --no-deps accelerate peft \"trl==0.22.2\"')\n";
+        assert!(!from_install_commands(script, Path::new("a.py")).at_least("trl", &v("0.23")));
+
+        let table = from(
+            "setup.py",
+            "_deps = [\n    \"accelerate==1.4.0\",\n    \"trl[vllm]==0.18.0\",\n]\ndeps = {}\ninstall_requires = [deps[\"trl\"], deps[\"accelerate\"]]\n",
+        );
+        assert!(!table.at_least("trl", &v("0.19")) && table.at_least("trl", &v("0.18")));
+        assert!(!table.at_least("accelerate", &v("1.5")));
 
         let py = from("setup.py", "setup(name='x', install_requires=[\"litgpt[all]==0.5.3\", 'unsloth'], extras={})");
         assert!(!py.at_least("litgpt", &v("0.5.4")));

@@ -20,9 +20,16 @@
 //! evaluation_strategy: steps   # removed in transformers 4.46: use eval_strategy
 //! ```
 //!
+//! Under Unsloth (from 2026.8.11, `unsloth/models/rl_config_compat.py`) a key the
+//! installed TRL no longer has is dropped from a patched TRL config with a notice
+//! ("… will be IGNORED"), so the run starts: there the finding is a warning.
+//!
 //! ## Fix
 //! Rename the key to its replacement. Fix safety: **safe** when the replacement is not
-//! already set and the value is valid for it (a pure rename keeps the meaning). When the
+//! already set, the value is valid for it (a pure rename keeps the meaning), and the
+//! framework's version is pinned (so the release that runs has the new name); with no
+//! pin the rename is **unsafe**: an older install may not know the new name, or give it
+//! another meaning (`warmup_steps` takes no ratio before transformers 5). When the
 //! replacement is already set, the fix deletes the old entry: **unsafe**, since the two
 //! values may differ. No fix when the key has no replacement or the value must change
 //! shape.
@@ -34,6 +41,7 @@
 
 use super::{Context, Reporter};
 use crate::diagnostic::{Applicability, Edit, Fix, Severity};
+use crate::format::Format;
 use crate::span::Span;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
@@ -43,25 +51,47 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
         if !applies {
             continue;
         }
+        let pinned = removed.since.as_ref().and_then(|(framework, _)| ctx.versions.get(framework));
         let when = match &removed.since {
             Some((framework, version)) => {
-                let pinned =
-                    ctx.versions.get(framework).map_or_else(String::new, |p| format!(", pinned {}", p.describe()));
+                let pin = match pinned {
+                    Some(p) => format!(", pinned {}", p.describe()),
+                    None => format!(" (no {framework} version is pinned: the newest release is assumed)"),
+                };
                 let verb = if removed.deprecated_only { "deprecated" } else { "removed" };
-                format!("{verb} in {framework} {version}{pinned}")
+                format!("{verb} in {framework} {version}{pin}")
             }
             None => (if removed.deprecated_only { "deprecated" } else { "removed" }).to_string(),
         };
         let detail = if removed.message.is_empty() { String::new() } else { format!(": {}", removed.message) };
-        let diagnostic = out.report(removed.key_span, format!("`{}` was {when}{detail}", removed.key));
-        if removed.deprecated_only {
+        let unsloth = if removed.deprecated_only { None } else { unsloth_config(ctx, removed) };
+        let ignored_by_unsloth = unsloth == Some(true);
+        let after = match unsloth {
+            Some(true) => "Unsloth (2026.8.11 and newer) drops it from its patched TRL config with a notice (\"… will be IGNORED\"), so it has no effect",
+            Some(false) => "The pinned Unsloth (before 2026.8.11) passes it on, and the config raises TypeError: unexpected keyword argument",
+            None => "",
+        };
+        let sep = match (after.is_empty(), detail.ends_with('.')) {
+            (true, _) => "",
+            (false, true) => " ",
+            (false, false) => ". ",
+        };
+        let diagnostic = out.report(removed.key_span, format!("`{}` was {when}{detail}{sep}{after}", removed.key));
+        if removed.deprecated_only || ignored_by_unsloth {
             diagnostic.severity = diagnostic.severity.min(Severity::Warning);
         }
         let Some(replacement) = &removed.replacement else { continue };
         if !removed.replacement_present && removed.value_fits_replacement {
+            let (applicability, title) = match (pinned, &removed.since) {
+                (None, Some((framework, _))) => (
+                    Applicability::Unsafe,
+                    format!("Rename to `{replacement}` (for the newest {framework}: no version is pinned)"),
+                ),
+                _ => (Applicability::Safe, format!("Rename to `{replacement}`")),
+            };
             diagnostic.with_fix(Fix {
-                title: format!("Rename to `{replacement}`"),
-                applicability: Applicability::Safe,
+                title,
+                applicability,
                 edits: vec![Edit::replace_keeping_quotes(ctx.text, removed.key_span, replacement)],
             });
         } else if removed.replacement_present {
@@ -74,6 +104,19 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
             }
         }
     }
+}
+
+/// For a config key (not a trainer argument) of TRL or transformers in an Unsloth script's
+/// patched TRL config: whether Unsloth drops it instead of failing (2026.8.11 and newer,
+/// `rl_config_compat.py`, `_unsloth_filter_config_init_kwargs`). None elsewhere.
+fn unsloth_config(ctx: &Context, removed: &crate::schema::RemovedKey) -> Option<bool> {
+    // Unsloth patches TRL's configs, not transformers' `TrainingArguments`.
+    let trl_config = matches!(ctx.format, Format::TrlSft | Format::TrlDpo | Format::TrlGrpo);
+    let unsloth = trl_config && ctx.plan.is_some_and(|p| p.framework == crate::plan::Framework::Unsloth);
+    let config_key = !removed.trainer_argument
+        && removed.since.as_ref().is_some_and(|(framework, _)| matches!(framework.as_str(), "trl" | "transformers"));
+    (unsloth && config_key)
+        .then(|| ctx.versions.at_least("unsloth", &crate::versions::Version::release(&[2026, 8, 11])))
 }
 
 /// The whole lines of an entry that starts its line and ends its last one (a trailing

@@ -66,7 +66,8 @@ fn config_removed_keys(config: &Call, unsloth: bool, findings: &mut Findings) {
         let consequence = if removed.deprecated_only {
             String::new()
         } else if unsloth {
-            "Unsloth drops it with a warning, so it has no effect (older Unsloth raises TypeError)".to_string()
+            // What Unsloth does depends on its release: `removed-key` says it.
+            String::new()
         } else {
             format!("`{class}(...)` raises TypeError: unexpected keyword argument")
         };
@@ -108,6 +109,7 @@ fn sft_trainer_removed_keys(trainer: &Call, unsloth: bool, findings: &mut Findin
             deprecated_only: false,
             replacement_present: replacement.is_some_and(|r| trainer.arg(r).is_some()),
             value_fits_replacement: true,
+            trainer_argument: true,
         });
     }
 }

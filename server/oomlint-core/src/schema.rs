@@ -655,6 +655,37 @@ fn show(value: &Value) -> String {
 }
 
 /// Walks the document with the schema, collecting keys marked removed or deprecated.
+/// Whether a removed key's validator fires on `value`: `"when": "truthy"` (Axolotl's
+/// `if data.get(key):`) needs a truthy value, `"when": "not-null"` (`is not None`) any
+/// value but null; without `when`, being present is enough (a dataclass parser rejects the
+/// key). A placeholder (`${VAR}`) may turn out either way: it does not fire a conditional one.
+fn fires(mark: &Value, value: &Node) -> bool {
+    let scalar = value.as_scalar();
+    let template = scalar.is_some_and(|s| s.is_template());
+    match mark.get("when").and_then(Value::as_str) {
+        Some("truthy") => !template && truthy(value),
+        Some("not-null") => !template && !scalar.is_some_and(|s| s.is_null()),
+        _ => true,
+    }
+}
+
+/// Python's truth value of a YAML value as the framework loads it.
+fn truthy(value: &Node) -> bool {
+    if let Some(mapping) = value.as_mapping() {
+        return !mapping.entries.is_empty();
+    }
+    if let Some(items) = value.as_sequence() {
+        return !items.is_empty();
+    }
+    match value.as_scalar().map(|s| &s.kind) {
+        Some(ScalarKind::Null) | None => false,
+        Some(ScalarKind::Bool(b)) => *b,
+        Some(ScalarKind::Int(i)) => *i != 0,
+        Some(ScalarKind::Float(f)) => *f != 0.0,
+        Some(_) => value.as_scalar().is_some_and(|s| !s.text.is_empty()),
+    }
+}
+
 fn removed_keys(whole: &Schema, schema: &'static Value, mapping: &Mapping, out: &mut Vec<RemovedKey>) {
     for entry in &mapping.entries {
         // Only a marked key is reported, and only a mapping has keys below.
@@ -665,7 +696,7 @@ fn removed_keys(whole: &Schema, schema: &'static Value, mapping: &Mapping, out: 
             continue;
         };
         let marked = sub.get("x-removed").map(|m| (m, false)).or_else(|| sub.get("x-deprecated").map(|m| (m, true)));
-        if let Some((mark, deprecated_only)) = marked {
+        if let Some((mark, deprecated_only)) = marked.filter(|(mark, _)| fires(mark, &entry.value)) {
             let replacement = mark.get("replacement").and_then(Value::as_str).map(str::to_string);
             let value_fits_replacement = replacement
                 .as_deref()
@@ -824,6 +855,23 @@ mod tests {
         assert_eq!(found.unknown_keys.iter().find(|u| u.key == "zzz").unwrap().parent, "train");
         let misplaced = check_yaml(Format::LitgptLora, "checkpoint_dir: x\nmicro_batch_size: 4\n");
         assert_eq!(misplaced.unknown_keys[0].belongs_under().as_deref(), Some("train"));
+    }
+
+    #[test]
+    fn removed_keys_fire_as_their_validators_do() {
+        let keys = |text: &str| -> Vec<String> {
+            check_yaml(Format::Axolotl, text).removed_keys.into_iter().map(|r| r.key).collect()
+        };
+        // Truthy validators (`if data.get(key):`).
+        assert_eq!(
+            keys("base_model: m\ns2_attention:\nmax_packed_sequence_len: 0\nflash_attn_rms_norm: false\n"),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            keys("base_model: m\ns2_attention: true\nmax_packed_sequence_len: 2048\n"),
+            ["s2_attention", "max_packed_sequence_len"]
+        );
+        assert_eq!(keys("base_model: m\ns2_attention: ${S2}\n"), Vec::<String>::new(), "a placeholder may be empty");
     }
 
     #[test]

@@ -168,6 +168,9 @@ impl Pin {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Versions {
     pins: BTreeMap<String, Pin>,
+    /// The Python package the repository itself builds (`setup(name=…)`, `[project] name`),
+    /// when its dependency file names one: its own scripts may read the config.
+    package: Option<String>,
 }
 
 impl Versions {
@@ -220,11 +223,16 @@ impl Versions {
             _ => text.lines().map(str::to_string).collect(),
         };
         let mut versions = Versions::default();
+        let mut trains_with_hf = false;
         for line in requirements {
+            let bare = line.trim().split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_')).next();
+            trains_with_hf |= bare.is_some_and(|name| matches!(name, "trl" | "transformers"));
             if let Some((name, pin)) = parse_requirement(&line, path) {
                 versions.pins.entry(name).or_insert(pin);
             }
         }
+        // A package of one's own counts when it trains with TRL or transformers.
+        versions.package = package_name(file_name, text).filter(|_| trains_with_hf);
         versions
     }
 
@@ -249,6 +257,16 @@ impl Versions {
         for (name, pin) in other.pins {
             self.pins.entry(name).or_insert(pin);
         }
+        if self.package.is_none() {
+            self.package = other.package;
+        }
+    }
+
+    /// The Python package the config's repository builds, when it is not a framework
+    /// oomlint knows: a project with its own training scripts, which may extend the
+    /// frameworks' config classes (open-r1, alignment-handbook).
+    pub fn project_package(&self) -> Option<&str> {
+        self.package.as_deref().filter(|name| framework_name(name).is_none())
     }
 }
 
@@ -504,6 +522,27 @@ fn setup_py_requirements(text: &str) -> Vec<String> {
     out
 }
 
+/// The name of the package a `setup.py` (`setup(name="…")`) or `pyproject.toml`
+/// (`[project] name`, `[tool.poetry] name`) builds.
+fn package_name(file_name: &str, text: &str) -> Option<String> {
+    match file_name {
+        "setup.py" => {
+            let call = &text[text.find("setup(")?..];
+            let name = &call[call.find("name=")? + "name=".len()..];
+            let quote = name.chars().next().filter(|c| matches!(c, '"' | '\''))?;
+            name[1..].split(quote).next().map(str::to_string)
+        }
+        "pyproject.toml" => {
+            let doc = syntax::parse(text, Language::Toml);
+            let root = doc.root_mapping()?;
+            ["project.name", "tool.poetry.name"]
+                .iter()
+                .find_map(|path| root.entry_path(path)?.value.as_scalar()?.as_str().map(str::to_string))
+        }
+        _ => None,
+    }
+}
+
 /// The string literals of the first `[…]` list after `marker`.
 fn string_list_after(text: &str, marker: &str) -> Vec<String> {
     let Some(start) = text.find(marker) else {
@@ -515,6 +554,7 @@ fn string_list_after(text: &str, marker: &str) -> Vec<String> {
     };
     let mut out = Vec::new();
     let mut literal: Option<(char, String)> = None;
+    let mut comment = false;
     for c in rest[open + 1..].chars() {
         match &mut literal {
             Some((quote, value)) if c == *quote => {
@@ -522,6 +562,9 @@ fn string_list_after(text: &str, marker: &str) -> Vec<String> {
                 literal = None;
             }
             Some((_, value)) => value.push(c),
+            // A comment runs to the end of its line (its apostrophes open no string).
+            None if comment => comment = c != '\n',
+            None if c == '#' => comment = true,
             None if c == '"' || c == '\'' => literal = Some((c, String::new())),
             None if c == ']' => break,
             None => {}
@@ -650,10 +693,22 @@ mod tests {
 
         let table = from(
             "setup.py",
-            "_deps = [\n    \"accelerate==1.4.0\",\n    \"trl[vllm]==0.18.0\",\n]\ndeps = {}\ninstall_requires = [deps[\"trl\"], deps[\"accelerate\"]]\n",
+            "_deps = [\n    \"accelerate==1.4.0\",  # don't bump: it's pinned\n    \"trl[vllm]==0.18.0\",\n]\ndeps = {}\ninstall_requires = [deps[\"trl\"], deps[\"accelerate\"]]\n",
         );
         assert!(!table.at_least("trl", &v("0.19")) && table.at_least("trl", &v("0.18")));
         assert!(!table.at_least("accelerate", &v("1.5")));
+        assert_eq!(table.project_package(), None, "no setup(name=…)");
+        let named = from("setup.py", "setup(\n    name=\"open-r1\",\n    install_requires=[\"trl==0.18.0\"],\n)\n");
+        assert_eq!(named.project_package(), Some("open-r1"));
+        assert_eq!(
+            from("setup.py", "setup(name='trl', install_requires=[])").project_package(),
+            None,
+            "a framework itself"
+        );
+        assert_eq!(
+            from("pyproject.toml", "[project]\nname = \"my-rl\"\ndependencies = [\"trl>=0.20\"]\n").project_package(),
+            Some("my-rl")
+        );
 
         let py = from("setup.py", "setup(name='x', install_requires=[\"litgpt[all]==0.5.3\", 'unsloth'], extras={})");
         assert!(!py.at_least("litgpt", &v("0.5.4")));

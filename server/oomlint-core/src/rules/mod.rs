@@ -65,6 +65,7 @@ mod transformers_prefetch_without_workers;
 mod trl_dtype_unset_fp32;
 mod trl_packing_without_max_length;
 mod trl_padding_free_without_packing;
+mod trl_unknown_keys;
 mod trl_vllm_8bit;
 mod unknown_key;
 mod unknown_model;

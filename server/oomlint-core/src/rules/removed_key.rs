@@ -39,7 +39,8 @@
 //! `training_args.py`, TRL `trl/trainer/*_config.py` and `model_config.py`, Axolotl
 //! `utils/schemas/deprecated.py` (each entry names the release).
 
-use super::{Context, Reporter};
+use super::trl_unknown_keys::Outcome;
+use super::{support, Context, Reporter};
 use crate::diagnostic::{Applicability, Edit, Fix, Severity};
 use crate::format::Format;
 use crate::span::Span;
@@ -64,20 +65,27 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
             None => (if removed.deprecated_only { "deprecated" } else { "removed" }).to_string(),
         };
         let detail = if removed.message.is_empty() { String::new() } else { format!(": {}", removed.message) };
+        // To TRL's parser a removed key is an unknown key: some releases drop those.
+        let from_hf = removed.since.as_ref().is_some_and(|(f, _)| matches!(f.as_str(), "trl" | "transformers"));
+        let parser = match support::trl_unknown_key_outcome(ctx).filter(|_| from_hf && !removed.deprecated_only) {
+            Some(Outcome::Depends(why) | Outcome::Ignored(why)) => Some(why),
+            _ => None,
+        };
         let unsloth = if removed.deprecated_only { None } else { unsloth_config(ctx, removed) };
         let ignored_by_unsloth = unsloth == Some(true);
         let after = match unsloth {
             Some(true) => "Unsloth (2026.8.11 and newer) drops it from its patched TRL config with a notice (\"… will be IGNORED\"), so it has no effect",
             Some(false) => "The pinned Unsloth (before 2026.8.11) passes it on, and the config raises TypeError: unexpected keyword argument",
-            None => "",
+            None => parser.unwrap_or(""),
         };
+        let after = capitalized(after);
         let sep = match (after.is_empty(), detail.ends_with('.')) {
             (true, _) => "",
             (false, true) => " ",
             (false, false) => ". ",
         };
         let diagnostic = out.report(removed.key_span, format!("`{}` was {when}{detail}{sep}{after}", removed.key));
-        if removed.deprecated_only || ignored_by_unsloth {
+        if removed.deprecated_only || ignored_by_unsloth || parser.is_some() {
             diagnostic.severity = diagnostic.severity.min(Severity::Warning);
         }
         let Some(replacement) = &removed.replacement else { continue };
@@ -131,4 +139,9 @@ fn entry_lines(text: &str, key: Span, value: Span) -> Option<Span> {
     let rest = text[value.end..end].trim();
     let rest = if value.is_empty() { rest.trim_start_matches(':').trim() } else { rest };
     (rest.is_empty() || rest.starts_with('#')).then_some(Span::new(start, end))
+}
+
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |first| first.to_uppercase().chain(chars).collect())
 }

@@ -221,3 +221,11 @@ pub(super) fn allocator_span(setting: &crate::plan::AllocatorSetting, relative: 
         setting.value_span
     }
 }
+
+/// For a TRL config file (YAML or JSON, not a script, which names its class): what an
+/// unknown key leads to under the TRL release it runs with.
+pub(crate) fn trl_unknown_key_outcome(ctx: &Context) -> Option<super::trl_unknown_keys::Outcome> {
+    let trl = matches!(ctx.format, Format::TrlSft | Format::TrlDpo | Format::TrlGrpo);
+    let config_file = matches!(ctx.document.language, crate::syntax::Language::Yaml | crate::syntax::Language::Json);
+    (trl && config_file).then(|| super::trl_unknown_keys::outcome(ctx.format, ctx.versions))
+}

@@ -12,6 +12,16 @@
 //! (`gradient_checkpoiting`) is, at best, silently ignored by tolerant loaders
 //! (Axolotl's pydantic model): the setting you meant never applies.
 //!
+//! In a TRL or transformers config that lives in a repository which builds its own Python
+//! package (its `setup.py` or `pyproject.toml` names one: open-r1, alignment-handbook),
+//! an unknown key is a warning: the project's own scripts read such configs with config
+//! classes that extend TRL's (`class GRPOConfig(trl.GRPOConfig)` with extra fields), so
+//! the key may be theirs; `trl grpo` itself would still reject it.
+//!
+//! In a TRL config file, whether an unknown key fails depends on the TRL release
+//! (`format/trl_unknown_keys.rs`): TRL 0.13 to 0.18 drop such keys, and some releases
+//! reject them from the `trl` CLI but not from scripts; there the finding is a warning.
+//!
 //! ## Example
 //! ```yaml
 //! checkpoint_dir: checkpoints/meta-llama/Llama-3.2-3B
@@ -28,20 +38,47 @@
 //! jsonargparse CLI (`litgpt/__main__.py`), accelerate `commands/config/config_args.py`
 //! and DeepSpeed `runtime/zero/config.py`.
 
-use super::{Context, Reporter};
-use crate::diagnostic::{Applicability, Edit, Fix};
+use super::trl_unknown_keys::Outcome;
+use super::{support, Context, Reporter};
+use crate::diagnostic::{Applicability, Edit, Fix, Severity};
+use crate::format::Format;
+use crate::syntax::Language;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
+    let parser = support::trl_unknown_key_outcome(ctx);
+    let package = own_config_classes(ctx);
     for unknown in &ctx.schema.unknown_keys {
         let place = if unknown.parent.is_empty() { String::new() } else { format!(" in `{}`", unknown.parent) };
         let mut message = format!("unknown key `{}`{place} for {}", unknown.key, ctx.format);
         let suggestion = unknown.suggestion();
         if let Some(suggestion) = &suggestion {
-            message.push_str(&format!("; did you mean `{suggestion}`?"));
+            message.push_str(&format!(" (did you mean `{suggestion}`?)"));
         } else if let Some(owner) = unknown.belongs_under() {
             message.push_str(&format!("; `{}` belongs under `{owner}:`", unknown.key));
         }
+        let lenient = match (parser, package) {
+            (Some(Outcome::Ignored(why)), None) => {
+                message.push_str(&format!("; {why}, so it has no effect"));
+                true
+            }
+            (Some(Outcome::Ignored(why)), Some(package)) => {
+                message.push_str(&format!("; {why}, and the repository's own package (`{package}`) may read it"));
+                true
+            }
+            (_, Some(package)) => {
+                message.push_str(&format!("; the repository builds its own package (`{package}`), whose scripts may add it to TRL's config classes (the `trl` CLI rejects it)"));
+                true
+            }
+            (Some(Outcome::Depends(why)), None) => {
+                message.push_str(&format!("; {why}"));
+                true
+            }
+            _ => false,
+        };
         let diagnostic = out.report(unknown.span, message);
+        if lenient {
+            diagnostic.severity = diagnostic.severity.min(Severity::Warning);
+        }
         if let Some(suggestion) = &suggestion {
             diagnostic.with_fix(Fix {
                 title: format!("Rename to `{suggestion}`"),
@@ -50,4 +87,13 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
             });
         }
     }
+}
+
+/// The package of a repository whose own scripts may read a TRL-style config with config
+/// classes of their own (see the rule's documentation).
+fn own_config_classes<'c>(ctx: &Context<'c>) -> Option<&'c str> {
+    let hf_arguments = matches!(ctx.format, Format::TrlSft | Format::TrlDpo | Format::TrlGrpo | Format::Transformers);
+    // A script names its config class; only a config file leaves its reader open.
+    let config_file = matches!(ctx.document.language, Language::Yaml | Language::Json);
+    (hf_arguments && config_file).then(|| ctx.versions.project_package()).flatten()
 }

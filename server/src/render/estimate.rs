@@ -27,6 +27,22 @@ fn shorten(text: &str, max: usize) -> String {
     }
 }
 
+/// A parameter count with the unit that reads best: `140.6 B`, `4.02 B`, `16.5 M`, `8.4 K`.
+fn count(n: u64) -> String {
+    let n = n as f64;
+    if n >= 1e11 {
+        format!("{:.1} B", n / 1e9)
+    } else if n >= 1e9 {
+        format!("{:.2} B", n / 1e9)
+    } else if n >= 1e6 {
+        format!("{:.1} M", n / 1e6)
+    } else if n >= 1e3 {
+        format!("{:.1} K", n / 1e3)
+    } else {
+        format!("{n}")
+    }
+}
+
 fn gib(bytes: u64) -> f64 {
     bytes as f64 / (1u64 << 30) as f64
 }
@@ -35,11 +51,11 @@ pub fn table(analysis: &Analysis, estimate: &Estimate) -> String {
     let mut out = String::new();
     let model = analysis.model.as_ref().and_then(|m| m.architecture()).map_or("?", |a| a.name.as_str());
     out.push_str(&format!(
-        "{} ({}): {model}, {:.2} B parameters, {:.1} M trainable\n\n",
+        "{} ({}): {model}, {} parameters, {} trainable\n\n",
         analysis.path.display(),
         analysis.format,
-        estimate.parameters as f64 / 1e9,
-        estimate.trainable_parameters as f64 / 1e6
+        count(estimate.parameters),
+        count(estimate.trainable_parameters)
     ));
     let total = estimate.peak.device_bytes.max(1);
     let mut components: Vec<_> = estimate.components.iter().filter(|c| c.bytes > 0).collect();

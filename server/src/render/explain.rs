@@ -61,11 +61,16 @@ impl fmt::Display for Report<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let n = &self.error.numbers;
         let rank = self.error.rank.map_or(String::new(), |r| format!(" (rank {r})"));
+        let shortfall = self.error.diagnosis.shortfall_bytes;
+        let what = if shortfall == 0 {
+            "failed although the driver reported enough free memory".to_string()
+        } else {
+            format!("short by {}", format_size(shortfall))
+        };
         write!(
             f,
-            "CUDA out of memory on GPU {}{rank}: short by {} (tried to allocate {}, {} free of {})",
+            "CUDA out of memory on GPU {}{rank}: {what} (tried to allocate {}, {} free of {})",
             n.device,
-            format_size(self.error.diagnosis.shortfall_bytes),
             format_size(n.requested_bytes),
             format_size(n.free_bytes),
             format_size(n.total_bytes)

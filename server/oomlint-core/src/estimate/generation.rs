@@ -47,10 +47,14 @@ pub(super) fn vllm_reservation(s: &Setup, shared: u64, used_before_load: u64) ->
         let budget = (util * free as f64) as u64;
         (
             budget.saturating_sub(shared),
-            format!("{util} × free memory at load ({free} B), less the base weights shared with training ({shared} B)"),
+            format!(
+                "{util} × free memory at load ({}), less the base weights shared with training ({})",
+                super::format_bytes(free),
+                super::format_bytes(shared)
+            ),
         )
     } else {
-        ((util * total as f64) as u64, format!("{util} × total memory ({total} B)"))
+        ((util * total as f64) as u64, format!("{util} × total memory ({})", super::format_bytes(total)))
     };
     let sleep = vllm.enable_sleep_mode.value;
     Some(Component {

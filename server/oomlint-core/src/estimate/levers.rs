@@ -174,7 +174,10 @@ fn apply(kind: Kind, plan: &Plan) -> Option<(Plan, Vec<Change>)> {
             vec![Change { field: "vllm_enable_sleep_mode", value: "true".into() }]
         }
         Kind::ExpandableSegments => {
-            if plan.expandable_segments() {
+            // vLLM's sleep mode allocates through a memory pool that refuses expandable
+            // segments ("Expandable segments are not compatible with memory pool.").
+            let sleep = plan.rl.as_ref().and_then(|rl| rl.vllm.as_ref()).is_some_and(|v| v.enable_sleep_mode.value);
+            if plan.expandable_segments() || sleep {
                 return None;
             }
             let mut setting = plan.effective_allocator().cloned().unwrap_or(crate::plan::AllocatorSetting {

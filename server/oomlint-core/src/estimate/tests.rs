@@ -379,3 +379,11 @@ fn trl_trains_quantized_adapters_in_bf16_and_int8_inputs_escape_checkpointing() 
         estimate(&trl_sft(Method::Qlora, Some(Quantization::Nf4 { double_quant: false })), arch("Llama-3.2-1B"), None);
     assert!(kept.bytes > 0 && nf4.components.iter().all(|c| c.name != "quantized-linear-inputs"));
 }
+
+#[test]
+fn expandable_segments_are_not_offered_beside_vllm_sleep_mode() {
+    let g = gpu(24);
+    let allocator = |est: &Estimate| est.levers.iter().any(|l| l.changes.iter().any(|c| c.field == "allocator"));
+    assert!(allocator(&estimate(&grpo(false), arch("Qwen2.5-0.5B"), Some(&g))), "offered without sleep mode");
+    assert!(!allocator(&estimate(&grpo(true), arch("Qwen2.5-0.5B"), Some(&g))), "vLLM's memory pool refuses them");
+}

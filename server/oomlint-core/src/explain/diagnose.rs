@@ -38,15 +38,27 @@ impl Diagnosis {
 /// Diagnoses one message. `variable` is the allocator variable to recommend.
 pub(crate) fn diagnose(n: &Numbers, site: Option<&Site>, variable: &str) -> Diagnosis {
     let shortfall = n.requested_bytes.saturating_sub(n.free_bytes);
-    let fragmentation = n.free_bytes.saturating_add(n.reserved_unallocated_bytes) >= n.requested_bytes;
-    let mut findings = vec![format!(
-        "GPU {} needed {} more than the {} free (tried to allocate {} of {} total)",
-        n.device,
-        format_size(shortfall),
-        format_size(n.free_bytes),
-        format_size(n.requested_bytes),
-        format_size(n.total_bytes)
-    )];
+    // Free memory alone covered the request: not fragmentation, something else refused it.
+    let covered = shortfall == 0;
+    let fragmentation = !covered && n.free_bytes.saturating_add(n.reserved_unallocated_bytes) >= n.requested_bytes;
+    let mut findings = vec![if covered {
+        format!(
+            "the allocation of {} on GPU {} failed although the driver reported {} free (of {} total): the memory was not really available to this process. Likely causes: another process allocated at the same moment; a per-process memory fraction (torch.cuda.set_per_process_memory_fraction); a driver, MIG or WSL limit below the card's capacity",
+            format_size(n.requested_bytes),
+            n.device,
+            format_size(n.free_bytes),
+            format_size(n.total_bytes)
+        )
+    } else {
+        format!(
+            "GPU {} needed {} more than the {} free (tried to allocate {} of {} total)",
+            n.device,
+            format_size(shortfall),
+            format_size(n.free_bytes),
+            format_size(n.requested_bytes),
+            format_size(n.total_bytes)
+        )
+    }];
     let mut advice = Vec::new();
     let likely_self = likely_self(n);
     if let Some(me) = likely_self {
@@ -183,6 +195,20 @@ mod tests {
             reserved_bytes: 71 * GIB,
             advice_variable: None,
         }
+    }
+
+    #[test]
+    fn a_request_the_free_memory_covers_is_not_fragmentation() {
+        let text = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has a total capacity of 23.57 GiB of which 2.00 GiB is free. Of the allocated memory 20.00 GiB is allocated by PyTorch, and 500.00 MiB is reserved by PyTorch but unallocated.";
+        let error = &crate::explain::explain(text)[0];
+        assert_eq!(error.diagnosis.shortfall_bytes, 0);
+        assert!(!error.diagnosis.fragmentation_suspected);
+        assert!(
+            error.diagnosis.findings[0].contains("failed although the driver reported 2.00 GiB free"),
+            "{:?}",
+            error.diagnosis.findings
+        );
+        assert!(error.diagnosis.findings[0].contains("per-process memory fraction"));
     }
 
     #[test]

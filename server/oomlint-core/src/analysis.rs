@@ -11,7 +11,7 @@ use crate::schema;
 use crate::settings::{Level, Settings};
 use crate::span::LineIndex;
 use crate::suppression;
-use crate::syntax::{self, Document, Language};
+use crate::syntax::{Document, Language};
 use crate::versions::Versions;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -157,7 +157,7 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
     let forced =
         options.format.or_else(|| format::detect::modeline_format(&text)).or_else(|| settings.format_for(path));
     let language = format::language_of(path).or_else(|| forced.map(Format::language)).unwrap_or(Language::Yaml);
-    let document = syntax::parse(&text, language);
+    let document = format::document(&text, language);
     let format = forced.unwrap_or_else(|| format::detect(path, &text, &document));
     let plan = if document.is_incomplete() { None } else { format::build_plan(format, &document, &text).map(Box::new) };
     let resolver = options.resolver.as_deref().unwrap_or(&NoCheckpoints);

@@ -8,7 +8,7 @@ use super::convert::Positions;
 use super::docs::{property_markdown, spell};
 use super::locate::{yaml_context, Writing};
 use super::state::OpenDocument;
-use crate::format::Format;
+use crate::format::{python, Format};
 use crate::schema::{self, properties_at, property_doc, PropertyDoc};
 use crate::span::Span;
 use crate::syntax::python::open_call;
@@ -59,8 +59,10 @@ pub fn complete(document: &OpenDocument, positions: &Positions, offset: usize, b
 fn keywords(before: &str, text: &str, positions: &Positions, offset: usize) -> Vec<CompletionItem> {
     let source = format!("{before}{text}");
     let Some(call) = open_call(&source, before.len() + offset) else { return Vec::new() };
+    let program = crate::syntax::python::program(&source);
+    let Some(callee) = python::Callee::from_path(&program.resolve(call.path.clone())) else { return Vec::new() };
     let prefix = Span::new(call.prefix.start.saturating_sub(before.len()), call.prefix.end - before.len());
-    schema::keywords::keywords(call.callee)
+    schema::keywords::keywords(callee)
         .into_iter()
         .filter(|p| !call.given.contains(&p.name))
         .map(|p| {

@@ -59,7 +59,7 @@ pub fn hover(document: &OpenDocument, offset: usize) -> Option<(String, Span)> {
 fn keyword_doc(document: &OpenDocument, key: Span) -> Option<PropertyDoc> {
     let analysis = &document.analysis;
     let program = python::program_of(&analysis.text, analysis.document.language)?;
-    let (callee, name) = program
+    let (callee, name) = python::Script::of(&program)
         .calls
         .iter()
         .find_map(|call| call.args.iter().find(|a| a.key_span == key).map(|a| (call.callee, a.name.clone())))?;

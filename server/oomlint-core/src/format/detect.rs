@@ -68,7 +68,7 @@ pub fn detect(path: &Path, text: &str, doc: &Document) -> Format {
         }
         Language::Python | Language::Notebook => {
             return super::python::program_of(text, doc.language)
-                .map_or(Format::Unknown, |p| super::python::detect(&p));
+                .map_or(Format::Unknown, |p| super::python::detect(&super::python::Script::of(&p)));
         }
         Language::Json | Language::Yaml => {}
     }

@@ -134,6 +134,15 @@ impl std::fmt::Display for Format {
     }
 }
 
+/// Parses `text` in `language` into the document the formats read: a script's or
+/// notebook's recognized calls laid out as a config (`python::lay_out`), any other
+/// language's tree as parsed.
+pub fn document(text: &str, language: Language) -> Document {
+    let mut document = syntax::parse(text, language);
+    python::lay_out(&mut document, text);
+    document
+}
+
 /// Builds the training plan of a document in `format` (None for formats without one).
 pub fn build_plan(format: Format, doc: &Document, text: &str) -> Option<Plan> {
     let root = doc.root_mapping()?;

@@ -20,6 +20,11 @@
 //!
 //! Values the script computes at run time are `Sourced::unknown` with the reason.
 
+mod calls;
+mod layout;
+
+pub use calls::{Arg, ArgValue, Call, Callee, Roles, Script};
+
 use super::hf_names::{attention_kind, lora_targets};
 use super::trl::{self, dtype_of};
 use super::{Format, Reader};
@@ -28,7 +33,7 @@ use crate::plan::{
     Checkpointing, Dtype, Framework, LoraPlan, LossImpl, Method, ModelRef, Origin, Plan, Quantization, Sourced,
     VllmMode, VllmPlan,
 };
-use crate::syntax::python::{self, ArgValue, Call, Callee, Program, PyValue, Roles};
+use crate::syntax::python::{self, Program, PyValue, Static};
 use crate::syntax::{notebook, Document, Language};
 
 const UNSLOTH: &str = "Unsloth";
@@ -42,12 +47,23 @@ pub fn program_of(text: &str, language: Language) -> Option<Program> {
     }
 }
 
+/// Gives the document of a script or notebook its tree: the recognized calls laid out as
+/// a TRL CLI config (see [`layout`]). Other documents are left as they are.
+pub fn lay_out(document: &mut Document, text: &str) {
+    if document.is_incomplete() {
+        return;
+    }
+    if let Some(program) = program_of(text, document.language) {
+        document.root = Some(layout::root(&Script::of(&program)));
+    }
+}
+
 /// The format of a script: its config class, else its trainer, else an Unsloth loader
 /// (Unsloth scripts train with TRL's `SFTTrainer`). Scripts without any of them are
 /// [`Format::Unknown`] and get no findings.
-pub fn detect(program: &Program) -> Format {
-    let roles = program.roles();
-    let callee = |i: Option<usize>| i.and_then(|i| program.calls.get(i)).map(|c| c.callee);
+pub fn detect(script: &Script) -> Format {
+    let roles = script.roles();
+    let callee = |i: Option<usize>| script.call(i).map(|c| c.callee);
     let trainer = callee(roles.trainer);
     match (callee(roles.config), trainer) {
         (Some(Callee::GrpoConfig), _) | (_, Some(Callee::GrpoTrainer)) => Format::TrlGrpo,
@@ -65,8 +81,9 @@ pub fn plan(format: Format, doc: &Document, text: &str) -> Option<Plan> {
     let root = doc.root_mapping()?;
     let reader = Reader::new(root);
     let mut plan = trl::plan(format, &reader);
-    let roles = program.roles();
-    let script = Script { program: &program, roles, reader: &reader };
+    let script = Script::of(&program);
+    let roles = script.roles();
+    let script = Builder { script: &script, roles, reader: &reader };
     let unsloth = script.loader().is_some_and(|c| matches!(c.callee, Callee::UnslothFromPretrained));
     if unsloth {
         plan.framework = Framework::Unsloth;
@@ -81,15 +98,15 @@ pub fn plan(format: Format, doc: &Document, text: &str) -> Option<Plan> {
     Some(plan)
 }
 
-struct Script<'a> {
-    program: &'a Program,
+struct Builder<'a> {
+    script: &'a Script<'a>,
     roles: Roles,
     reader: &'a Reader<'a>,
 }
 
-impl Script<'_> {
+impl Builder<'_> {
     fn call(&self, index: Option<usize>) -> Option<&Call> {
-        index.and_then(|i| self.program.calls.get(i))
+        self.script.call(index)
     }
 
     fn loader(&self) -> Option<&Call> {
@@ -223,13 +240,13 @@ impl Script<'_> {
     fn unsloth_vllm(&self) -> Option<VllmPlan> {
         let fast = self.loader_bool("fast_inference").filter(|f| f.value)?;
         let standby =
-            self.program.env.iter().rev().find(|e| e.name == "UNSLOTH_VLLM_STANDBY").map(|e| match &e.value {
+            self.script.program.env.iter().rev().find(|e| e.name == "UNSLOTH_VLLM_STANDBY").map(|e| match &e.value {
                 // Derived, not a file value: a generic edit would write `true` where Unsloth reads "1".
-                ArgValue::Known(v) => {
+                Static::Known(v) => {
                     let on = matches!(&v.value, PyValue::Str(s, _) if s == "1");
                     Sourced::derived(on, format!("UNSLOTH_VLLM_STANDBY={}", if on { "1" } else { "unset or not 1" }))
                 }
-                other => Sourced::unknown(false, why_of(other)),
+                Static::Unknown(why) => Sourced::unknown(false, why.clone()),
             });
         Some(VllmPlan {
             mode: fast.map(|_| VllmMode::Colocate),

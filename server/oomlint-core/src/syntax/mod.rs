@@ -1,9 +1,11 @@
 //! One spanned document tree for every config language.
 //!
-//! Each adapter (YAML, JSON, TOML, env/shell, Python, notebooks) turns bytes into the same [`Document`]:
+//! Each config adapter (YAML, JSON, TOML, env/shell) turns bytes into the same [`Document`]:
 //! mappings, sequences and scalars with byte spans for keys and values, the raw
 //! scalar text, the comments, and the problems found while parsing. Nothing above this
-//! layer knows which parser was used.
+//! layer knows which parser was used. Python scripts and notebooks are programs, not
+//! trees: their adapters read calls, bindings, branches and environment settings
+//! ([`python::Program`]); `format::python` lays the calls a framework reads out as a tree.
 
 mod chars;
 pub mod env;
@@ -27,7 +29,7 @@ pub enum Language {
     Env,
     /// Shell scripts: only variable assignments are read.
     Shell,
-    /// Python training scripts: the keyword arguments of recognized calls.
+    /// Python scripts: calls and their arguments, bindings, environment settings.
     Python,
     /// Jupyter notebooks: the code cells read in order as one Python program.
     Notebook,

@@ -40,7 +40,7 @@ impl Analysis {
     /// files holds every analysis until it prints.
     pub fn into_findings(self) -> Analysis {
         let Analysis { path, text, line_index, document, format, diagnostics, .. } = self;
-        let document = Document { root: None, comments: Vec::new(), ..document };
+        let document = Document { root: None, comments: Vec::new(), program: None, ..document };
         Analysis {
             path,
             text,
@@ -119,8 +119,13 @@ pub fn analyze_bytes(path: &Path, bytes: &[u8], options: &Options) -> Analysis {
             } else {
                 String::from_utf8_lossy(prefix).into_owned()
             };
-            let document =
-                Document { language: Language::Yaml, root: None, comments: Vec::new(), problems: Vec::new() };
+            let document = Document {
+                language: Language::Yaml,
+                root: None,
+                comments: Vec::new(),
+                problems: Vec::new(),
+                program: None,
+            };
             let ctx = rules::Context {
                 text: &text,
                 document: &document,
@@ -187,7 +192,7 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
         schema::Findings::default()
     } else {
         let mut findings = schema::check(format, &document);
-        schema::script::removed_keys(&document, &text, &mut findings);
+        schema::script::removed_keys(&document, &mut findings);
         findings
     };
     let line_index = LineIndex::new(&text);
@@ -238,4 +243,31 @@ fn configured(mut diagnostics: Vec<Diagnostic>, settings: &Settings, path: &Path
         Some(Level::Default) | None => true,
     });
     diagnostics
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::syntax::python::PARSES;
+
+    /// Tree-sitter parses in one analysis of `file` (a fixture) against an A10G.
+    // Test-only I/O: reads the fixture.
+    #[allow(clippy::disallowed_methods)]
+    fn parses(file: &str) -> usize {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures").join(file);
+        let text = std::fs::read_to_string(&path).expect("a fixture");
+        let gpu = crate::catalog::gpus::resolve_gpu("A10G").ok().cloned();
+        let options = Options { gpu, ..Options::default() };
+        PARSES.with(|p| p.set(0));
+        let analysis = analyze_text(&path, text, &options);
+        assert!(analysis.estimate.is_some() && !analysis.diagnostics.is_empty(), "{file}: every stage ran");
+        PARSES.with(std::cell::Cell::get)
+    }
+
+    #[test]
+    fn a_script_or_notebook_is_parsed_once_per_analysis() {
+        // Detection, the plan, the schema's removed keys and the rules read the one program.
+        assert_eq!(parses("python/unsloth-grpo-oom.py"), 1, "a script");
+        assert_eq!(parses("python/unsloth-grpo.ipynb"), 1, "a notebook");
+    }
 }

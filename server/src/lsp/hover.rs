@@ -58,8 +58,7 @@ pub fn hover(document: &OpenDocument, offset: usize) -> Option<(String, Span)> {
 /// (loader, PEFT and bitsandbytes keywords have no schema of their own).
 fn keyword_doc(document: &OpenDocument, key: Span) -> Option<PropertyDoc> {
     let analysis = &document.analysis;
-    let program = python::program_of(&analysis.text, analysis.document.language)?;
-    let (callee, name) = python::Script::of(&program)
+    let (callee, name) = python::script(&analysis.document)?
         .calls
         .iter()
         .find_map(|call| call.args.iter().find(|a| a.key_span == key).map(|a| (call.callee, a.name.clone())))?;

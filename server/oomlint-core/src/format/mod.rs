@@ -139,7 +139,7 @@ impl std::fmt::Display for Format {
 /// language's tree as parsed.
 pub fn document(text: &str, language: Language) -> Document {
     let mut document = syntax::parse(text, language);
-    python::lay_out(&mut document, text);
+    python::lay_out(&mut document);
     document
 }
 
@@ -148,7 +148,7 @@ pub fn build_plan(format: Format, doc: &Document, text: &str) -> Option<Plan> {
     let root = doc.root_mapping()?;
     let reader = Reader::new(root);
     let mut plan = match format {
-        _ if matches!(doc.language, Language::Python | Language::Notebook) => python::plan(format, doc, text)?,
+        _ if matches!(doc.language, Language::Python | Language::Notebook) => python::plan(format, doc)?,
         Format::LitgptLora
         | Format::LitgptAdapter
         | Format::LitgptAdapterV2

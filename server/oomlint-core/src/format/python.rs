@@ -33,28 +33,23 @@ use crate::plan::{
     Checkpointing, Dtype, Framework, LoraPlan, LossImpl, Method, ModelRef, Origin, Plan, Quantization, Sourced,
     VllmMode, VllmPlan,
 };
-use crate::syntax::python::{self, Program, PyValue, Static};
-use crate::syntax::{notebook, Document, Language};
+use crate::syntax::python::{PyValue, Static};
+use crate::syntax::{Document, Language};
 
 const UNSLOTH: &str = "Unsloth";
 
-/// The program of a Python script or notebook (None when it cannot be read).
-pub fn program_of(text: &str, language: Language) -> Option<Program> {
-    match language {
-        Language::Python => Some(python::program(text)),
-        Language::Notebook => notebook::program(text).ok(),
-        _ => None,
-    }
+/// The recognized calls of a script's or notebook's document (None for other documents
+/// and notebooks that cannot be read).
+pub fn script(document: &Document) -> Option<Script<'_>> {
+    document.program.as_deref().map(Script::of)
 }
 
 /// Gives the document of a script or notebook its tree: the recognized calls laid out as
 /// a TRL CLI config (see [`layout`]). Other documents are left as they are.
-pub fn lay_out(document: &mut Document, text: &str) {
-    if document.is_incomplete() {
-        return;
-    }
-    if let Some(program) = program_of(text, document.language) {
-        document.root = Some(layout::root(&Script::of(&program)));
+pub fn lay_out(document: &mut Document) {
+    if let Some(script) = script(document) {
+        let root = layout::root(&script);
+        document.root = Some(root);
     }
 }
 
@@ -76,12 +71,11 @@ pub fn detect(script: &Script) -> Format {
 }
 
 /// Builds the plan of a script whose document is `doc` (see the module docs).
-pub fn plan(format: Format, doc: &Document, text: &str) -> Option<Plan> {
-    let program = program_of(text, doc.language)?;
+pub fn plan(format: Format, doc: &Document) -> Option<Plan> {
+    let script = script(doc)?;
     let root = doc.root_mapping()?;
     let reader = Reader::new(root);
     let mut plan = trl::plan(format, &reader);
-    let script = Script::of(&program);
     let roles = script.roles();
     let script = Builder { script: &script, roles, reader: &reader };
     let unsloth = script.loader().is_some_and(|c| matches!(c.callee, Callee::UnslothFromPretrained));

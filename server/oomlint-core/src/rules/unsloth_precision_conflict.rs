@@ -37,15 +37,14 @@
 //! reset) and `unsloth/models/loader_utils.py` (`_get_fp8_mode_and_check_settings`).
 
 use super::{Context, Reporter};
-use crate::format::python::{program_of, Arg, ArgValue, Call, Callee, Script};
+use crate::format::python::{script, Arg, ArgValue, Call, Callee, Script};
 use crate::span::Span;
 use crate::syntax::python::PyValue;
 
 const COMBINATION: &str = "Unsloth: Can only load in 4bit or 8bit or 16bit, not a combination!";
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
-    let Some(program) = program_of(ctx.text, ctx.document.language) else { return };
-    let script = Script::of(&program);
+    let Some(script) = script(ctx.document) else { return };
     let Some(loader) = script.call(script.roles().loader) else { return };
     if loader.callee != Callee::UnslothFromPretrained {
         return;

@@ -27,7 +27,7 @@ pub fn parse(text: &str, dialect: Dialect) -> Document {
         Dialect::Shell => Language::Shell,
     };
     let root = Node { span: Span::new(0, text.len()), value: Value::Mapping(Mapping { entries: scanner.entries }) };
-    Document { language, root: Some(root), comments: scanner.comments, problems: Vec::new() }
+    Document { language, root: Some(root), comments: scanner.comments, problems: Vec::new(), program: None }
 }
 
 struct Scanner<'a> {

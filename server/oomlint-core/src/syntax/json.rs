@@ -12,7 +12,8 @@ use jsonc_parser::{parse_to_ast, CollectOptions, ParseOptions};
 use std::collections::HashMap;
 
 pub fn parse(text: &str) -> Document {
-    let mut doc = Document { language: Language::Json, root: None, comments: Vec::new(), problems: Vec::new() };
+    let mut doc =
+        Document { language: Language::Json, root: None, comments: Vec::new(), problems: Vec::new(), program: None };
     if let Some(at) = json_depth_exceeds(text, MAX_DEPTH) {
         doc.problems.push(SyntaxProblem {
             kind: ProblemKind::Syntax,

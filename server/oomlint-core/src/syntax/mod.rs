@@ -41,6 +41,9 @@ pub struct Document {
     pub root: Option<Node>,
     pub comments: Vec<Comment>,
     pub problems: Vec<SyntaxProblem>,
+    /// A script's or notebook's program, read once per parse: everything above this layer
+    /// (format detection, the plan, rules, schema findings, hovers) reads it from here.
+    pub program: Option<Box<python::Program>>,
 }
 
 impl Document {

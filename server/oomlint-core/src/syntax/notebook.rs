@@ -39,8 +39,8 @@ impl Cells {
     }
 }
 
-/// Parses a notebook into the [`Document`] of its code cells: their comments (the
-/// [`Program`] is read by [`program`]), or the problem that makes it no notebook.
+/// Parses a notebook into the [`Document`] of its code cells: their comments and their
+/// [`Program`], or the problem that makes it no notebook.
 pub fn parse(text: &str) -> Document {
     match program(text) {
         Ok(program) => Document {
@@ -48,10 +48,15 @@ pub fn parse(text: &str) -> Document {
             root: None,
             comments: program.comments.iter().map(|&span| Comment { span }).collect(),
             problems: Vec::new(),
+            program: Some(Box::new(program)),
         },
-        Err(problem) => {
-            Document { language: Language::Notebook, root: None, comments: Vec::new(), problems: vec![problem] }
-        }
+        Err(problem) => Document {
+            language: Language::Notebook,
+            root: None,
+            comments: Vec::new(),
+            problems: vec![problem],
+            program: None,
+        },
     }
 }
 

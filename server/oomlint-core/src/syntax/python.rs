@@ -183,6 +183,7 @@ pub fn parse(text: &str) -> Document {
         root: None,
         comments: program.comments.iter().map(|&span| Comment { span }).collect(),
         problems: Vec::new(),
+        program: Some(Box::new(program)),
     }
 }
 

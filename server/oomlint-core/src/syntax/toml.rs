@@ -7,7 +7,8 @@ use crate::span::Span;
 use toml_edit::{Item, Table, TableLike};
 
 pub fn parse(text: &str) -> Document {
-    let mut doc = Document { language: Language::Toml, root: None, comments: Vec::new(), problems: Vec::new() };
+    let mut doc =
+        Document { language: Language::Toml, root: None, comments: Vec::new(), problems: Vec::new(), program: None };
     match toml_edit::Document::parse(text) {
         Ok(parsed) => {
             let table: &Table = parsed.as_table();

@@ -286,7 +286,7 @@ impl Builder {
         if let Some(root) = self.root.as_mut() {
             place_empty_values(root, text);
         }
-        Document { language: Language::Yaml, root: self.root, comments, problems: self.problems }
+        Document { language: Language::Yaml, root: self.root, comments, problems: self.problems, program: None }
     }
 }
 

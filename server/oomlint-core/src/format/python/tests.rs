@@ -4,8 +4,8 @@ use crate::plan::{Origin, RlAlgorithm};
 
 fn plan_of(text: &str) -> (Format, Plan) {
     let doc = format::document(text, Language::Python);
-    let format = detect(&Script::of(&python::program(text)));
-    (format, plan(format, &doc, text).expect("a plan"))
+    let format = detect(&script(&doc).expect("a program"));
+    (format, plan(format, &doc).expect("a plan"))
 }
 
 fn slice_of(text: &str, span: crate::span::Span) -> &str {
@@ -50,7 +50,7 @@ unused = SFTConfig(max_length=99)
 cfg = SFTConfig(max_length=2048, per_device_train_batch_size=2)
 trainer = SFTTrainer(model=model, args=cfg, peft_config=LoraConfig(r=8, target_modules="all-linear"))
 "#;
-    let program = python::program(text);
+    let program = crate::syntax::python::program(text);
     let script = Script::of(&program);
     let roles = script.roles();
     assert_eq!(script.calls[roles.config.unwrap()].known("max_length").unwrap().1.value, PyValue::Int(2048));
@@ -174,8 +174,7 @@ fn a_notebook_plans_like_the_same_script() {
         .collect();
     let text = format!("{{\"cells\": [{}], \"nbformat\": 4}}", cells.join(", "));
     let doc = format::document(&text, Language::Notebook);
-    let program = notebook::program(&text).unwrap();
-    let notebook_plan = plan(detect(&Script::of(&program)), &doc, &text).unwrap();
+    let notebook_plan = plan(detect(&script(&doc).unwrap()), &doc).unwrap();
     let (_, script_plan) = plan_of(UNSLOTH_GRPO);
     assert_eq!(notebook_plan.framework, Framework::Unsloth);
     assert_eq!(notebook_plan.lora.as_ref().unwrap().rank.value, script_plan.lora.as_ref().unwrap().rank.value);
@@ -214,7 +213,7 @@ Trainer(model=model, args=args).train()
 #[test]
 fn scripts_without_training_calls_are_unknown() {
     let text = "from transformers import AutoModelForCausalLM\nm = AutoModelForCausalLM.from_pretrained('gpt2')\n";
-    assert_eq!(detect(&Script::of(&python::program(text))), Format::Unknown);
+    assert_eq!(detect(&script(&format::document(text, Language::Python)).unwrap()), Format::Unknown);
 }
 
 #[test]

@@ -28,13 +28,12 @@ pub use calls::{Arg, ArgValue, Call, Callee, Roles, Script};
 use super::hf_names::{attention_kind, lora_targets};
 use super::trl::{self, dtype_of};
 use super::{Format, Reader};
-use crate::diagnostic::{Edit, Fix};
 use crate::plan::{
     Checkpointing, Dtype, Framework, LoraPlan, LossImpl, Method, ModelRef, Origin, Plan, Quantization, Sourced,
     VllmMode, VllmPlan,
 };
 use crate::syntax::python::{PyValue, Static};
-use crate::syntax::{Document, Language};
+use crate::syntax::Document;
 
 const UNSLOTH: &str = "Unsloth";
 
@@ -406,34 +405,6 @@ pub fn unknown_inputs(plan: &Plan) -> Vec<String> {
         note(&mut out, "vLLM memory fraction", rl.vllm.as_ref().map(|v| &v.gpu_memory_utilization));
     }
     out
-}
-
-/// Makes fixes written for YAML keys and values valid in a script or notebook: booleans and
-/// null in Python spelling, and JSON string escapes inside a notebook. A fix that inserts
-/// text, writes YAML structure (`key: value`, several lines) or deletes anything but a
-/// comment is dropped: its Python form is not a one-for-one replacement.
-pub fn adapt_fixes(language: Language, text: &str, fixes: &mut Vec<Fix>) {
-    fixes.retain_mut(|fix| fix.edits.iter_mut().all(|edit| adapt_edit(language, text, edit)));
-}
-
-fn adapt_edit(language: Language, text: &str, edit: &mut Edit) -> bool {
-    let replaced = text.get(edit.span.start..edit.span.end).unwrap_or_default();
-    let yaml_shaped = edit.content.contains('\n') || edit.content.contains(": ") || edit.content.starts_with("- ");
-    let deletes_code = edit.content.is_empty() && !replaced.trim_start().starts_with('#');
-    if edit.span.is_empty() || yaml_shaped || deletes_code {
-        return false;
-    }
-    let python = match edit.content.as_str() {
-        "true" => "True",
-        "false" => "False",
-        "null" | "~" => "None",
-        other => other,
-    };
-    edit.content = match language {
-        Language::Notebook => python.replace('\\', "\\\\").replace('"', "\\\""),
-        _ => python.to_string(),
-    };
-    true
 }
 
 /// A statically known argument of `call`, converted, with its spans.

@@ -240,6 +240,62 @@ impl Node {
     }
 }
 
+/// A value a fix writes into a file (a setting's new value), typed so that each language
+/// spells it its own way: a YAML `true` is a Python `True`, a YAML `null` a Python `None`,
+/// a plain YAML string a quoted one in JSON, TOML and Python.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Literal {
+    Null,
+    Bool(bool),
+    /// An integer (wide enough for every `i64` and `u64`).
+    Int(i128),
+    /// A float in its shortest form (`0.8`).
+    Float(f64),
+    /// A float with this many decimals (`0.60`).
+    Fixed(f64, usize),
+    Str(String),
+}
+
+impl From<u64> for Literal {
+    fn from(n: u64) -> Self {
+        Literal::Int(n.into())
+    }
+}
+
+/// The language-neutral reading of a literal, as a message or a title shows it: numbers
+/// as written, `true`, `false`, `null`, a string's text.
+impl std::fmt::Display for Literal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Literal::Null => f.write_str("null"),
+            Literal::Bool(b) => write!(f, "{b}"),
+            Literal::Int(i) => write!(f, "{i}"),
+            Literal::Float(x) => write!(f, "{x}"),
+            Literal::Fixed(x, places) => write!(f, "{x:.places$}"),
+            Literal::Str(s) => f.write_str(s),
+        }
+    }
+}
+
+impl serde::Serialize for Literal {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+/// How `language` writes `literal` in place of a value; None where it cannot (TOML and
+/// environment files have no null).
+pub fn spell(literal: &Literal, language: Language) -> Option<String> {
+    match language {
+        Language::Yaml => Some(yaml::spell(literal)),
+        Language::Json => Some(json::spell(literal)),
+        Language::Toml => toml::spell(literal),
+        Language::Env | Language::Shell => env::spell(literal),
+        Language::Python => Some(python::spell(literal)),
+        Language::Notebook => Some(notebook::encode(&python::spell(literal))),
+    }
+}
+
 /// Parses `text` in `language`.
 pub fn parse(text: &str, language: Language) -> Document {
     match language {

@@ -269,6 +269,12 @@ fn magic_env(line: &str, at: usize) -> Option<EnvSetting> {
     })
 }
 
+/// Cell text as it is stored in the notebook: inside a JSON string.
+pub fn encode(text: &str) -> String {
+    let quoted = serde_json::to_string(text).unwrap_or_default();
+    quoted[1..quoted.len() - 1].to_string()
+}
+
 /// Where a file offset lies in a notebook: (cell number from 1, line in the cell from 1,
 /// column in characters from 1). None for offsets outside the code cells.
 pub fn cell_position(text: &str, offset: usize) -> Option<(usize, usize, usize)> {

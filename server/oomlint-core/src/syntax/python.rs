@@ -19,7 +19,7 @@ mod values;
 pub use cursor::{open_call, OpenCall};
 pub use values::{Spanned, Value as PyValue};
 
-use super::{Comment, Document, Language};
+use super::{Comment, Document, Language, Literal};
 use crate::span::Span;
 use std::collections::HashMap;
 use tree_sitter::{Node as TsNode, Parser};
@@ -185,6 +185,36 @@ pub fn parse(text: &str) -> Document {
         problems: Vec::new(),
         program: Some(Box::new(program)),
     }
+}
+
+/// How Python writes `literal` (`True`, `None`, a double-quoted string).
+pub fn spell(literal: &Literal) -> String {
+    match literal {
+        Literal::Null => "None".into(),
+        Literal::Bool(true) => "True".into(),
+        Literal::Bool(false) => "False".into(),
+        Literal::Str(s) => format!("\"{}\"", escape(s, '"')),
+        number => number.to_string(),
+    }
+}
+
+/// `text` escaped for a Python string literal delimited by `quote`.
+pub fn escape(text: &str, quote: char) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 #[cfg(test)]

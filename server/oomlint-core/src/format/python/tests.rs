@@ -1,6 +1,7 @@
 use super::*;
 use crate::format;
 use crate::plan::{Origin, RlAlgorithm};
+use crate::syntax::Language;
 
 fn plan_of(text: &str) -> (Format, Plan) {
     let doc = format::document(text, Language::Python);
@@ -214,29 +215,6 @@ Trainer(model=model, args=args).train()
 fn scripts_without_training_calls_are_unknown() {
     let text = "from transformers import AutoModelForCausalLM\nm = AutoModelForCausalLM.from_pretrained('gpt2')\n";
     assert_eq!(detect(&script(&format::document(text, Language::Python)).unwrap()), Format::Unknown);
-}
-
-#[test]
-fn fixes_are_adapted_to_python_and_notebooks() {
-    use crate::diagnostic::{Applicability, Edit, Fix};
-    let text = "A = 1\nargs = SFTConfig(packing=False)  # note\n";
-    let at = |needle: &str| {
-        let start = text.find(needle).unwrap();
-        crate::span::Span::new(start, start + needle.len())
-    };
-    let fix = |edits: Vec<Edit>| Fix { title: "t".into(), applicability: Applicability::Safe, edits };
-    let mut fixes = vec![
-        fix(vec![Edit::replace(at("False"), "true")]),
-        fix(vec![Edit::replace(at("packing=False"), "")]),
-        fix(vec![Edit::replace(at("# note"), "")]),
-        fix(vec![Edit::insert(at("args").start, "dtype: bfloat16\n")]),
-    ];
-    adapt_fixes(Language::Python, text, &mut fixes);
-    let contents: Vec<&str> = fixes.iter().map(|f| f.edits[0].content.as_str()).collect();
-    assert_eq!(contents, ["True", ""]);
-    let mut quoted = vec![fix(vec![Edit::replace(at("False"), "\"unsloth\"")])];
-    adapt_fixes(Language::Notebook, text, &mut quoted);
-    assert_eq!(quoted[0].edits[0].content, "\\\"unsloth\\\"");
 }
 
 const OLD_SFT_TRAINER: &str = r#"

@@ -138,7 +138,7 @@ impl std::fmt::Display for Format {
 /// notebook's recognized calls laid out as a config (`python::lay_out`), any other
 /// language's tree as parsed.
 pub fn document(text: &str, language: Language) -> Document {
-    let mut document = syntax::parse(text, language);
+    let mut document = python::parse(text, language).unwrap_or_else(|| syntax::parse(text, language));
     python::lay_out(&mut document);
     document
 }

@@ -33,7 +33,7 @@ use crate::plan::{
     VllmMode, VllmPlan,
 };
 use crate::syntax::python::{PyValue, Static};
-use crate::syntax::Document;
+use crate::syntax::{notebook, python, Document, Language};
 
 const UNSLOTH: &str = "Unsloth";
 
@@ -41,6 +41,22 @@ const UNSLOTH: &str = "Unsloth";
 /// and notebooks that cannot be read).
 pub fn script(document: &Document) -> Option<Script<'_>> {
     document.program.as_deref().map(Script::of)
+}
+
+/// Parses a script or notebook (None for other languages), reading `torch.bfloat16` and
+/// the other torch dtypes as their names (`trl::dtype_of` reads them).
+pub fn parse(text: &str, language: Language) -> Option<Document> {
+    let dtype = |text: &str| {
+        matches!(
+            text,
+            "torch.bfloat16" | "torch.float16" | "torch.half" | "torch.float32" | "torch.float" | "torch.float64"
+        )
+    };
+    match language {
+        Language::Python => Some(python::parse_with(text, &dtype)),
+        Language::Notebook => Some(notebook::parse_with(text, &dtype)),
+        _ => None,
+    }
 }
 
 /// Gives the document of a script or notebook its tree: the recognized calls laid out as

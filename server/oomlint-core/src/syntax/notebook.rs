@@ -11,7 +11,7 @@
 //! IPython lines (`%…`, `!…`) are blanked before parsing; `%env NAME=value`,
 //! `%env NAME value` and `!export NAME=value` are read as environment settings.
 
-use super::python::{self, Cell, EnvSetting, Program, PyValue, Spanned, Static};
+use super::python::{self, Cell, Constants, EnvSetting, Program, PyValue, Spanned, Static};
 use super::{json, Comment, Document, Language, Node, ProblemKind, SyntaxProblem};
 use crate::span::Span;
 
@@ -42,7 +42,12 @@ impl Cells {
 /// Parses a notebook into the [`Document`] of its code cells: their comments and their
 /// [`Program`], or the problem that makes it no notebook.
 pub fn parse(text: &str) -> Document {
-    match program(text) {
+    parse_with(text, &|_| false)
+}
+
+/// [`parse`], reading the attributes `constants` names as constants.
+pub fn parse_with(text: &str, constants: Constants) -> Document {
+    match program_with(text, constants) {
         Ok(program) => Document {
             language: Language::Notebook,
             root: None,
@@ -62,6 +67,11 @@ pub fn parse(text: &str) -> Document {
 
 /// The notebook's code cells as one program, with every span in file offsets.
 pub fn program(text: &str) -> Result<Program, SyntaxProblem> {
+    program_with(text, &|_| false)
+}
+
+/// [`program`], reading the attributes `constants` names as constants.
+pub fn program_with(text: &str, constants: Constants) -> Result<Program, SyntaxProblem> {
     let json = json::parse(text);
     if let Some(problem) = json.problems.iter().find(|p| p.kind == ProblemKind::Syntax) {
         return Err(problem.clone());
@@ -73,7 +83,7 @@ pub fn program(text: &str) -> Result<Program, SyntaxProblem> {
             span: Span::empty(0),
         });
     };
-    let mut program = python::program(&cells.program);
+    let mut program = python::program_with(&cells.program, constants);
     program.env.extend(cells.env.iter().cloned());
     let ends = cells.starts.iter().skip(1).map(|&(_, start)| start.saturating_sub(1)).chain([cells.program.len()]);
     program.cells = cells

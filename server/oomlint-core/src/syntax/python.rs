@@ -17,7 +17,7 @@ mod cursor;
 mod values;
 
 pub use cursor::{open_call, OpenCall};
-pub use values::{Spanned, Value as PyValue};
+pub use values::{Constants, Spanned, Value as PyValue};
 
 use super::{Comment, Document, Language, Literal};
 use crate::span::Span;
@@ -177,7 +177,12 @@ impl Program {
 /// Parses a Python script into its [`Document`]: its comments and its [`Program`]. The
 /// document has no tree of its own; `format` lays the program's calls out as one.
 pub fn parse(text: &str) -> Document {
-    let program = program(text);
+    parse_with(text, &|_| false)
+}
+
+/// [`parse`], reading the attributes `constants` names as constants.
+pub fn parse_with(text: &str, constants: Constants) -> Document {
+    let program = program_with(text, constants);
     Document {
         language: Language::Python,
         root: None,
@@ -226,6 +231,11 @@ thread_local! {
 
 /// Parses a Python script and reads its [`Program`].
 pub fn program(source: &str) -> Program {
+    program_with(source, &|_| false)
+}
+
+/// [`program`], reading the attributes `constants` names as constants (their text).
+pub fn program_with(source: &str, constants: Constants) -> Program {
     #[cfg(test)]
     PARSES.with(|parses| parses.set(parses.get() + 1));
     let mut parser = Parser::new();
@@ -235,7 +245,7 @@ pub fn program(source: &str) -> Program {
     let Some(tree) = parser.parse(source, None) else {
         return Program::default();
     };
-    Reader::new(source, tree.root_node()).read()
+    Reader::new(source, tree.root_node(), constants).read()
 }
 
 pub(super) fn text_of<'s>(node: TsNode, source: &'s str) -> Option<&'s str> {
@@ -256,6 +266,7 @@ fn resolve(aliases: &HashMap<String, Vec<String>>, segments: Vec<String>) -> Vec
 
 struct Reader<'s, 't> {
     source: &'s str,
+    constants: Constants<'s>,
     root: TsNode<'t>,
     bindings: Bindings<'t>,
     /// Local name → imported dotted path (`C` → `trl.GRPOConfig`).
@@ -265,9 +276,9 @@ struct Reader<'s, 't> {
 }
 
 impl<'s, 't> Reader<'s, 't> {
-    fn new(source: &'s str, root: TsNode<'t>) -> Self {
+    fn new(source: &'s str, root: TsNode<'t>, constants: Constants<'s>) -> Self {
         let bindings = Bindings::collect(root, source);
-        let mut reader = Reader { source, root, bindings, aliases: HashMap::new(), modules: Vec::new() };
+        let mut reader = Reader { source, constants, root, bindings, aliases: HashMap::new(), modules: Vec::new() };
         reader.collect_imports();
         reader
     }
@@ -485,7 +496,7 @@ impl<'s, 't> Reader<'s, 't> {
         locals: &[String],
         call_ids: &HashMap<usize, usize>,
     ) -> Arg {
-        let evaluator = Evaluator { source: self.source, bindings: &self.bindings };
+        let evaluator = Evaluator { source: self.source, bindings: &self.bindings, constants: self.constants };
         let name = (value.kind() == "identifier").then(|| text_of(value, self.source).map(str::to_string)).flatten();
         Arg {
             keyword,
@@ -587,7 +598,7 @@ impl<'s, 't> Reader<'s, 't> {
     }
 
     fn env_setting(&self, key: TsNode<'t>, value: TsNode<'t>, dead: bool) -> Option<EnvSetting> {
-        let evaluator = Evaluator { source: self.source, bindings: &self.bindings };
+        let evaluator = Evaluator { source: self.source, bindings: &self.bindings, constants: self.constants };
         let PyValue::Str(name, _) = evaluator.eval(key, &[]).ok()?.value else { return None };
         let value = match evaluator.eval(value, &[]) {
             Ok(v) => Static::Known(v),
@@ -652,7 +663,8 @@ impl Liveness {
         }
         let truth = statement.child_by_field_name("condition").and_then(|condition| {
             let locals = reader.locals(condition, &mut self.locals);
-            let evaluator = Evaluator { source: reader.source, bindings: &reader.bindings };
+            let evaluator =
+                Evaluator { source: reader.source, bindings: &reader.bindings, constants: reader.constants };
             Some(match evaluator.eval(condition, &locals).ok()?.value {
                 PyValue::None => false,
                 PyValue::Bool(b) => b,

@@ -206,3 +206,22 @@ fn adversarial_input_does_not_panic() {
     let program = program(&deep);
     assert!(program.calls.iter().flat_map(|c| &c.args).all(|a| matches!(a.value, Static::Unknown(_))));
 }
+
+#[test]
+fn attributes_are_read_at_run_time_unless_named_constants() {
+    let text = "DTYPE = torch.bfloat16\nload(dtype=DTYPE, device=cfg.device, kw={'dtype': torch.float16})\n";
+    let plain = program(text);
+    let why = |p: &Program, name: &str| match &keyword(call(p, "load"), name).value {
+        Static::Unknown(why) => why.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(why(&plain, "dtype"), "`torch.bfloat16` is read at run time");
+    let constants = |t: &str| t.starts_with("torch.");
+    let read = program_with(text, &constants);
+    let load = call(&read, "load");
+    assert_eq!(known(load, "dtype").value, PyValue::Str("torch.bfloat16".into(), false));
+    assert_eq!(slice(text, known(load, "dtype").span), "torch.bfloat16");
+    assert_eq!(why(&read, "device"), "`cfg.device` is read at run time");
+    let PyValue::Dict(entries) = &known(load, "kw").value else { panic!("a dict") };
+    assert_eq!(entries[0].2.value, PyValue::Str("torch.float16".into(), false));
+}

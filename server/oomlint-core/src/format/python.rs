@@ -19,6 +19,10 @@
 //!   activations to CPU; below 512 tokens Unsloth falls back to plain checkpointing.
 //!
 //! Values the script computes at run time are `Sourced::unknown` with the reason.
+//!
+//! The syntax layer reads the program (calls, bindings, environment settings) once per
+//! analysis and keeps it on the document; `calls` recognizes the framework calls in it
+//! and `layout` lays their arguments out as a TRL CLI config for the schemas and rules.
 
 mod calls;
 mod layout;
@@ -60,7 +64,7 @@ pub fn parse(text: &str, language: Language) -> Option<Document> {
 }
 
 /// Gives the document of a script or notebook its tree: the recognized calls laid out as
-/// a TRL CLI config (see [`layout`]). Other documents are left as they are.
+/// a TRL CLI config (see `layout`). Other documents are left as they are.
 pub fn lay_out(document: &mut Document) {
     if let Some(script) = script(document) {
         let root = layout::root(&script);

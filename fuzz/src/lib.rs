@@ -3,6 +3,7 @@
 
 use oomlint::analysis::Analysis;
 use oomlint::span::Span;
+use oomlint::syntax::python::{Program, PyValue, Spanned, Static};
 use oomlint::syntax::{Document, Node, Value};
 
 /// Asserts that `span` lies inside `text` and on character boundaries.
@@ -35,6 +36,52 @@ pub fn assert_document(text: &str, document: &Document) {
     }
     for problem in &document.problems {
         assert_span(text, problem.span, "syntax problem");
+    }
+    if let Some(program) = &document.program {
+        assert_program(text, program);
+    }
+}
+
+/// Checks the spans of a script's or notebook's program: calls, arguments, their static
+/// values, environment settings and cells.
+pub fn assert_program(text: &str, program: &Program) {
+    fn value(text: &str, v: &Spanned) {
+        assert_span(text, v.span, "value");
+        match &v.value {
+            PyValue::List(items) => items.iter().for_each(|i| value(text, i)),
+            PyValue::Dict(entries) => {
+                for (_, key, v) in entries {
+                    assert_span(text, *key, "dict key");
+                    value(text, v);
+                }
+            }
+            _ => {}
+        }
+    }
+    let known = |s: &Static| {
+        if let Static::Known(v) = s {
+            value(text, v);
+        }
+    };
+    for call in &program.calls {
+        assert_span(text, call.name_span, "callee");
+        assert_span(text, call.args_span, "arguments");
+        for arg in &call.args {
+            assert_span(text, arg.key_span, "keyword");
+            assert_span(text, arg.span, "argument");
+            known(&arg.value);
+            assert!(arg.call.is_none_or(|c| c < program.calls.len()), "argument call out of range");
+        }
+    }
+    for binding in &program.bindings {
+        assert!(binding.call < program.calls.len(), "binding of a call out of range");
+    }
+    for setting in &program.env {
+        assert_span(text, setting.name_span, "environment name");
+        known(&setting.value);
+    }
+    for cell in &program.cells {
+        assert_span(text, cell.span, "cell");
     }
 }
 

@@ -12,7 +12,7 @@ use crate::schema;
 use crate::settings::{Level, Settings};
 use crate::span::LineIndex;
 use crate::suppression;
-use crate::syntax::{self, Document, Language};
+use crate::syntax::{Document, Language};
 use crate::versions::Versions;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -41,7 +41,7 @@ impl Analysis {
     /// files holds every analysis until it prints.
     pub fn into_findings(self) -> Analysis {
         let Analysis { path, text, line_index, document, format, diagnostics, .. } = self;
-        let document = Document { root: None, comments: Vec::new(), ..document };
+        let document = Document { root: None, comments: Vec::new(), program: None, ..document };
         Analysis {
             path,
             text,
@@ -128,8 +128,13 @@ pub fn analyze_bytes(path: &Path, bytes: &[u8], options: &Options) -> Analysis {
             } else {
                 String::from_utf8_lossy(prefix).into_owned()
             };
-            let document =
-                Document { language: Language::Yaml, root: None, comments: Vec::new(), problems: Vec::new() };
+            let document = Document {
+                language: Language::Yaml,
+                root: None,
+                comments: Vec::new(),
+                problems: Vec::new(),
+                program: None,
+            };
             let ctx = rules::Context {
                 text: &text,
                 document: &document,
@@ -167,7 +172,7 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
     let forced =
         options.format.or_else(|| format::detect::modeline_format(&text)).or_else(|| settings.format_for(path));
     let language = format::language_of(path).or_else(|| forced.map(Format::language)).unwrap_or(Language::Yaml);
-    let document = syntax::parse(&text, language);
+    let document = format::document(&text, language);
     let recognition = match forced {
         Some(format) => Recognition { format, reason: None },
         None => recognize(path, &text, &document),
@@ -193,9 +198,7 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
     };
     let mut estimate = estimate;
     if let (Some(estimate), Some(plan)) = (estimate.as_mut(), plan.as_ref()) {
-        if matches!(document.language, Language::Python | Language::Notebook) {
-            estimate.missing_inputs.extend(format::python::unknown_inputs(plan));
-        }
+        estimate.missing_inputs.extend(format::unknown_inputs(&document, plan));
     }
     let schema_rules_on = ["unknown-key", "invalid-value", "removed-key"]
         .iter()
@@ -205,7 +208,7 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
         schema::Findings::default()
     } else {
         let mut findings = schema::check(format, &document);
-        schema::script::removed_keys(&document, &text, &mut findings);
+        schema::script::removed_keys(&document, &mut findings);
         findings
     };
     let line_index = LineIndex::new(&text);
@@ -261,14 +264,6 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
         diagnostics.sort_by_key(|d| (d.span.start, d.code));
         diagnostics
     };
-    let mut diagnostics = diagnostics;
-    if matches!(document.language, Language::Python | Language::Notebook) {
-        let fixes = diagnostics.iter_mut().map(|d| &mut d.fixes);
-        let lever_fixes = estimate.iter_mut().flat_map(|e| e.levers.iter_mut().map(|l| &mut l.fixes));
-        for fixes in fixes.chain(lever_fixes) {
-            format::python::adapt_fixes(document.language, &text, fixes);
-        }
-    }
     Analysis { path: path.to_path_buf(), line_index, text, document, format, plan, model, gpu, estimate, diagnostics }
 }
 
@@ -283,4 +278,78 @@ fn configured(mut diagnostics: Vec<Diagnostic>, settings: &Settings, path: &Path
         Some(Level::Default) | None => true,
     });
     diagnostics
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::syntax::python::PARSES;
+
+    /// Tree-sitter parses in one analysis of `file` (a fixture) against an A10G.
+    // Test-only I/O: reads the fixture.
+    #[allow(clippy::disallowed_methods)]
+    fn parses(file: &str) -> usize {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures").join(file);
+        let text = std::fs::read_to_string(&path).expect("a fixture");
+        let gpu = crate::catalog::gpus::resolve_gpu("A10G").ok().cloned();
+        let options = Options { gpu, ..Options::default() };
+        PARSES.with(|p| p.set(0));
+        let analysis = analyze_text(&path, text, &options);
+        assert!(analysis.estimate.is_some() && !analysis.diagnostics.is_empty(), "{file}: every stage ran");
+        PARSES.with(std::cell::Cell::get)
+    }
+
+    #[test]
+    fn a_script_or_notebook_is_parsed_once_per_analysis() {
+        // Detection, the plan, the schema's removed keys and the rules read the one program.
+        assert_eq!(parses("python/unsloth-grpo-oom.py"), 1, "a script");
+        assert_eq!(parses("python/unsloth-grpo.ipynb"), 1, "a notebook");
+    }
+
+    const SCRIPT: &str = r#"from unsloth import FastLanguageModel
+from trl import GRPOConfig, GRPOTrainer
+model, tok = FastLanguageModel.from_pretrained("unsloth/Qwen2.5-7B-Instruct", max_seq_length=4096, fast_inference=True, gpu_memory_utilization=0.9)
+model = FastLanguageModel.get_peft_model(model, r=16, use_gradient_checkpointing=False)
+args = GRPOConfig(fp16=True, bf16=True, per_device_train_batch_size=8, num_generations=8, max_completion_length=2048, evaluation_strategy="no", eval_strategy="no")
+GRPOTrainer(model=model, args=args)
+"#;
+
+    /// Every fix's edits (rules' and levers'), as (title, contents).
+    fn fixes(path: &str, text: &str) -> Vec<(String, Vec<String>)> {
+        let gpu = crate::catalog::gpus::resolve_gpu("A10G").ok().cloned();
+        let analysis = analyze_text(Path::new(path), text.to_string(), &Options { gpu, ..Options::default() });
+        let levers = analysis.estimate.iter().flat_map(|e| e.levers.iter().flat_map(|l| &l.fixes));
+        analysis
+            .diagnostics
+            .iter()
+            .flat_map(|d| &d.fixes)
+            .chain(levers)
+            .map(|f| (f.title.clone(), f.edits.iter().map(|e| e.content.clone()).collect()))
+            .collect()
+    }
+
+    fn contents<'f>(fixes: &'f [(String, Vec<String>)], title: &str) -> Vec<&'f str> {
+        let (_, edits) =
+            fixes.iter().find(|(t, _)| t.starts_with(title)).unwrap_or_else(|| panic!("{title}: {fixes:?}"));
+        edits.iter().map(String::as_str).collect()
+    }
+
+    #[test]
+    fn fixes_are_spelled_in_the_language_of_the_script_or_notebook() {
+        let script = fixes("train.py", SCRIPT);
+        assert_eq!(contents(&script, "Set `fp16: false`"), ["False"]);
+        assert_eq!(contents(&script, "Enable gradient checkpointing"), ["\"unsloth\""]);
+        assert_eq!(contents(&script, "Shorten the maximum sequence length"), ["2048"]);
+        // A keyword argument is no line to delete: the removed key with its replacement set has no fix.
+        assert!(!script.iter().any(|(t, _)| t.starts_with("Remove")), "{script:?}");
+        let sources: Vec<String> = SCRIPT.split_inclusive('\n').map(|l| serde_json::to_string(l).unwrap()).collect();
+        let notebook = format!("{{\"cells\": [{{\"cell_type\": \"code\", \"source\": [{}]}}]}}", sources.join(", "));
+        let cells = fixes("train.ipynb", &notebook);
+        assert_eq!(contents(&cells, "Set `fp16: false`"), ["False"]);
+        assert_eq!(contents(&cells, "Enable gradient checkpointing"), ["\\\"unsloth\\\""]);
+        let yaml = "model_name_or_path: Qwen/Qwen2.5-7B\nfp16: true\nbf16: true\nevaluation_strategy: 'no'\neval_strategy: 'no'\n";
+        let config = fixes("sft.yaml", yaml);
+        assert_eq!(contents(&config, "Set `fp16: false`"), ["false"]);
+        assert_eq!(contents(&config, "Remove `evaluation_strategy`"), [""]);
+    }
 }

@@ -7,6 +7,7 @@
 
 use crate::alloc_conf::AllocConf;
 use crate::span::Span;
+use crate::syntax::{yaml, Language, Literal};
 use serde::Serialize;
 
 /// Where a plan value came from.
@@ -353,6 +354,9 @@ pub struct Plan {
     /// Where a key the file does not set can be added (block YAML configs only).
     #[serde(skip)]
     pub insertion: Option<Insertion>,
+    /// The language of the file, in which edits of its values are spelled.
+    #[serde(skip)]
+    pub language: Language,
 }
 
 /// A place to add a top-level key, and the key each settable plan field is written as in
@@ -368,9 +372,9 @@ pub struct Insertion {
 
 impl Insertion {
     /// The `key: value` line that sets `field`, when this format has a top-level key for it.
-    pub fn line(&self, field: &str, value: &str) -> Option<String> {
+    pub fn line(&self, field: &str, value: &Literal) -> Option<String> {
         let key = self.keys.iter().find(|(f, _)| *f == field)?.1;
-        Some(format!("{key}: {value}\n"))
+        Some(format!("{key}: {}\n", yaml::spell(value)))
     }
 }
 
@@ -431,6 +435,7 @@ impl Plan {
             allocator: Vec::new(),
             visible_devices: None,
             insertion: None,
+            language: Language::Yaml,
         }
     }
 

@@ -791,7 +791,7 @@ mod tests {
                 }
                 let Ok(text) = std::fs::read_to_string(&path) else { continue };
                 let Some(language) = crate::format::language_of(&path) else { continue };
-                let document = syntax::parse(&text, language);
+                let document = crate::format::document(&text, language);
                 let format = crate::format::detect(&path, &text, &document);
                 if let (Some(_), Some(root)) = (for_format(format), document.root.as_ref()) {
                     documents.push((format, to_json(root)));

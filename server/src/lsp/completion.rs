@@ -8,7 +8,8 @@ use super::convert::Positions;
 use super::docs::{property_markdown, spell};
 use super::locate::{yaml_context, Writing};
 use super::state::OpenDocument;
-use crate::format::Format;
+use crate::analysis::Analysis;
+use crate::format::{python, Format};
 use crate::schema::{self, properties_at, property_doc, PropertyDoc};
 use crate::span::Span;
 use crate::syntax::python::open_call;
@@ -23,7 +24,7 @@ use tower_lsp_server::ls_types::{
 pub fn complete(document: &OpenDocument, positions: &Positions, offset: usize, before: &str) -> Vec<CompletionItem> {
     let analysis = &document.analysis;
     if analysis.document.language == Language::Python {
-        return keywords(before, &analysis.text, positions, offset);
+        return keywords(before, analysis, positions, offset);
     }
     if analysis.document.language != Language::Yaml || analysis.format == Format::Unknown {
         return Vec::new();
@@ -56,11 +57,21 @@ pub fn complete(document: &OpenDocument, positions: &Positions, offset: usize, b
 }
 
 /// The keyword arguments of the recognized call whose argument list holds the cursor.
-fn keywords(before: &str, text: &str, positions: &Positions, offset: usize) -> Vec<CompletionItem> {
-    let source = format!("{before}{text}");
+fn keywords(before: &str, analysis: &Analysis, positions: &Positions, offset: usize) -> Vec<CompletionItem> {
+    let source = format!("{before}{}", analysis.text);
     let Some(call) = open_call(&source, before.len() + offset) else { return Vec::new() };
+    // The file's own program resolves its imports; a notebook cell's needs the cells above.
+    let parsed;
+    let program = match analysis.document.program.as_deref() {
+        Some(program) if before.is_empty() => program,
+        _ => {
+            parsed = crate::syntax::python::program(&source);
+            &parsed
+        }
+    };
+    let Some(callee) = python::Callee::from_path(&program.resolve(call.path.clone())) else { return Vec::new() };
     let prefix = Span::new(call.prefix.start.saturating_sub(before.len()), call.prefix.end - before.len());
-    schema::keywords::keywords(call.callee)
+    schema::keywords::keywords(callee)
         .into_iter()
         .filter(|p| !call.given.contains(&p.name))
         .map(|p| {

@@ -14,7 +14,7 @@ use crate::rules;
 use crate::schema::{self, property_doc, PropertyDoc};
 use crate::span::Span;
 use crate::suppression;
-use crate::syntax::{Entry, ScalarKind};
+use crate::syntax::{Entry, Literal, ScalarKind};
 use serde_json::Value;
 
 /// The Markdown shown for the key under `offset`, and the key's span.
@@ -58,8 +58,7 @@ pub fn hover(document: &OpenDocument, offset: usize) -> Option<(String, Span)> {
 /// (loader, PEFT and bitsandbytes keywords have no schema of their own).
 fn keyword_doc(document: &OpenDocument, key: Span) -> Option<PropertyDoc> {
     let analysis = &document.analysis;
-    let program = python::program_of(&analysis.text, analysis.document.language)?;
-    let (callee, name) = program
+    let (callee, name) = python::script(&analysis.document)?
         .calls
         .iter()
         .find_map(|call| call.args.iter().find(|a| a.key_span == key).map(|a| (call.callee, a.name.clone())))?;
@@ -77,27 +76,29 @@ fn suppressed_rule(document: &OpenDocument, offset: usize) -> Option<(String, Sp
 
 /// Values to try in place of the entry's, each with its label: halved and doubled
 /// numbers, the other boolean, and the other values of a string enum.
-fn variations(entry: &Entry, enum_values: &[Value]) -> Vec<(String, String)> {
+fn variations(entry: &Entry, enum_values: &[Value]) -> Vec<(String, Literal)> {
     let Some(scalar) = entry.value.as_scalar() else { return Vec::new() };
-    let halve_double = |half: String, double: Option<String>| {
+    let halve_double = |half: Literal, double: Option<Literal>| {
         let mut out = vec![(format!("halved ({half})"), half)];
         out.extend(double.map(|d| (format!("doubled ({d})"), d)));
         out
     };
     match scalar.kind {
-        ScalarKind::Int(n) if n >= 2 => halve_double((n / 2).to_string(), n.checked_mul(2).map(|d| d.to_string())),
-        ScalarKind::Int(1) => vec![("doubled (2)".into(), "2".into())],
+        ScalarKind::Int(n) if n >= 2 => {
+            halve_double(Literal::Int((n / 2).into()), n.checked_mul(2).map(|d| Literal::Int(d.into())))
+        }
+        ScalarKind::Int(1) => vec![("doubled (2)".into(), Literal::Int(2))],
         // A fraction (vLLM's memory share) is not doubled past 1.
         ScalarKind::Float(f) if f > 0.0 => {
-            halve_double(format!("{}", f / 2.0), (f > 1.0 || f * 2.0 <= 1.0).then(|| format!("{}", f * 2.0)))
+            halve_double(Literal::Float(f / 2.0), (f > 1.0 || f * 2.0 <= 1.0).then_some(Literal::Float(f * 2.0)))
         }
-        ScalarKind::Bool(b) => vec![(format!("set to {}", !b), (!b).to_string())],
+        ScalarKind::Bool(b) => vec![(format!("set to {}", !b), Literal::Bool(!b))],
         ScalarKind::Str => enum_values
             .iter()
             .filter_map(Value::as_str)
             .filter(|v| *v != scalar.text)
             .take(MAX_ALTERNATIVES)
-            .map(|v| (format!("`{v}`"), v.to_string()))
+            .map(|v| (format!("`{v}`"), Literal::Str(v.to_string())))
             .collect(),
         _ => Vec::new(),
     }
@@ -110,15 +111,17 @@ const MAX_ALTERNATIVES: usize = 8;
 /// (enum values that change nothing are left out); empty when none changes it.
 fn costs(document: &OpenDocument, entry: &Entry, enum_values: &[Value], estimate: &Estimate) -> Vec<String> {
     let analysis = &document.analysis;
+    let language = analysis.document.language;
     let is_string = entry.value.as_scalar().is_some_and(|s| s.kind == ScalarKind::Str);
     let mut out = Vec::new();
     let mut any_change = false;
     for (label, value) in variations(entry, enum_values) {
-        let edit = if is_string {
-            Edit::replace_keeping_quotes(&analysis.text, entry.value.span, &value)
-        } else {
-            Edit::replace(entry.value.span, value)
+        // Each value spelled as the file writes it (a Python `True`, a YAML `true`).
+        let edit = match &value {
+            Literal::Str(s) => Some(Edit::replace_keeping_quotes(&analysis.text, entry.value.span, s, language)),
+            other => Edit::set(entry.value.span, other, language),
         };
+        let Some(edit) = edit else { continue };
         let mut text = analysis.text.clone();
         text.replace_range(edit.span.start..edit.span.end, &edit.content);
         let varied = analyze_text(&analysis.path, text, &document.options);

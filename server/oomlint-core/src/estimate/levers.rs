@@ -10,13 +10,14 @@ use crate::diagnostic::{Applicability, Edit, Fix};
 use crate::plan::{
     Checkpointing, Framework, LossImpl, Method, Optimizer, Plan, Precision, Quantization, Sourced, VllmMode,
 };
+use crate::syntax::Literal;
 use serde::Serialize;
 
-/// One plan field a lever sets, with its new value as the config would spell it.
+/// One plan field a lever sets, with its new value (each file's language spells it).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Change {
     pub field: &'static str,
-    pub value: String,
+    pub value: Literal,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -92,11 +93,11 @@ fn apply(kind: Kind, plan: &Plan) -> Option<(Plan, Vec<Change>)> {
             }
             let half = micro / 2;
             p.micro_batch_size = Some(derived(half, "halve the micro batch"));
-            let mut changes = vec![Change { field: "micro_batch_size", value: half.to_string() }];
+            let mut changes = vec![Change { field: "micro_batch_size", value: half.into() }];
             if plan.framework != Framework::Litgpt {
                 let ga = plan.gradient_accumulation.as_ref().map_or(1, |g| g.value) * 2;
                 p.gradient_accumulation = Some(derived(ga, "keep the effective batch"));
-                changes.push(Change { field: "gradient_accumulation", value: ga.to_string() });
+                changes.push(Change { field: "gradient_accumulation", value: ga.into() });
             }
             changes
         }
@@ -104,13 +105,13 @@ fn apply(kind: Kind, plan: &Plan) -> Option<(Plan, Vec<Change>)> {
             if plan.gradient_checkpointing.as_ref().is_some_and(|c| c.value != Checkpointing::None) {
                 return None;
             }
-            let (mode, text) = match plan.framework {
-                Framework::Unsloth => (Checkpointing::CpuOffload, "\"unsloth\""),
+            let (mode, value) = match plan.framework {
+                Framework::Unsloth => (Checkpointing::CpuOffload, Literal::Str("unsloth".into())),
                 Framework::Litgpt => return None,
-                _ => (Checkpointing::Full, "true"),
+                _ => (Checkpointing::Full, Literal::Bool(true)),
             };
             p.gradient_checkpointing = Some(derived(mode, "enable gradient checkpointing"));
-            vec![Change { field: "gradient_checkpointing", value: text.into() }]
+            vec![Change { field: "gradient_checkpointing", value }]
         }
         Kind::EightBitOptimizer => {
             let current = plan.optimizer.as_ref().map_or(Optimizer::AdamW, |o| o.value.clone());
@@ -123,7 +124,7 @@ fn apply(kind: Kind, plan: &Plan) -> Option<(Plan, Vec<Change>)> {
             }
             p.optimizer = Some(derived(Optimizer::AdamW8bit, "8-bit AdamW"));
             let name = if plan.framework == Framework::Litgpt { "bitsandbytes.optim.AdamW8bit" } else { "adamw_8bit" };
-            vec![Change { field: "optimizer", value: name.into() }]
+            vec![Change { field: "optimizer", value: Literal::Str(name.into()) }]
         }
         Kind::Qlora => {
             let method = plan.method.as_ref().map(|m| m.value);
@@ -137,8 +138,12 @@ fn apply(kind: Kind, plan: &Plan) -> Option<(Plan, Vec<Change>)> {
             }
             p.method = Some(derived(Method::Qlora, "4-bit base weights"));
             p.quantization = Some(derived(Some(Quantization::Nf4 { double_quant: true }), "QLoRA"));
-            let value = if plan.framework == Framework::Litgpt { "bnb.nf4-dq" } else { "true" };
-            vec![Change { field: "quantization", value: value.into() }]
+            let value = if plan.framework == Framework::Litgpt {
+                Literal::Str("bnb.nf4-dq".into())
+            } else {
+                Literal::Bool(true)
+            };
+            vec![Change { field: "quantization", value }]
         }
         Kind::HalveSequence => {
             let seq = plan.max_seq_length.as_ref()?.value;
@@ -146,7 +151,7 @@ fn apply(kind: Kind, plan: &Plan) -> Option<(Plan, Vec<Change>)> {
                 return None;
             }
             p.max_seq_length = Some(derived(seq / 2, "halve the maximum length"));
-            vec![Change { field: "max_seq_length", value: (seq / 2).to_string() }]
+            vec![Change { field: "max_seq_length", value: (seq / 2).into() }]
         }
         Kind::ChunkedLoss => {
             let loss = plan.loss.as_ref().map(|l| l.value);
@@ -154,7 +159,7 @@ fn apply(kind: Kind, plan: &Plan) -> Option<(Plan, Vec<Change>)> {
                 return None;
             }
             p.loss = Some(derived(LossImpl::Liger, "Liger fused linear cross-entropy"));
-            vec![Change { field: "loss", value: "true".into() }]
+            vec![Change { field: "loss", value: Literal::Bool(true) }]
         }
         Kind::LowerVllmFraction => {
             let vllm = p.rl.as_mut()?.vllm.as_mut()?;
@@ -163,7 +168,7 @@ fn apply(kind: Kind, plan: &Plan) -> Option<(Plan, Vec<Change>)> {
             }
             let lower = ((vllm.gpu_memory_utilization.value - 0.1) * 100.0).round() / 100.0;
             vllm.gpu_memory_utilization = derived(lower, "lower the vLLM fraction");
-            vec![Change { field: "vllm_gpu_memory_utilization", value: format!("{lower}") }]
+            vec![Change { field: "vllm_gpu_memory_utilization", value: Literal::Float(lower) }]
         }
         Kind::VllmSleep => {
             let vllm = p.rl.as_mut()?.vllm.as_mut()?;
@@ -171,7 +176,7 @@ fn apply(kind: Kind, plan: &Plan) -> Option<(Plan, Vec<Change>)> {
                 return None;
             }
             vllm.enable_sleep_mode = derived(true, "vLLM sleep mode");
-            vec![Change { field: "vllm_enable_sleep_mode", value: "true".into() }]
+            vec![Change { field: "vllm_enable_sleep_mode", value: Literal::Bool(true) }]
         }
         Kind::ExpandableSegments => {
             // vLLM's sleep mode allocates through a memory pool that refuses expandable
@@ -188,7 +193,7 @@ fn apply(kind: Kind, plan: &Plan) -> Option<(Plan, Vec<Change>)> {
                 verbatim: false,
             });
             setting.value = expandable_value(&setting.value);
-            let value = setting.value.clone();
+            let value = Literal::Str(setting.value.clone());
             p.allocator = vec![setting];
             vec![Change { field: "allocator", value }]
         }
@@ -213,7 +218,7 @@ fn expandable_value(current: &str) -> String {
 }
 
 fn title(kind: Kind, changes: &[Change]) -> String {
-    let first = changes.first().map_or("", |c| c.value.as_str());
+    let first = changes.first().map_or(String::new(), |c| c.value.to_string());
     match kind {
         Kind::HalveMicroBatch if changes.len() > 1 => {
             format!("Halve the micro batch to {first} and double gradient accumulation to {}", changes[1].value)
@@ -253,8 +258,10 @@ fn applicability(kind: Kind) -> Applicability {
     }
 }
 
-/// The edits for `changes`: each written value replaced, each field the file does not set
-/// added as a top-level key where the format has one; none when a field can be neither.
+/// The edits for `changes`: each written value replaced (spelled in the file's language;
+/// the allocator setting is text inside the variable's value), each field the file does
+/// not set added as a top-level key where the format has one; none when a field can be
+/// neither.
 fn fixes(kind: Kind, plan: &Plan, changes: &[Change], title: &str) -> Vec<Fix> {
     let mut edits = Vec::new();
     let mut added = String::new();
@@ -279,7 +286,11 @@ fn fixes(kind: Kind, plan: &Plan, changes: &[Change], title: &str) -> Vec<Fix> {
             _ => None,
         };
         match (span, plan.insertion.as_ref().and_then(|i| i.line(change.field, &change.value))) {
-            (Some(span), _) => edits.push(Edit::replace(span, change.value.clone())),
+            (Some(span), _) if change.field == "allocator" => edits.push(Edit::replace(span, change.value.to_string())),
+            (Some(span), _) => match Edit::set(span, &change.value, plan.language) {
+                Some(edit) => edits.push(edit),
+                None => return Vec::new(),
+            },
             (None, Some(line)) => added.push_str(&line),
             (None, None) => return Vec::new(),
         }

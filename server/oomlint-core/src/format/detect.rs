@@ -67,8 +67,7 @@ pub fn detect(path: &Path, text: &str, doc: &Document) -> Format {
             };
         }
         Language::Python | Language::Notebook => {
-            return super::python::program_of(text, doc.language)
-                .map_or(Format::Unknown, |p| super::python::detect(&p));
+            return super::python::script(doc).map_or(Format::Unknown, |s| super::python::detect(&s));
         }
         Language::Json | Language::Yaml => {}
     }

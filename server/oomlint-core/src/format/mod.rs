@@ -134,12 +134,31 @@ impl std::fmt::Display for Format {
     }
 }
 
+/// Parses `text` in `language` into the document the formats read: a script's or
+/// notebook's recognized calls laid out as a config (`python::lay_out`), any other
+/// language's tree as parsed.
+pub fn document(text: &str, language: Language) -> Document {
+    let mut document = python::parse(text, language).unwrap_or_else(|| syntax::parse(text, language));
+    python::lay_out(&mut document);
+    document
+}
+
+/// The plan inputs the file computes at run time, one sentence each, for the estimate's
+/// missing inputs (a script's values known only when it runs; none for configs).
+pub fn unknown_inputs(document: &Document, plan: &Plan) -> Vec<String> {
+    if document.program.is_some() {
+        python::unknown_inputs(plan)
+    } else {
+        Vec::new()
+    }
+}
+
 /// Builds the training plan of a document in `format` (None for formats without one).
 pub fn build_plan(format: Format, doc: &Document, text: &str) -> Option<Plan> {
     let root = doc.root_mapping()?;
     let reader = Reader::new(root);
     let mut plan = match format {
-        _ if matches!(doc.language, Language::Python | Language::Notebook) => python::plan(format, doc, text)?,
+        _ if matches!(doc.language, Language::Python | Language::Notebook) => python::plan(format, doc)?,
         Format::LitgptLora
         | Format::LitgptAdapter
         | Format::LitgptAdapterV2
@@ -153,6 +172,7 @@ pub fn build_plan(format: Format, doc: &Document, text: &str) -> Option<Plan> {
         Format::Env => Plan::new(Framework::Env),
         Format::Oomlint | Format::Unknown => return None,
     };
+    plan.language = doc.language;
     plan.allocator = env::allocator_settings(doc, text);
     if plan.visible_devices.is_none() {
         plan.visible_devices = env::visible_devices(doc);
@@ -215,6 +235,7 @@ fn insertion(format: Format, root: &syntax::Mapping, text: &str) -> Option<Inser
 #[cfg(test)]
 mod insertion_tests {
     use super::*;
+    use crate::syntax::Literal;
 
     fn insertion_of(format: Format, text: &str) -> Option<Insertion> {
         let doc = syntax::parse(text, Language::Yaml);
@@ -227,8 +248,9 @@ mod insertion_tests {
         let at = insertion_of(Format::TrlSft, text).expect("a block mapping");
         assert_eq!(&text[..at.offset], "lora_target_modules:\n  - q_proj\n  - v_proj\nmodel_name_or_path: m  # base\n");
         assert!(!at.needs_newline);
-        assert_eq!(at.line("gradient_accumulation", "2").as_deref(), Some("gradient_accumulation_steps: 2\n"));
-        assert_eq!(at.line("max_seq_length", "512"), None, "no top-level key for it in this table");
+        let two = Literal::Int(2);
+        assert_eq!(at.line("gradient_accumulation", &two).as_deref(), Some("gradient_accumulation_steps: 2\n"));
+        assert_eq!(at.line("max_seq_length", &Literal::Int(512)), None, "no top-level key for it in this table");
     }
 
     #[test]
@@ -243,7 +265,8 @@ mod insertion_tests {
         assert!(insertion_of(Format::TrlSft, "{model_name_or_path: m, bf16: true}\n").is_none());
         assert!(insertion_of(Format::Accelerate, "distributed_type: FSDP\nnum_processes: 2\n").is_none());
         let litgpt = insertion_of(Format::LitgptLora, "checkpoint_dir: m\ntrain:\n  micro_batch_size: 4\n").unwrap();
-        assert_eq!(litgpt.line("quantization", "bnb.nf4").as_deref(), Some("quantize: bnb.nf4\n"));
-        assert_eq!(litgpt.line("micro_batch_size", "2"), None, "nested under train: not added at the top");
+        let nf4 = Literal::Str("bnb.nf4".into());
+        assert_eq!(litgpt.line("quantization", &nf4).as_deref(), Some("quantize: bnb.nf4\n"));
+        assert_eq!(litgpt.line("micro_batch_size", &Literal::Int(2)), None, "nested under train: not added at the top");
     }
 }

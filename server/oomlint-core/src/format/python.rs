@@ -19,35 +19,65 @@
 //!   activations to CPU; below 512 tokens Unsloth falls back to plain checkpointing.
 //!
 //! Values the script computes at run time are `Sourced::unknown` with the reason.
+//!
+//! The syntax layer reads the program (calls, bindings, environment settings) once per
+//! analysis and keeps it on the document; `calls` recognizes the framework calls in it
+//! and `layout` lays their arguments out as a TRL CLI config for the schemas and rules.
+
+mod calls;
+mod layout;
+
+pub use calls::{Arg, ArgValue, Call, Callee, Roles, Script};
 
 use super::hf_names::{attention_kind, lora_targets};
 use super::trl::{self, dtype_of};
 use super::{Format, Reader};
-use crate::diagnostic::{Edit, Fix};
 use crate::plan::{
     Checkpointing, Dtype, Framework, LoraPlan, LossImpl, Method, ModelRef, Origin, Plan, Quantization, Sourced,
     VllmMode, VllmPlan,
 };
-use crate::syntax::python::{self, ArgValue, Call, Callee, Program, PyValue, Roles};
-use crate::syntax::{notebook, Document, Language};
+use crate::syntax::python::{PyValue, Static};
+use crate::syntax::{notebook, python, Document, Language};
 
 const UNSLOTH: &str = "Unsloth";
 
-/// The program of a Python script or notebook (None when it cannot be read).
-pub fn program_of(text: &str, language: Language) -> Option<Program> {
+/// The recognized calls of a script's or notebook's document (None for other documents
+/// and notebooks that cannot be read).
+pub fn script(document: &Document) -> Option<Script<'_>> {
+    document.program.as_deref().map(Script::of)
+}
+
+/// Parses a script or notebook (None for other languages), reading `torch.bfloat16` and
+/// the other torch dtypes as their names (`trl::dtype_of` reads them).
+pub fn parse(text: &str, language: Language) -> Option<Document> {
+    let dtype = |text: &str| {
+        matches!(
+            text,
+            "torch.bfloat16" | "torch.float16" | "torch.half" | "torch.float32" | "torch.float" | "torch.float64"
+        )
+    };
     match language {
-        Language::Python => Some(python::program(text)),
-        Language::Notebook => notebook::program(text).ok(),
+        Language::Python => Some(python::parse_with(text, &dtype)),
+        Language::Notebook => Some(notebook::parse_with(text, &dtype)),
         _ => None,
+    }
+}
+
+/// Gives the document of a script or notebook its tree: the recognized calls laid out as
+/// a TRL CLI config (see `layout`). Other documents are left as they are.
+pub fn lay_out(document: &mut Document) {
+    if let Some(script) = script(document) {
+        let root = layout::root(&script);
+        document.root = Some(root);
     }
 }
 
 /// The format of a script: its config class, else its trainer, else an Unsloth loader
 /// (Unsloth scripts train with TRL's `SFTTrainer`). Scripts without any of them are
 /// [`Format::Unknown`] and get no findings.
-pub fn detect(program: &Program) -> Format {
-    let roles = program.roles();
-    let callee = |i: Option<usize>| i.and_then(|i| program.calls.get(i)).map(|c| c.callee);
+pub fn detect(script: &Script) -> Format {
+    let roles = script.roles();
+    let callee = |i: Option<usize>| script.call(i).map(|c| c.callee);
     let trainer = callee(roles.trainer);
     match (callee(roles.config), trainer) {
         (Some(Callee::GrpoConfig), _) | (_, Some(Callee::GrpoTrainer)) => Format::TrlGrpo,
@@ -60,13 +90,13 @@ pub fn detect(program: &Program) -> Format {
 }
 
 /// Builds the plan of a script whose document is `doc` (see the module docs).
-pub fn plan(format: Format, doc: &Document, text: &str) -> Option<Plan> {
-    let program = program_of(text, doc.language)?;
+pub fn plan(format: Format, doc: &Document) -> Option<Plan> {
+    let script = script(doc)?;
     let root = doc.root_mapping()?;
     let reader = Reader::new(root);
     let mut plan = trl::plan(format, &reader);
-    let roles = program.roles();
-    let script = Script { program: &program, roles, reader: &reader };
+    let roles = script.roles();
+    let script = Builder { script: &script, roles, reader: &reader };
     let unsloth = script.loader().is_some_and(|c| matches!(c.callee, Callee::UnslothFromPretrained));
     if unsloth {
         plan.framework = Framework::Unsloth;
@@ -81,15 +111,15 @@ pub fn plan(format: Format, doc: &Document, text: &str) -> Option<Plan> {
     Some(plan)
 }
 
-struct Script<'a> {
-    program: &'a Program,
+struct Builder<'a> {
+    script: &'a Script<'a>,
     roles: Roles,
     reader: &'a Reader<'a>,
 }
 
-impl Script<'_> {
+impl Builder<'_> {
     fn call(&self, index: Option<usize>) -> Option<&Call> {
-        index.and_then(|i| self.program.calls.get(i))
+        self.script.call(index)
     }
 
     fn loader(&self) -> Option<&Call> {
@@ -223,13 +253,13 @@ impl Script<'_> {
     fn unsloth_vllm(&self) -> Option<VllmPlan> {
         let fast = self.loader_bool("fast_inference").filter(|f| f.value)?;
         let standby =
-            self.program.env.iter().rev().find(|e| e.name == "UNSLOTH_VLLM_STANDBY").map(|e| match &e.value {
+            self.script.program.env.iter().rev().find(|e| e.name == "UNSLOTH_VLLM_STANDBY").map(|e| match &e.value {
                 // Derived, not a file value: a generic edit would write `true` where Unsloth reads "1".
-                ArgValue::Known(v) => {
+                Static::Known(v) => {
                     let on = matches!(&v.value, PyValue::Str(s, _) if s == "1");
                     Sourced::derived(on, format!("UNSLOTH_VLLM_STANDBY={}", if on { "1" } else { "unset or not 1" }))
                 }
-                other => Sourced::unknown(false, why_of(other)),
+                Static::Unknown(why) => Sourced::unknown(false, why.clone()),
             });
         Some(VllmPlan {
             mode: fast.map(|_| VllmMode::Colocate),
@@ -395,34 +425,6 @@ pub fn unknown_inputs(plan: &Plan) -> Vec<String> {
         note(&mut out, "vLLM memory fraction", rl.vllm.as_ref().map(|v| &v.gpu_memory_utilization));
     }
     out
-}
-
-/// Makes fixes written for YAML keys and values valid in a script or notebook: booleans and
-/// null in Python spelling, and JSON string escapes inside a notebook. A fix that inserts
-/// text, writes YAML structure (`key: value`, several lines) or deletes anything but a
-/// comment is dropped: its Python form is not a one-for-one replacement.
-pub fn adapt_fixes(language: Language, text: &str, fixes: &mut Vec<Fix>) {
-    fixes.retain_mut(|fix| fix.edits.iter_mut().all(|edit| adapt_edit(language, text, edit)));
-}
-
-fn adapt_edit(language: Language, text: &str, edit: &mut Edit) -> bool {
-    let replaced = text.get(edit.span.start..edit.span.end).unwrap_or_default();
-    let yaml_shaped = edit.content.contains('\n') || edit.content.contains(": ") || edit.content.starts_with("- ");
-    let deletes_code = edit.content.is_empty() && !replaced.trim_start().starts_with('#');
-    if edit.span.is_empty() || yaml_shaped || deletes_code {
-        return false;
-    }
-    let python = match edit.content.as_str() {
-        "true" => "True",
-        "false" => "False",
-        "null" | "~" => "None",
-        other => other,
-    };
-    edit.content = match language {
-        Language::Notebook => python.replace('\\', "\\\\").replace('"', "\\\""),
-        _ => python.to_string(),
-    };
-    true
 }
 
 /// A statically known argument of `call`, converted, with its spans.

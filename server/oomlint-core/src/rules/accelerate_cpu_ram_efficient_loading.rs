@@ -28,6 +28,7 @@ use super::support::{self, set_value};
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
 use crate::format::Format;
+use crate::syntax::Literal;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if ctx.format != Format::Accelerate {
@@ -41,6 +42,6 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if r.bool("fsdp_config.fsdp_sync_module_states").is_some_and(|b| !b.value) {
         out.report(sync.value.span, "`fsdp_sync_module_states: false` with `fsdp_cpu_ram_efficient_loading: true`: accelerate raises \"When using `--fsdp_cpu_ram_efficient_loading` set `--fsdp_sync_module_states` to `True`\"")
             .with_related(efficient.key_span, "RAM-efficient loading set here")
-            .with_fix(set_value(sync, "true", "Set `fsdp_sync_module_states: true`", Applicability::Safe));
+            .with_fix(set_value(ctx, sync, Literal::Bool(true), "Set `fsdp_sync_module_states: true`", Applicability::Safe));
     }
 }

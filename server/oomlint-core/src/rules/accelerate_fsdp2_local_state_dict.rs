@@ -26,6 +26,7 @@ use super::support::{self, set_value};
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
 use crate::format::Format;
+use crate::syntax::Literal;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if ctx.format != Format::Accelerate {
@@ -45,5 +46,11 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
         entry.value.span,
         "`LOCAL_STATE_DICT` with FSDP2: accelerate raises \"FSDP2 does not support LOCAL_STATE_DICT.\"",
     )
-    .with_fix(set_value(entry, "SHARDED_STATE_DICT", "Use `SHARDED_STATE_DICT`", Applicability::Safe));
+    .with_fix(set_value(
+        ctx,
+        entry,
+        Literal::Str("SHARDED_STATE_DICT".into()),
+        "Use `SHARDED_STATE_DICT`",
+        Applicability::Safe,
+    ));
 }

@@ -32,6 +32,7 @@ use super::support::{self, set_value};
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
 use crate::format::Format;
+use crate::syntax::Literal;
 use crate::syntax::ScalarKind;
 
 const TRUTH: [&str; 12] = ["y", "yes", "t", "true", "on", "1", "n", "no", "f", "false", "off", "0"];
@@ -54,15 +55,16 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     }
     let value = scalar.text.as_str();
     let replacement = match value.to_ascii_uppercase().as_str() {
-        "FULL_SHARD" | "HYBRID_SHARD" | "1" | "4" => Some("true"),
-        "SHARD_GRAD_OP" | "NO_SHARD" | "HYBRID_SHARD_ZERO2" => Some("false"),
+        "FULL_SHARD" | "HYBRID_SHARD" | "1" | "4" => Some(true),
+        "SHARD_GRAD_OP" | "NO_SHARD" | "HYBRID_SHARD_ZERO2" => Some(false),
         _ => None,
     };
     let diagnostic = out.report(entry.value.span, format!("`fsdp_reshard_after_forward: {value}` with FSDP2: accelerate parses it with str_to_bool and raises \"invalid truth value {}\"", value.to_ascii_lowercase()));
     if let Some(replacement) = replacement {
         diagnostic.with_fix(set_value(
+            ctx,
             entry,
-            replacement,
+            Literal::Bool(replacement),
             format!("Use `{replacement}` (FSDP2 takes a bool)"),
             Applicability::Safe,
         ));

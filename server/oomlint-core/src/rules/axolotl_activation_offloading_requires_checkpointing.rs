@@ -27,6 +27,7 @@ use super::support::{self, set_value};
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
 use crate::format::Format;
+use crate::syntax::Literal;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if ctx.format != Format::Axolotl {
@@ -40,8 +41,9 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let diagnostic = out.report(offload.key_span.cover(offload.value.span), "`activation_offloading` without `gradient_checkpointing`: Axolotl raises \"activation_offloading requires gradient_checkpointing\"");
     if let Some(gc) = r.entry("gradient_checkpointing") {
         diagnostic.with_related(gc.key_span, "checkpointing off here").with_fix(set_value(
+            ctx,
             gc,
-            "true",
+            Literal::Bool(true),
             "Set `gradient_checkpointing: true`",
             Applicability::Safe,
         ));

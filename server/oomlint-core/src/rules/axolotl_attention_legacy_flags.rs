@@ -32,6 +32,7 @@ use super::support::{self, set_value};
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
 use crate::format::Format;
+use crate::syntax::Literal;
 
 const LEGACY_FLAGS: [&str; 6] =
     ["xformers_attention", "sage_attention", "flex_attention", "flash_attention", "sdp_attention", "eager_attention"];
@@ -51,7 +52,7 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     };
     if let Some(canonical) = canonical {
         out.report(entry.value.span, format!("attn_implementation `{value}`: Axolotl raises \"attn_implementation='{value}' is not accepted. Use the canonical name\" ({canonical})"))
-            .with_fix(set_value(entry, canonical, format!("Use `{canonical}`"), Applicability::Safe));
+            .with_fix(set_value(ctx, entry, Literal::Str(canonical.into()), format!("Use `{canonical}`"), Applicability::Safe));
     }
     let flags: Vec<&str> = LEGACY_FLAGS.into_iter().filter(|f| support::flag(&r, f)).collect();
     if let Some(first) = flags.first().and_then(|f| r.entry(f)) {

@@ -28,6 +28,7 @@ use super::support::{self, set_value};
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
 use crate::format::Format;
+use crate::syntax::Literal;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if ctx.format != Format::Axolotl {
@@ -47,5 +48,5 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     };
     let name = support::text(&r, "optimizer").unwrap_or_default();
     out.report(optimizer.value.span, format!("optimizer `{name}` with FSDP2: Axolotl raises \"FSDP2 not compatible with {name}, use `adamw_torch_8bit` instead\""))
-        .with_fix(set_value(optimizer, "adamw_torch_8bit", "Use `adamw_torch_8bit`", Applicability::Safe));
+        .with_fix(set_value(ctx, optimizer, Literal::Str("adamw_torch_8bit".into()), "Use `adamw_torch_8bit`", Applicability::Safe));
 }

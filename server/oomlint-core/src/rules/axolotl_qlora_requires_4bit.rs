@@ -26,6 +26,7 @@ use super::support::{self, set_value};
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
 use crate::format::Format;
+use crate::syntax::Literal;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if ctx.format != Format::Axolotl {
@@ -42,6 +43,12 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     }
     let diagnostic = out.report(adapter.value.span, "`adapter: qlora` without `load_in_4bit: true`: Axolotl raises \"Require cfg.load_in_4bit to be True for qlora\"");
     if let Some(entry) = r.entry("load_in_4bit") {
-        diagnostic.with_fix(set_value(entry, "true", "Set `load_in_4bit: true`", Applicability::Safe));
+        diagnostic.with_fix(set_value(
+            ctx,
+            entry,
+            Literal::Bool(true),
+            "Set `load_in_4bit: true`",
+            Applicability::Safe,
+        ));
     }
 }

@@ -25,6 +25,7 @@ use super::support::{self, set_value};
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
 use crate::format::Format;
+use crate::syntax::Literal;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if ctx.format != Format::Axolotl {
@@ -35,6 +36,6 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if support::truthy(packing) && support::truthy(rl) {
         out.report(packing.key_span.cover(packing.value.span), "`sample_packing: true` with `rl`: Axolotl raises \"`sample_packing: true` does not work with RLHF training\"")
             .with_related(rl.key_span, "RL training set here")
-            .with_fix(set_value(packing, "false", "Set `sample_packing: false`", Applicability::Safe));
+            .with_fix(set_value(ctx, packing, Literal::Bool(false), "Set `sample_packing: false`", Applicability::Safe));
     }
 }

@@ -35,6 +35,7 @@ use super::support::{self, set_value};
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
 use crate::format::Format;
+use crate::syntax::Literal;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let Some(gpu) = ctx.gpu.filter(|g| !g.bf16) else { return };
@@ -43,7 +44,7 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
         if let Some(entry) = r.entry("mixed_precision").filter(|_| support::text(&r, "mixed_precision") == Some("bf16"))
         {
             out.report(entry.value.span, format!("`mixed_precision: bf16` on {}, which has no bf16: accelerate raises \"bf16 mixed precision requires PyTorch >= 1.10 and a supported device.\"", gpu.name))
-                .with_fix(set_value(entry, "fp16", "Use `mixed_precision: fp16`", Applicability::Unsafe));
+                .with_fix(set_value(ctx, entry, Literal::Str("fp16".into()), "Use `mixed_precision: fp16`", Applicability::Unsafe));
         }
         return;
     }
@@ -64,8 +65,9 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     match r.entry("bf16").filter(|_| bf16.is_some()) {
         Some(entry) => {
             out.report(entry.key_span.cover(entry.value.span), message).with_fix(set_value(
+                ctx,
                 entry,
-                "false",
+                Literal::Bool(false),
                 "Set `bf16: false` (and `fp16: true`)",
                 Applicability::Unsafe,
             ));

@@ -39,6 +39,7 @@ use super::support::{self, set_value};
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
 use crate::format::{Format, Reader};
+use crate::syntax::Literal;
 use crate::syntax::ScalarKind;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
@@ -75,6 +76,6 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
         let shown = |v: f64, boolean: bool| if boolean { (v != 0.0).to_string() } else { v.to_string() };
         let boolean = ds_key.ends_with("enabled");
         out.report(entry.value.span, format!("DeepSpeed `{ds_key}` = {} but TrainingArguments `{hf_key}` = {}: the Trainer raises \"Please correct the following DeepSpeed config values that mismatch TrainingArguments values … set these DeepSpeed config values to 'auto'.\"", shown(ds_value, boolean), shown(hf_value, boolean)))
-            .with_fix(set_value(entry, "auto", format!("Set `{ds_key}` to auto"), Applicability::Safe));
+            .with_fix(set_value(ctx, entry, Literal::Str("auto".into()), format!("Set `{ds_key}` to auto"), Applicability::Safe));
     }
 }

@@ -28,6 +28,7 @@ use super::support::{self, set_value};
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
 use crate::format::Format;
+use crate::syntax::Literal;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if !support::has_training_arguments(ctx.format) && ctx.format != Format::Axolotl {
@@ -40,7 +41,7 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
         if on(fp16) && on(bf16) {
             out.report(fp16_entry.key_span.cover(fp16_entry.value.span), format!("`{fp16}` and `{bf16}` are both true: transformers raises \"At most one of fp16 and bf16 can be True{what}, but not both\""))
                 .with_related(bf16_entry.key_span, format!("{bf16} set here"))
-                .with_fix(set_value(fp16_entry, "false", format!("Set `{fp16}: false`"), Applicability::Unsafe));
+                .with_fix(set_value(ctx, fp16_entry, Literal::Bool(false), format!("Set `{fp16}: false`"), Applicability::Unsafe));
         }
     }
 }

@@ -27,6 +27,7 @@ use super::support::{self, set_value};
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
 use crate::format::Format;
+use crate::syntax::Literal;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if ctx.format != Format::TrlGrpo {
@@ -37,5 +38,5 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
         return;
     };
     out.report(entry.key_span.cover(entry.value.span), "`auto_find_batch_size` with GRPO: TRL raises \"auto_find_batch_size is not supported by GRPO, because the generation batch must contain full prompt groups of num_generations completions …\"")
-        .with_fix(set_value(entry, "false", "Set `auto_find_batch_size: false`", Applicability::Safe));
+        .with_fix(set_value(ctx, entry, Literal::Bool(false), "Set `auto_find_batch_size: false`", Applicability::Safe));
 }

@@ -31,6 +31,7 @@ use super::support::{self, set_value};
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
 use crate::format::Format;
+use crate::syntax::Literal;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if ctx.format != Format::TrlGrpo {
@@ -57,8 +58,9 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let diagnostic = out.report(span, format!("the global eval batch ({per_device} * {} processes) is not a multiple of the {generations} generations used for evaluation: TRL raises \"The global eval batch size ({per_device} * {}) must be divisible by the number of generations used for evaluation ({generations}).\"", b.processes, b.processes));
     if let (1, Some(entry)) = (b.processes, r.entry("per_device_eval_batch_size")) {
         diagnostic.with_fix(set_value(
+            ctx,
             entry,
-            &generations.to_string(),
+            Literal::from(generations),
             format!("Evaluate {generations} completions per device"),
             Applicability::Unsafe,
         ));

@@ -37,6 +37,7 @@
 use super::support::{self, set_value};
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
+use crate::syntax::Literal;
 
 fn gcd(a: u64, b: u64) -> u64 {
     if b == 0 {
@@ -109,8 +110,9 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
         let needed = b.num_generations / gcd(b.num_generations, unit);
         let accumulation = needed * b.accumulation.div_ceil(needed).max(1);
         diagnostic.with_fix(set_value(
+            ctx,
             entry,
-            &accumulation.to_string(),
+            Literal::from(accumulation),
             format!("Set gradient_accumulation_steps to {accumulation}"),
             Applicability::Unsafe,
         ));

@@ -28,6 +28,7 @@
 use super::support::{self, set_value};
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
+use crate::syntax::Literal;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let Some(r) = support::reader(ctx) else { return };
@@ -42,8 +43,9 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
         "TRL raises \"GRPO requires at least 2 generations per prompt to calculate the advantages.\""
     };
     out.report(entry.value.span, format!("num_generations {}: {framework}", b.num_generations)).with_fix(set_value(
+        ctx,
         entry,
-        "2",
+        Literal::Int(2),
         "Use 2 generations per prompt",
         Applicability::Unsafe,
     ));

@@ -28,6 +28,7 @@ use super::support::{self, set_value};
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
 use crate::format::Format;
+use crate::syntax::Literal;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if ctx.format != Format::TrlGrpo {
@@ -44,5 +45,5 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if let Some(key) = support::key_of(&r, "beta") {
         diagnostic.with_related(key, "beta set here");
     }
-    diagnostic.with_fix(set_value(sync, "false", "Set `sync_ref_model: false`", Applicability::Safe));
+    diagnostic.with_fix(set_value(ctx, sync, Literal::Bool(false), "Set `sync_ref_model: false`", Applicability::Safe));
 }

@@ -37,7 +37,7 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
             diagnostic.with_fix(Fix {
                 title: format!("Use `{suggestion}`"),
                 applicability: Applicability::Unsafe,
-                edits: vec![Edit::replace_keeping_quotes(ctx.text, invalid.span, suggestion)],
+                edits: vec![Edit::replace_keeping_quotes(ctx.text, invalid.span, suggestion, ctx.document.language)],
             });
         }
     }

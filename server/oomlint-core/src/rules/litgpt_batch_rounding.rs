@@ -28,6 +28,7 @@
 use super::support::{self, set_value};
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
+use crate::syntax::Literal;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if !support::is_litgpt(ctx.format) {
@@ -50,5 +51,5 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
             batch.global
         ),
     )
-    .with_fix(set_value(entry, &effective.to_string(), format!("Write the effective batch {effective}"), Applicability::Safe));
+    .with_fix(set_value(ctx, entry, Literal::from(effective), format!("Write the effective batch {effective}"), Applicability::Safe));
 }

@@ -33,6 +33,7 @@
 use super::support::{self, set_value};
 use super::{Context, Reporter};
 use crate::diagnostic::{Applicability, Edit, Fix};
+use crate::syntax::Literal;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if !support::litgpt_quantizes(ctx.format) {
@@ -50,17 +51,23 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
                 format!("`precision: {p}` cannot be combined with `quantize: {mode}`: LitGPT raises \"Quantization and mixed precision is not supported.\""),
             )
             .with_related(quantize.value.span, "quantization set here")
-            .with_fix(set_value(entry, &replacement, format!("Use `precision: {replacement}`"), Applicability::Safe));
+            .with_fix(set_value(ctx, entry, Literal::Str(replacement.clone()), format!("Use `precision: {replacement}`"), Applicability::Safe));
         }
         (_, Some(_)) => {}
         (Some(entry), None) => {
             out.report(entry.key_span, default_message(mode))
                 .with_related(quantize.value.span, "quantization set here")
-                .with_fix(set_value(entry, "bf16-true", "Set `precision: bf16-true`", Applicability::Unsafe));
+                .with_fix(set_value(
+                    ctx,
+                    entry,
+                    Literal::Str("bf16-true".into()),
+                    "Set `precision: bf16-true`",
+                    Applicability::Unsafe,
+                ));
         }
         (None, None) => {
             let diagnostic = out.report(quantize.key_span, default_message(mode));
-            if let Some(at) = support::top_level_line_start(ctx.text, quantize.key_span) {
+            if let Some(at) = support::top_level_line_start(ctx, quantize.key_span) {
                 diagnostic.with_fix(Fix {
                     title: "Add `precision: bf16-true`".into(),
                     applicability: Applicability::Unsafe,

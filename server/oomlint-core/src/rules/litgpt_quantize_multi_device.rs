@@ -29,6 +29,7 @@
 use super::support::{self, set_value};
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
+use crate::syntax::Literal;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if !support::litgpt_quantizes(ctx.format) {
@@ -48,5 +49,5 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
         format!("`quantize` cannot be used with {path}={value}: LitGPT raises \"Quantization is currently not supported for multi-GPU training. Please set devices=1 and num_nodes=1 when using the --quantize flag.\""),
     )
     .with_related(quantize.value.span, "quantization set here")
-    .with_fix(set_value(entry, "1", format!("Set `{path}: 1`"), Applicability::Unsafe));
+    .with_fix(set_value(ctx, entry, Literal::Int(1), format!("Set `{path}: 1`"), Applicability::Unsafe));
 }

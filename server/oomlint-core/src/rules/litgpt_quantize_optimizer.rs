@@ -30,6 +30,7 @@
 use super::support::{self, set_value};
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
+use crate::syntax::Literal;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if !support::litgpt_quantizes(ctx.format) {
@@ -60,6 +61,12 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     );
     diagnostic.with_related(quantize.value.span, "quantization set here");
     if !name.is_empty() {
-        diagnostic.with_fix(set_value(entry, replacement, format!("Use `{replacement}`"), Applicability::Unsafe));
+        diagnostic.with_fix(set_value(
+            ctx,
+            entry,
+            Literal::Str(replacement.into()),
+            format!("Use `{replacement}`"),
+            Applicability::Unsafe,
+        ));
     }
 }

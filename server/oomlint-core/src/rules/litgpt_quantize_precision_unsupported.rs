@@ -29,6 +29,7 @@
 use super::support::{self, set_value};
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
+use crate::syntax::Literal;
 
 const ACCEPTED: [&str; 3] = ["16-true", "bf16-true", "32-true"];
 
@@ -60,8 +61,9 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     diagnostic.with_related(quantize.value.span, "quantization set here");
     if let Some(replacement) = replacement {
         diagnostic.with_fix(set_value(
+            ctx,
             entry,
-            replacement,
+            Literal::Str(replacement.into()),
             format!("Use `precision: {replacement}`"),
             Applicability::Unsafe,
         ));

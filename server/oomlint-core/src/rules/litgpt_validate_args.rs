@@ -36,6 +36,7 @@ use super::support::{self, set_value};
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
 use crate::format::{litgpt, Format};
+use crate::syntax::Literal;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if !support::is_litgpt(ctx.format) {
@@ -55,7 +56,7 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
         let Some(entry) = r.entry(path).filter(|_| support::is_set(&r, path)) else { continue };
         let name = path.rsplit('.').next().unwrap_or(path);
         out.report(entry.key_span, format!("`litgpt {script}` doesn't support the '{name}' argument: LitGPT's validate_args raises \"… doesn't support the '{name}' argument\""))
-            .with_fix(set_value(entry, "null", format!("Set `{name}` to null"), Applicability::Unsafe));
+            .with_fix(set_value(ctx, entry, Literal::Null, format!("Set `{name}` to null"), Applicability::Unsafe));
     }
     for path in required {
         // Absent keys take the script's default, which is set; only an explicit null fails.

@@ -28,6 +28,7 @@
 use super::support::{self, set_value};
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
+use crate::syntax::Literal;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if !support::is_litgpt(ctx.format) {
@@ -45,8 +46,9 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
         );
         if let Some(steps) = steps {
             diagnostic.with_related(steps.key_span, "warmup steps set here").with_fix(set_value(
+                ctx,
                 steps,
-                "null",
+                Literal::Null,
                 "Set `lr_warmup_steps: null`",
                 Applicability::Unsafe,
             ));

@@ -30,6 +30,7 @@ use super::support::{self, set_value};
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
 use crate::format::Format;
+use crate::syntax::Literal;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if !support::is_litgpt(ctx.format) || ctx.format == Format::LitgptPretrain {
@@ -49,5 +50,5 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
         entry.value.span.cover(entry.key_span),
         format!("train.lr_warmup_steps is {problem} when LitGPT builds its LambdaLR warmup"),
     )
-    .with_fix(set_value(entry, "1", "Use one warmup step", Applicability::Safe));
+    .with_fix(set_value(ctx, entry, Literal::Int(1), "Use one warmup step", Applicability::Safe));
 }

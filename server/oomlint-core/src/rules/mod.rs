@@ -202,8 +202,9 @@ impl Reporter<'_> {
 }
 
 impl Diagnostic {
-    pub fn with_fix(&mut self, fix: Fix) -> &mut Self {
-        self.fixes.push(fix);
+    /// Offers `fix` (nothing for None: a fix the file's language cannot write).
+    pub fn with_fix(&mut self, fix: impl Into<Option<Fix>>) -> &mut Self {
+        self.fixes.extend(fix.into());
         self
     }
 

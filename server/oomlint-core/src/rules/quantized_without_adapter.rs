@@ -33,6 +33,7 @@ use super::support::{self, set_value};
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
 use crate::format::Format;
+use crate::syntax::Literal;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let axolotl = ctx.format == Format::Axolotl;
@@ -57,8 +58,9 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     );
     if let Some(peft) = r.entry("use_peft") {
         diagnostic.with_related(peft.key_span, "adapter disabled here").with_fix(set_value(
+            ctx,
             peft,
-            "true",
+            Literal::Bool(true),
             "Train a LoRA adapter (`use_peft: true`)",
             Applicability::Unsafe,
         ));

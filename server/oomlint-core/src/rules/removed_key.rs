@@ -46,6 +46,7 @@ use crate::format::Format;
 use crate::span::Span;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
+    let language = ctx.document.language;
     for removed in &ctx.schema.removed_keys {
         let applies =
             removed.since.as_ref().is_none_or(|(framework, version)| ctx.versions.at_least(framework, version));
@@ -100,9 +101,10 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
             diagnostic.with_fix(Fix {
                 title,
                 applicability,
-                edits: vec![Edit::replace_keeping_quotes(ctx.text, removed.key_span, replacement)],
+                edits: vec![Edit::replace_keeping_quotes(ctx.text, removed.key_span, replacement, language)],
             });
-        } else if removed.replacement_present {
+        } else if removed.replacement_present && ctx.document.program.is_none() {
+            // (A script's keyword argument is no line of its own to delete.)
             if let Some(lines) = entry_lines(ctx.text, removed.key_span, removed.value_span) {
                 diagnostic.with_fix(Fix {
                     title: format!("Remove `{}` (`{replacement}` is set)", removed.key),

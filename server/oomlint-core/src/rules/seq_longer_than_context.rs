@@ -36,6 +36,7 @@ use super::{Context, Reporter};
 use crate::catalog::models::resolve_model;
 use crate::diagnostic::{Applicability, Severity};
 use crate::format::Format;
+use crate::syntax::Literal;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let path = match ctx.format {
@@ -75,8 +76,9 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
         diagnostic.with_related(key, "model set here");
     }
     diagnostic.with_fix(set_value(
+        ctx,
         entry,
-        &arch.block_size.to_string(),
+        Literal::from(arch.block_size),
         format!("Use the model's context, {}", arch.block_size),
         Applicability::Unsafe,
     ));

@@ -6,7 +6,7 @@ use crate::diagnostic::{Applicability, Edit, Fix};
 use crate::format::facts::{self, Framework as Defaults};
 use crate::format::{Format, Reader};
 use crate::span::Span;
-use crate::syntax::{Entry, ScalarKind};
+use crate::syntax::{Entry, Language, Literal, ScalarKind};
 
 /// The root mapping as a [`Reader`], when the document has one.
 pub(super) fn reader<'a>(ctx: &Context<'a>) -> Option<Reader<'a>> {
@@ -95,12 +95,22 @@ pub(super) fn flag(r: &Reader, path: &str) -> bool {
     r.entry(path).is_some_and(truthy)
 }
 
-/// A fix that replaces the value of `entry` (only the value's bytes; a quoted value
-/// keeps its quotes' place, so comments and layout survive).
-/// An empty value (`key:`) gets a leading space so `key: value` stays a mapping entry.
-pub(super) fn set_value(entry: &Entry, content: &str, title: impl Into<String>, applicability: Applicability) -> Fix {
-    let content = if entry.value.span.is_empty() { format!(" {content}") } else { content.to_string() };
-    Fix { title: title.into(), applicability, edits: vec![Edit::replace(entry.value.span, content)] }
+/// A fix that sets the value of `entry` to `value` as the file's language writes it (only
+/// the value's bytes, so comments and layout survive; in a script, the literal that
+/// defines it). An empty value (`key:`) gets a leading space so `key: value` stays a
+/// mapping entry. None where the language cannot write the value.
+pub(super) fn set_value(
+    ctx: &Context,
+    entry: &Entry,
+    value: Literal,
+    title: impl Into<String>,
+    applicability: Applicability,
+) -> Option<Fix> {
+    let mut edit = Edit::set(entry.value.span, &value, ctx.document.language)?;
+    if entry.value.span.is_empty() {
+        edit.content.insert(0, ' ');
+    }
+    Some(Fix { title: title.into(), applicability, edits: vec![edit] })
 }
 
 /// Whether the framework version pinned near the config (or set in `oomlint.toml`) is
@@ -119,10 +129,13 @@ pub(super) fn torch_at_least(ctx: &Context, version: &str) -> bool {
     at_least(ctx, "torch", version)
 }
 
-/// The start of the line holding `key` when the key begins that line (a top-level
-/// block key), so a sibling `key: value` line can be inserted there.
-pub(super) fn top_level_line_start(text: &str, key: Span) -> Option<usize> {
-    let line_start = text.get(..key.start)?.rfind('\n').map_or(0, |n| n + 1);
+/// The start of the line holding `key` when the key begins that line of a YAML file (a
+/// top-level block key), so a sibling `key: value` line can be inserted there.
+pub(super) fn top_level_line_start(ctx: &Context, key: Span) -> Option<usize> {
+    if ctx.document.language != Language::Yaml {
+        return None;
+    }
+    let line_start = ctx.text.get(..key.start)?.rfind('\n').map_or(0, |n| n + 1);
     (line_start == key.start).then_some(line_start)
 }
 

@@ -47,7 +47,7 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let span = support::anchor(&r, &["model_name_or_path"]);
     let diagnostic = out.report(span, "`dtype` is not set: TRL (since 0.27) loads the model in float32, 4 bytes per parameter; write `dtype: bfloat16` or `dtype: auto` to load 16-bit weights");
     let Some(model) = r.entry("model_name_or_path") else { return };
-    if support::top_level_line_start(ctx.text, model.key_span).is_some() {
+    if support::top_level_line_start(ctx, model.key_span).is_some() {
         let line_end = ctx.text[model.value.span.end..].find('\n').map(|n| model.value.span.end + n + 1);
         if let Some(at) = line_end {
             diagnostic.with_fix(Fix {

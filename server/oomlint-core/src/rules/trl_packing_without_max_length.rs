@@ -26,6 +26,7 @@ use super::support::{self, set_value};
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
 use crate::format::Format;
+use crate::syntax::Literal;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if ctx.format != Format::TrlSft {
@@ -36,6 +37,6 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if support::flag(&r, "packing") && r.is_null("max_length") {
         out.report(max_length.key_span.cover(max_length.value.span), "`packing: true` with `max_length: null`: TRL raises \"When packing is enabled, `max_length` can't be `None`.\"")
             .with_related(packing.key_span, "packing enabled here")
-            .with_fix(set_value(max_length, "1024", "Pack to 1024 tokens (TRL's default)", Applicability::Unsafe));
+            .with_fix(set_value(ctx, max_length, Literal::Int(1024), "Pack to 1024 tokens (TRL's default)", Applicability::Unsafe));
     }
 }

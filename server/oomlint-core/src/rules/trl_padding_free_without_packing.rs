@@ -31,6 +31,7 @@ use super::support::{self, set_value};
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
 use crate::format::Format;
+use crate::syntax::Literal;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if ctx.format != Format::TrlSft {
@@ -48,8 +49,9 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     );
     if let Some(packing) = r.entry("packing") {
         diagnostic.with_related(packing.key_span, "packing is off").with_fix(set_value(
+            ctx,
             packing,
-            "true",
+            Literal::Bool(true),
             "Enable packing",
             Applicability::Unsafe,
         ));

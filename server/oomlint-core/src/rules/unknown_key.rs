@@ -83,7 +83,7 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
             diagnostic.with_fix(Fix {
                 title: format!("Rename to `{suggestion}`"),
                 applicability: Applicability::Unsafe,
-                edits: vec![Edit::replace_keeping_quotes(ctx.text, unknown.span, suggestion)],
+                edits: vec![Edit::replace_keeping_quotes(ctx.text, unknown.span, suggestion, ctx.document.language)],
             });
         }
     }

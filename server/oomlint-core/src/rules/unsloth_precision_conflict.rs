@@ -37,19 +37,19 @@
 //! reset) and `unsloth/models/loader_utils.py` (`_get_fp8_mode_and_check_settings`).
 
 use super::{Context, Reporter};
-use crate::format::python::program_of;
+use crate::format::python::{script, Arg, ArgValue, Call, Callee, Script};
 use crate::span::Span;
-use crate::syntax::python::{Arg, ArgValue, Call, Callee, Program, PyValue};
+use crate::syntax::python::PyValue;
 
 const COMBINATION: &str = "Unsloth: Can only load in 4bit or 8bit or 16bit, not a combination!";
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
-    let Some(program) = program_of(ctx.text, ctx.document.language) else { return };
-    let Some(loader) = program.roles().loader.and_then(|i| program.calls.get(i)) else { return };
+    let Some(script) = script(ctx.document) else { return };
+    let Some(loader) = script.call(script.roles().loader) else { return };
     if loader.callee != Callee::UnslothFromPretrained {
         return;
     }
-    let Some(flags) = Flags::read(&program, loader) else { return };
+    let Some(flags) = Flags::read(&script, loader) else { return };
     let language_model = loader.path.iter().any(|s| s == "FastLanguageModel");
     let on: Vec<&Flag> = flags.all().into_iter().filter(|f| f.on).collect();
     let delegated = !language_model || flags.eight.on || flags.full;
@@ -102,7 +102,7 @@ struct Flags<'a> {
 impl<'a> Flags<'a> {
     /// The flags as `from_pretrained` sees them after a `quantization_config` replaced
     /// 4-bit and 8-bit; None when one of them is not known statically.
-    fn read(program: &Program, loader: &'a Call) -> Option<Flags<'a>> {
+    fn read(script: &Script, loader: &'a Call) -> Option<Flags<'a>> {
         let mut flags = Flags {
             four: flag(loader, "load_in_4bit", true)?,
             eight: flag(loader, "load_in_8bit", false)?,
@@ -111,7 +111,7 @@ impl<'a> Flags<'a> {
             full: flag(loader, "full_finetuning", false)?.on,
         };
         if let Some(arg) = loader.arg("quantization_config") {
-            let (four, eight) = bnb_flags(program, &arg.value)?;
+            let (four, eight) = bnb_flags(script, &arg.value)?;
             if four {
                 flags.four = Flag { name: "load_in_4bit", on: true, arg: Some(arg) };
                 flags.eight.on = false;
@@ -144,11 +144,11 @@ fn flag<'a>(call: &'a Call, name: &'static str, default: bool) -> Option<Flag<'a
 }
 
 /// `load_in_4bit` and `load_in_8bit` of a `BitsAndBytesConfig(...)` or a dict literal.
-fn bnb_flags(program: &Program, value: &ArgValue) -> Option<(bool, bool)> {
+fn bnb_flags(script: &Script, value: &ArgValue) -> Option<(bool, bool)> {
     let truthy = |v: &PyValue| matches!(v, PyValue::Bool(true));
     match value {
         ArgValue::Call(index) => {
-            let config = program.calls.get(*index).filter(|c| c.callee == Callee::BitsAndBytesConfig)?;
+            let config = script.calls.get(*index).filter(|c| c.callee == Callee::BitsAndBytesConfig)?;
             let get = |name: &str| match config.arg(name).map(|a| &a.value) {
                 None => Some(false),
                 Some(ArgValue::Known(v)) => Some(truthy(&v.value)),

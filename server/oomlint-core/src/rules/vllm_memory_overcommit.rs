@@ -39,6 +39,7 @@ use super::{Context, Reporter};
 use crate::diagnostic::{Applicability, Edit, Fix};
 use crate::estimate::{format_bytes, Estimate};
 use crate::plan::VllmMode;
+use crate::syntax::Literal;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let Some(vllm) = ctx.plan.and_then(|p| p.rl.as_ref()).and_then(|rl| rl.vllm.as_ref()) else { return };
@@ -81,11 +82,12 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let fitting = gpu.memory_bytes.saturating_sub(claim.training) as f64 / base;
     let suggested = ((fitting - 0.05) * 100.0).floor() / 100.0;
     if let (Some(value_span), true) = (fraction.value_span(), suggested >= 0.05) {
-        diagnostic.with_fix(Fix {
+        let edit = Edit::set(value_span, &Literal::Fixed(suggested, 2), ctx.document.language);
+        diagnostic.with_fix(edit.map(|edit| Fix {
             title: format!("Lower the vLLM memory fraction to {suggested:.2}"),
             applicability: Applicability::Unsafe,
-            edits: vec![Edit::replace(value_span, format!("{suggested:.2}"))],
-        });
+            edits: vec![edit],
+        }));
     }
 }
 

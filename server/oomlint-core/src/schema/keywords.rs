@@ -5,8 +5,8 @@
 //! schema: their keywords are tabled here from the framework's signature.
 
 use super::{properties_at, PropertyDoc};
+use crate::format::python::Callee;
 use crate::format::Format;
-use crate::syntax::python::Callee;
 
 /// The keyword arguments `callee` accepts (not deprecated ones), in the order shown.
 pub fn keywords(callee: Callee) -> Vec<PropertyDoc> {

@@ -2,9 +2,8 @@
 //! CLI; a script's config class and trainer take or reject the same keys as calls.
 
 use super::{Findings, RemovedKey};
-use crate::format::python::program_of;
+use crate::format::python::{script, ArgValue, Call, Callee};
 use crate::span::Span;
-use crate::syntax::python::{ArgValue, Call, Callee};
 use crate::syntax::Document;
 use crate::versions::Version;
 
@@ -38,14 +37,14 @@ const SFT_TRAINER_REMOVED: &[(&str, u64, Option<&str>)] = &[
 ///   none: Unsloth wraps every TRL trainer (`unsloth/trainer.py`
 ///   `_backwards_compatible_trainer`) to rename `tokenizer` and, when the config is passed
 ///   as `args=`, to move the other arguments onto it.
-pub(crate) fn removed_keys(doc: &Document, text: &str, findings: &mut Findings) {
-    let Some(program) = program_of(text, doc.language) else { return };
-    let unsloth = program.modules.iter().any(|m| m == "unsloth");
-    let roles = program.roles();
-    if let Some(config) = roles.config.and_then(|i| program.calls.get(i)) {
+pub(crate) fn removed_keys(doc: &Document, findings: &mut Findings) {
+    let Some(script) = script(doc) else { return };
+    let unsloth = script.program.modules.iter().any(|m| m == "unsloth");
+    let roles = script.roles();
+    if let Some(config) = script.call(roles.config) {
         config_removed_keys(config, unsloth, findings);
     }
-    let trainer = roles.trainer.and_then(|i| program.calls.get(i)).filter(|t| t.callee == Callee::SftTrainer);
+    let trainer = script.call(roles.trainer).filter(|t| t.callee == Callee::SftTrainer);
     if let Some(trainer) = trainer {
         sft_trainer_removed_keys(trainer, unsloth, findings);
     }
@@ -118,8 +117,8 @@ fn sft_trainer_removed_keys(trainer: &Call, unsloth: bool, findings: &mut Findin
 mod tests {
     use super::super::check;
     use super::*;
-    use crate::format::python::detect;
-    use crate::syntax::{self, python, Language};
+    use crate::format::{self, python::detect};
+    use crate::syntax::Language;
 
     const OLD_SFT_TRAINER: &str = r#"
 from transformers import TrainingArguments
@@ -129,9 +128,9 @@ trainer = SFTTrainer(model="Qwen/Qwen2.5-0.5B", tokenizer=tok, max_seq_length=51
 "#;
 
     fn found(text: &str) -> Vec<String> {
-        let doc = syntax::parse(text, Language::Python);
-        let mut findings = check(detect(&python::program(text)), &doc);
-        removed_keys(&doc, text, &mut findings);
+        let doc = format::document(text, Language::Python);
+        let mut findings = check(detect(&script(&doc).unwrap()), &doc);
+        removed_keys(&doc, &mut findings);
         findings
             .removed_keys
             .iter()
@@ -164,9 +163,9 @@ trainer = SFTTrainer(model="Qwen/Qwen2.5-0.5B", tokenizer=tok, max_seq_length=51
     #[test]
     fn removed_config_keywords_speak_of_the_call() {
         let grpo = "from trl import GRPOConfig as C\nargs = C(max_prompt_length=256)\n";
-        let doc = syntax::parse(grpo, Language::Python);
-        let mut findings = check(detect(&python::program(grpo)), &doc);
-        removed_keys(&doc, grpo, &mut findings);
+        let doc = format::document(grpo, Language::Python);
+        let mut findings = check(detect(&script(&doc).unwrap()), &doc);
+        removed_keys(&doc, &mut findings);
         let message = &findings.removed_keys[0].message;
         assert!(message.ends_with("`GRPOConfig(...)` raises TypeError: unexpected keyword argument"), "{message}");
         assert!(!message.contains("accelerate launch"), "{message}");

@@ -8,7 +8,7 @@
 //! wins. Values that expand other variables keep their raw text and are marked
 //! [`ScalarKind::Str`] with [`ScalarStyle::Plain`] but `text` starting with `$`.
 
-use super::{Comment, Document, Entry, Language, Mapping, Node, Scalar, ScalarKind, ScalarStyle, Value};
+use super::{Comment, Document, Entry, Language, Literal, Mapping, Node, Scalar, ScalarKind, ScalarStyle, Value};
 use crate::span::Span;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,6 +19,20 @@ pub enum Dialect {
     Shell,
 }
 
+/// How an environment file or shell script writes `literal` as a variable's value: plain
+/// where nothing in it needs quoting, else single-quoted; None for null (unsetting is no
+/// value) and for strings with a single quote.
+pub fn spell(literal: &Literal) -> Option<String> {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "_-.,:/=+@%".contains(c);
+    match literal {
+        Literal::Null => None,
+        Literal::Str(s) if !s.is_empty() && s.chars().all(safe) => Some(s.clone()),
+        Literal::Str(s) if s.contains('\'') => None,
+        Literal::Str(s) => Some(format!("'{s}'")),
+        other => Some(other.to_string()),
+    }
+}
+
 pub fn parse(text: &str, dialect: Dialect) -> Document {
     let mut scanner = Scanner { text, bytes: text.as_bytes(), pos: 0, entries: Vec::new(), comments: Vec::new() };
     scanner.run();
@@ -27,7 +41,7 @@ pub fn parse(text: &str, dialect: Dialect) -> Document {
         Dialect::Shell => Language::Shell,
     };
     let root = Node { span: Span::new(0, text.len()), value: Value::Mapping(Mapping { entries: scanner.entries }) };
-    Document { language, root: Some(root), comments: scanner.comments, problems: Vec::new() }
+    Document { language, root: Some(root), comments: scanner.comments, problems: Vec::new(), program: None }
 }
 
 struct Scanner<'a> {

@@ -3,16 +3,25 @@
 //! no comments, no trailing commas, no single quotes.
 
 use super::{
-    json_depth_exceeds, Document, Entry, Language, Mapping, Node, ProblemKind, Scalar, ScalarKind, ScalarStyle,
-    SyntaxProblem, Value, MAX_DEPTH,
+    json_depth_exceeds, Document, Entry, Language, Literal, Mapping, Node, ProblemKind, Scalar, ScalarKind,
+    ScalarStyle, SyntaxProblem, Value, MAX_DEPTH,
 };
 use crate::span::{floor_char_boundary, Span};
 use jsonc_parser::ast;
 use jsonc_parser::{parse_to_ast, CollectOptions, ParseOptions};
 use std::collections::HashMap;
 
+/// How JSON writes `literal`.
+pub fn spell(literal: &Literal) -> String {
+    match literal {
+        Literal::Str(s) => serde_json::to_string(s).unwrap_or_default(),
+        other => other.to_string(),
+    }
+}
+
 pub fn parse(text: &str) -> Document {
-    let mut doc = Document { language: Language::Json, root: None, comments: Vec::new(), problems: Vec::new() };
+    let mut doc =
+        Document { language: Language::Json, root: None, comments: Vec::new(), problems: Vec::new(), program: None };
     if let Some(at) = json_depth_exceeds(text, MAX_DEPTH) {
         doc.problems.push(SyntaxProblem {
             kind: ProblemKind::Syntax,

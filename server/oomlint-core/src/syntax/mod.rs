@@ -1,9 +1,11 @@
 //! One spanned document tree for every config language.
 //!
-//! Each adapter (YAML, JSON, TOML, env/shell, Python, notebooks) turns bytes into the same [`Document`]:
+//! Each config adapter (YAML, JSON, TOML, env/shell) turns bytes into the same [`Document`]:
 //! mappings, sequences and scalars with byte spans for keys and values, the raw
 //! scalar text, the comments, and the problems found while parsing. Nothing above this
-//! layer knows which parser was used.
+//! layer knows which parser was used. Python scripts and notebooks are programs, not
+//! trees: their adapters read calls, bindings, branches and environment settings
+//! ([`python::Program`]); `format::python` lays the calls a framework reads out as a tree.
 
 mod chars;
 pub mod env;
@@ -27,7 +29,7 @@ pub enum Language {
     Env,
     /// Shell scripts: only variable assignments are read.
     Shell,
-    /// Python training scripts: the keyword arguments of recognized calls.
+    /// Python scripts: calls and their arguments, bindings, environment settings.
     Python,
     /// Jupyter notebooks: the code cells read in order as one Python program.
     Notebook,
@@ -39,6 +41,9 @@ pub struct Document {
     pub root: Option<Node>,
     pub comments: Vec<Comment>,
     pub problems: Vec<SyntaxProblem>,
+    /// A script's or notebook's program, read once per parse: everything above this layer
+    /// (format detection, the plan, rules, schema findings, hovers) reads it from here.
+    pub program: Option<Box<python::Program>>,
 }
 
 impl Document {
@@ -238,6 +243,62 @@ impl Node {
                 ScalarKind::Str => "string",
             },
         }
+    }
+}
+
+/// A value a fix writes into a file (a setting's new value), typed so that each language
+/// spells it its own way: a YAML `true` is a Python `True`, a YAML `null` a Python `None`,
+/// a plain YAML string a quoted one in JSON, TOML and Python.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Literal {
+    Null,
+    Bool(bool),
+    /// An integer (wide enough for every `i64` and `u64`).
+    Int(i128),
+    /// A float in its shortest form (`0.8`).
+    Float(f64),
+    /// A float with this many decimals (`0.60`).
+    Fixed(f64, usize),
+    Str(String),
+}
+
+impl From<u64> for Literal {
+    fn from(n: u64) -> Self {
+        Literal::Int(n.into())
+    }
+}
+
+/// The language-neutral reading of a literal, as a message or a title shows it: numbers
+/// as written, `true`, `false`, `null`, a string's text.
+impl std::fmt::Display for Literal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Literal::Null => f.write_str("null"),
+            Literal::Bool(b) => write!(f, "{b}"),
+            Literal::Int(i) => write!(f, "{i}"),
+            Literal::Float(x) => write!(f, "{x}"),
+            Literal::Fixed(x, places) => write!(f, "{x:.places$}"),
+            Literal::Str(s) => f.write_str(s),
+        }
+    }
+}
+
+impl serde::Serialize for Literal {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+/// How `language` writes `literal` in place of a value; None where it cannot (TOML and
+/// environment files have no null).
+pub fn spell(literal: &Literal, language: Language) -> Option<String> {
+    match language {
+        Language::Yaml => Some(yaml::spell(literal)),
+        Language::Json => Some(json::spell(literal)),
+        Language::Toml => toml::spell(literal),
+        Language::Env | Language::Shell => env::spell(literal),
+        Language::Python => Some(python::spell(literal)),
+        Language::Notebook => Some(notebook::encode(&python::spell(literal))),
     }
 }
 

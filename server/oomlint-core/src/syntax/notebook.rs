@@ -3,16 +3,16 @@
 //! The notebook JSON is parsed with the JSON adapter; each code cell's `source` strings
 //! are decoded and concatenated (a newline between cells) into one program, with a map
 //! from every program byte back to the bytes of the JSON file that encode it. The
-//! [`Document`] is built by the Python adapter and its spans are mapped through that map,
+//! [`Program`] is read by the Python adapter and its spans are mapped through that map,
 //! so every span above this layer points into the `.ipynb` file itself (fixes edit the
-//! JSON text). [`cell_position`] turns a file offset into a cell number and a line in
-//! the cell for output that speaks of cells.
+//! JSON text); it records each code cell's span. [`cell_position`] turns a file offset
+//! into a cell number and a line in the cell for output that speaks of cells.
 //!
 //! IPython lines (`%…`, `!…`) are blanked before parsing; `%env NAME=value`,
 //! `%env NAME value` and `!export NAME=value` are read as environment settings.
 
-use super::python::{self, ArgValue, EnvSetting, Program, PyValue, Spanned};
-use super::{json, Document, Language, Node, ProblemKind, SyntaxProblem};
+use super::python::{self, Cell, Constants, EnvSetting, Program, PyValue, Spanned, Static};
+use super::{json, Comment, Document, Language, Node, ProblemKind, SyntaxProblem};
 use crate::span::Span;
 
 /// The code cells of a notebook as one program.
@@ -39,18 +39,39 @@ impl Cells {
     }
 }
 
-/// Parses a notebook into the [`Document`] of its code cells.
+/// Parses a notebook into the [`Document`] of its code cells: their comments and their
+/// [`Program`], or the problem that makes it no notebook.
 pub fn parse(text: &str) -> Document {
-    match program(text) {
-        Ok(program) => program.document(Language::Notebook),
-        Err(problem) => {
-            Document { language: Language::Notebook, root: None, comments: Vec::new(), problems: vec![problem] }
-        }
+    parse_with(text, &|_| false)
+}
+
+/// [`parse`], reading the attributes `constants` names as constants.
+pub fn parse_with(text: &str, constants: Constants) -> Document {
+    match program_with(text, constants) {
+        Ok(program) => Document {
+            language: Language::Notebook,
+            root: None,
+            comments: program.comments.iter().map(|&span| Comment { span }).collect(),
+            problems: Vec::new(),
+            program: Some(Box::new(program)),
+        },
+        Err(problem) => Document {
+            language: Language::Notebook,
+            root: None,
+            comments: Vec::new(),
+            problems: vec![problem],
+            program: None,
+        },
     }
 }
 
 /// The notebook's code cells as one program, with every span in file offsets.
 pub fn program(text: &str) -> Result<Program, SyntaxProblem> {
+    program_with(text, &|_| false)
+}
+
+/// [`program`], reading the attributes `constants` names as constants.
+pub fn program_with(text: &str, constants: Constants) -> Result<Program, SyntaxProblem> {
     let json = json::parse(text);
     if let Some(problem) = json.problems.iter().find(|p| p.kind == ProblemKind::Syntax) {
         return Err(problem.clone());
@@ -62,8 +83,15 @@ pub fn program(text: &str) -> Result<Program, SyntaxProblem> {
             span: Span::empty(0),
         });
     };
-    let mut program = python::program(&cells.program);
+    let mut program = python::program_with(&cells.program, constants);
     program.env.extend(cells.env.iter().cloned());
+    let ends = cells.starts.iter().skip(1).map(|&(_, start)| start.saturating_sub(1)).chain([cells.program.len()]);
+    program.cells = cells
+        .starts
+        .iter()
+        .zip(ends)
+        .map(|(&(index, start), end)| Cell { number: index + 1, span: Span::new(start, end.max(start)) })
+        .collect();
     program.map_spans(&|span| cells.to_file(span));
     Ok(program)
 }
@@ -246,8 +274,15 @@ fn magic_env(line: &str, at: usize) -> Option<EnvSetting> {
     Some(EnvSetting {
         name: name.to_string(),
         name_span: Span::new(body_at, body_at + name.len()),
-        value: ArgValue::Known(Spanned { value: PyValue::Str(value.to_string(), false), span: value_span }),
+        value: Static::Known(Spanned { value: PyValue::Str(value.to_string(), false), span: value_span }),
+        dead: false,
     })
+}
+
+/// Cell text as it is stored in the notebook: inside a JSON string.
+pub fn encode(text: &str) -> String {
+    let quoted = serde_json::to_string(text).unwrap_or_default();
+    quoted[1..quoted.len() - 1].to_string()
 }
 
 /// Where a file offset lies in a notebook: (cell number from 1, line in the cell from 1,
@@ -283,36 +318,57 @@ mod tests {
         format!("{{\"cells\": [{}], \"metadata\": {{}}, \"nbformat\": 4, \"nbformat_minor\": 5}}", cells.join(", "))
     }
 
+    fn slice(text: &str, span: Span) -> &str {
+        &text[span.start..span.end]
+    }
+
+    /// A keyword argument of the first call to `callee`: (keyword span, value span).
+    fn keyword(program: &Program, callee: &str, keyword: &str) -> (Span, Span) {
+        let call = program.calls.iter().find(|c| c.path.last().is_some_and(|l| l == callee)).unwrap();
+        let arg = call.args.iter().find(|a| a.keyword.as_deref() == Some(keyword)).unwrap();
+        match &arg.value {
+            Static::Known(v) => (arg.key_span, v.span),
+            Static::Unknown(why) => panic!("{keyword}: {why}"),
+        }
+    }
+
     #[test]
     fn code_cells_read_as_one_program_with_file_spans() {
         let text = notebook(&[
             "%env PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n!pip install unsloth\nR = 16\n",
             "from peft import LoraConfig\ncfg = LoraConfig(r=R, target_modules=[\"q_proj\"])\n",
         ]);
-        let doc = parse(&text);
-        let root = doc.root_mapping().unwrap();
-        let rank = root.entry("lora_r").unwrap();
-        assert_eq!(&text[rank.key_span.start..rank.key_span.end], "r");
+        let program = program(&text).unwrap();
+        let (rank_key, rank) = keyword(&program, "LoraConfig", "r");
+        assert_eq!(slice(&text, rank_key), "r");
         // The value is the constant's literal in the first cell.
-        assert_eq!(&text[rank.value.span.start..rank.value.span.end], "16");
-        let targets = root.entry("lora_target_modules").unwrap();
-        assert_eq!(&text[targets.value.span.start..targets.value.span.end], "[\\\"q_proj\\\"]");
-        let env = root.get("env").unwrap().as_mapping().unwrap();
-        let conf = env.entry("PYTORCH_CUDA_ALLOC_CONF").unwrap();
-        assert_eq!(&text[conf.value.span.start..conf.value.span.end], "expandable_segments:True");
-        assert_eq!(cell_position(&text, rank.key_span.start), Some((2, 2, 18)));
-        assert_eq!(cell_position(&text, conf.key_span.start), Some((1, 1, 6)));
+        assert_eq!(slice(&text, rank), "16");
+        let (_, targets) = keyword(&program, "LoraConfig", "target_modules");
+        assert_eq!(slice(&text, targets), "[\\\"q_proj\\\"]");
+        let conf = program.env.iter().find(|e| e.name == "PYTORCH_CUDA_ALLOC_CONF").unwrap();
+        let Static::Known(value) = &conf.value else { panic!("{conf:?}") };
+        assert_eq!(slice(&text, value.span), "expandable_segments:True");
+        assert_eq!(cell_position(&text, rank_key.start), Some((2, 2, 18)));
+        assert_eq!(cell_position(&text, conf.name_span.start), Some((1, 1, 6)));
+        let cells: Vec<(usize, &str)> = program.cells.iter().map(|c| (c.number, slice(&text, c.span))).collect();
+        assert_eq!(cells[0].0, 1);
+        assert!(cells[0].1.starts_with("%env") && cells[0].1.ends_with("R = 16\\n"), "{cells:?}");
+        assert_eq!(cells[1].0, 2);
+        assert!(cells[1].1.starts_with("from peft") && cells[1].1.ends_with(")\\n"), "{cells:?}");
+        assert_eq!(parse(&text).comments, []);
     }
 
     #[test]
     fn escapes_map_back_to_their_json_bytes() {
         // "é" as \u00e9, an emoji as a surrogate pair, a tab, then a constant.
         let text = "{\"cells\": [{\"cell_type\": \"code\", \"source\": \"# \\u00e9 \\ud83d\\ude00\\tx\\nfrom trl import SFTConfig\\nSFTConfig(max_length=77)\"}, {\"cell_type\": \"code\", \"source\": 5}, \"junk\"]}";
-        let doc = parse(text);
-        let entry = doc.root_mapping().unwrap().entry("max_length").unwrap();
-        assert_eq!(&text[entry.value.span.start..entry.value.span.end], "77");
-        assert_eq!(&text[entry.key_span.start..entry.key_span.end], "max_length");
-        assert_eq!(cell_position(text, entry.key_span.start), Some((1, 3, 11)));
+        let program = program(text).unwrap();
+        let (key, value) = keyword(&program, "SFTConfig", "max_length");
+        assert_eq!(slice(text, value), "77");
+        assert_eq!(slice(text, key), "max_length");
+        assert_eq!(cell_position(text, key.start), Some((1, 3, 11)));
+        let comment = parse(text).comments[0].span;
+        assert_eq!(slice(text, comment), "# \\u00e9 \\ud83d\\ude00\\tx");
     }
 
     #[test]
@@ -333,6 +389,6 @@ mod tests {
     fn broken_notebooks_are_syntax_problems() {
         assert!(parse("{\"cells\": [").is_incomplete());
         assert!(parse("{\"nbformat\": 4}").is_incomplete());
-        assert!(parse("{\"cells\": []}").root_mapping().is_some_and(|m| m.entries.is_empty()));
+        assert!(!parse("{\"cells\": []}").is_incomplete());
     }
 }

@@ -1,155 +1,81 @@
-//! Python training scripts: the keyword arguments of the calls that configure a run.
+//! Python scripts as a static reader sees them: every call with its arguments, the names
+//! bound to calls, the branches that never run, environment settings, comments and imports.
 //!
 //! The script is parsed with tree-sitter-python, which keeps a tree (with error nodes)
-//! for code that is still being typed and gives exact byte spans. [`program`] finds the
-//! recognized calls (Unsloth loaders, `TrainingArguments` and the TRL configs, PEFT,
-//! bitsandbytes, the trainers) by name and through simple import aliases, resolves each
-//! argument to a static value where one exists (see [`values`]), and collects
-//! environment settings (`os.environ[...] = ...`, `os.environ.setdefault(...)`).
+//! for code that is still being typed and gives exact byte spans. [`program`] reads it
+//! into a [`Program`]: each call's callee as a dotted path with simple import aliases
+//! resolved (`trl.GRPOConfig` for `C` after `from trl import GRPOConfig as C`), its
+//! positional and keyword arguments with their spans and static values (see [`values`]),
+//! the names bound to call results in program order, whether a call lies in a branch that
+//! never runs (`if False:`), and environment settings (`os.environ[...] = ...`,
+//! `os.environ.setdefault(...)`; a notebook adds `%env` and `!export`).
 //!
-//! [`Program::document`] lays the recognized arguments out the way a TRL CLI YAML is laid
-//! out, so the schemas and rules apply unchanged: the config class's keyword arguments
-//! at the top level, the LoRA arguments under `ModelConfig`'s names (`lora_r`, …), the
-//! loader's arguments under `model_init_kwargs` and environment settings under `env`.
-//! Each entry's key span is the keyword, its value span the literal that defines it.
+//! This layer knows Python, not frameworks: which calls configure a training run, and how
+//! their arguments read as a config, is `format::python`'s business.
 
 mod cursor;
 mod values;
 
 pub use cursor::{open_call, OpenCall};
-pub use values::{Spanned, Value as PyValue};
+pub use values::{Constants, Spanned, Value as PyValue};
 
-use super::{Comment, Document, Entry, Language, Mapping, Node, Scalar, ScalarKind, ScalarStyle, Value};
+use super::{Comment, Document, Language, Literal};
 use crate::span::Span;
 use std::collections::HashMap;
 use tree_sitter::{Node as TsNode, Parser};
 use values::{Bindings, Evaluator};
 
-/// A call oomlint understands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Callee {
-    /// `FastLanguageModel.from_pretrained`, `FastModel.from_pretrained`, `FastVisionModel.from_pretrained`.
-    UnslothFromPretrained,
-    /// `FastLanguageModel.get_peft_model` / `FastModel.get_peft_model`.
-    UnslothGetPeftModel,
-    /// `AutoModelForCausalLM.from_pretrained` (and the other `AutoModelFor…` classes).
-    HfFromPretrained,
-    TrainingArguments,
-    SftConfig,
-    GrpoConfig,
-    DpoConfig,
-    LoraConfig,
-    /// `peft.get_peft_model(model, config)`.
-    GetPeftModel,
-    BitsAndBytesConfig,
-    SftTrainer,
-    GrpoTrainer,
-    DpoTrainer,
-    Trainer,
-}
-
-impl Callee {
-    /// Recognizes a dotted callee path (after alias resolution) by its last segments.
-    fn from_path(path: &[String]) -> Option<Callee> {
-        let last = path.last()?.as_str();
-        let owner = path.len().checked_sub(2).and_then(|i| path.get(i)).map(String::as_str);
-        Some(match (owner, last) {
-            (Some("FastLanguageModel" | "FastModel" | "FastVisionModel"), "from_pretrained") => {
-                Callee::UnslothFromPretrained
-            }
-            (Some("FastLanguageModel" | "FastModel" | "FastVisionModel"), "get_peft_model") => {
-                Callee::UnslothGetPeftModel
-            }
-            (Some(class), "from_pretrained") if class.starts_with("AutoModelFor") => Callee::HfFromPretrained,
-            (_, "TrainingArguments") => Callee::TrainingArguments,
-            (_, "SFTConfig") => Callee::SftConfig,
-            (_, "GRPOConfig") => Callee::GrpoConfig,
-            (_, "DPOConfig") => Callee::DpoConfig,
-            (_, "LoraConfig") => Callee::LoraConfig,
-            (None, "get_peft_model") | (Some("peft"), "get_peft_model") => Callee::GetPeftModel,
-            (_, "BitsAndBytesConfig") => Callee::BitsAndBytesConfig,
-            (_, "SFTTrainer") => Callee::SftTrainer,
-            (_, "GRPOTrainer") => Callee::GrpoTrainer,
-            (_, "DPOTrainer") => Callee::DpoTrainer,
-            (_, "Trainer") => Callee::Trainer,
-            _ => return None,
-        })
-    }
-
-    pub fn is_config(self) -> bool {
-        matches!(self, Callee::TrainingArguments | Callee::SftConfig | Callee::GrpoConfig | Callee::DpoConfig)
-    }
-
-    pub fn is_trainer(self) -> bool {
-        matches!(self, Callee::SftTrainer | Callee::GrpoTrainer | Callee::DpoTrainer | Callee::Trainer)
-    }
-
-    pub fn is_loader(self) -> bool {
-        matches!(self, Callee::UnslothFromPretrained | Callee::HfFromPretrained)
-    }
-
-    /// The parameter names of the leading positional arguments oomlint reads.
-    fn positional(self) -> &'static [&'static str] {
-        match self {
-            Callee::UnslothFromPretrained => &["model_name"],
-            Callee::HfFromPretrained => &["pretrained_model_name_or_path"],
-            Callee::UnslothGetPeftModel => &["model"],
-            Callee::GetPeftModel => &["model", "peft_config"],
-            Callee::Trainer => &["model", "args"],
-            Callee::SftTrainer | Callee::GrpoTrainer | Callee::DpoTrainer => &["model"],
-            _ => &[],
-        }
-    }
-}
-
-/// The value of one argument.
+/// A value known without running the program, or why it is not.
 #[derive(Debug, Clone, PartialEq)]
-pub enum ArgValue {
+pub enum Static {
     Known(Spanned),
-    /// The result of another recognized call (an index into [`Program::calls`]).
-    Call(usize),
     /// Not known without running the script; the reason.
     Unknown(String),
 }
 
-/// One argument of a recognized call.
+/// One argument of a call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Arg {
-    /// The parameter name: the keyword, or the name of a known positional parameter.
-    pub name: String,
+    /// The keyword; None for a positional argument.
+    pub keyword: Option<String>,
+    /// How many positional arguments come before this one.
+    pub position: usize,
     /// The keyword's span (the whole argument for positional ones).
     pub key_span: Span,
-    pub value: ArgValue,
+    /// The argument's expression.
+    pub span: Span,
+    /// The expression's static value (for a name, the value of the constant it names).
+    pub value: Static,
+    /// The call the expression is (an index into [`Program::calls`]).
+    pub call: Option<usize>,
+    /// The variable the expression is (`args=cfg`), to look up in [`Program::bindings`].
+    pub name: Option<String>,
 }
 
-/// A recognized call with its arguments.
+/// A call whose callee is a dotted name, with its arguments.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Call {
-    pub callee: Callee,
     /// The callee's dotted path, import aliases resolved (`["unsloth", "FastModel", "from_pretrained"]`).
     pub path: Vec<String>,
     /// The callee expression (`FastLanguageModel.from_pretrained`).
     pub name_span: Span,
-    /// The parenthesized argument list.
+    /// The parenthesized argument list (up to the end of the code typed so far when it is
+    /// not closed; such a call has only its keyword arguments).
     pub args_span: Span,
     pub args: Vec<Arg>,
-    /// `**kwargs` or `*args` hide arguments oomlint cannot see.
+    /// `**kwargs` or `*args` hide arguments a static reader cannot see.
     pub has_splat: bool,
+    /// The call lies in a branch that never runs (`if False:`, `else:` after `if True:`).
+    pub dead: bool,
 }
 
-impl Call {
-    pub fn arg(&self, name: &str) -> Option<&Arg> {
-        self.args.iter().rev().find(|a| a.name == name)
-    }
-
-    /// A statically known argument.
-    pub fn known(&self, name: &str) -> Option<(&Arg, &Spanned)> {
-        let arg = self.arg(name)?;
-        match &arg.value {
-            ArgValue::Known(v) => Some((arg, v)),
-            _ => None,
-        }
-    }
+/// A variable bound to a call's result (`args = SFTConfig(...)`; `model, tok = load(...)`
+/// binds `model`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Binding {
+    pub name: String,
+    /// An index into [`Program::calls`]; the binding takes effect after the call's start.
+    pub call: usize,
 }
 
 /// An environment variable set by the script.
@@ -157,26 +83,161 @@ impl Call {
 pub struct EnvSetting {
     pub name: String,
     pub name_span: Span,
-    pub value: ArgValue,
+    pub value: Static,
+    /// The assignment lies in a branch that never runs.
+    pub dead: bool,
 }
 
-/// Everything oomlint reads from one script.
+/// A notebook's code cell.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cell {
+    /// The cell's number among all cells, from 1.
+    pub number: usize,
+    /// The span of its code (in the file).
+    pub span: Span,
+}
+
+/// Everything a static reader takes from one script (or the code cells of a notebook).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Program {
+    /// Every call with a dotted callee, in document order.
     pub calls: Vec<Call>,
+    /// Variables bound to calls, in the order of the calls.
+    pub bindings: Vec<Binding>,
     pub env: Vec<EnvSetting>,
     pub comments: Vec<Span>,
     /// The top-level modules the script imports (`unsloth`, `trl`).
     pub modules: Vec<String>,
+    /// A notebook's code cells, in order (empty for a script).
+    pub cells: Vec<Cell>,
+    /// Local name → imported dotted path (`C` → `trl.GRPOConfig`).
+    aliases: HashMap<String, Vec<String>>,
 }
 
-/// Parses a Python script into its [`Document`].
+impl Program {
+    /// A dotted path as written in the script with its first segment's import alias
+    /// applied (`["C"]` → `["trl", "GRPOConfig"]`).
+    pub fn resolve(&self, segments: Vec<String>) -> Vec<String> {
+        resolve(&self.aliases, segments)
+    }
+
+    /// The call a variable refers to at `at`: the last call bound to `name` that starts
+    /// before `at` and for which `accept` holds.
+    pub fn bound_call(&self, name: &str, at: usize, accept: impl Fn(usize) -> bool) -> Option<usize> {
+        self.bindings
+            .iter()
+            .rev()
+            .filter(|b| b.name == name && accept(b.call))
+            .find(|b| self.calls.get(b.call).is_some_and(|c| c.name_span.start < at))
+            .map(|b| b.call)
+    }
+
+    /// Applies `map` to every span (notebooks map program offsets to file offsets).
+    pub fn map_spans(&mut self, map: &dyn Fn(Span) -> Span) {
+        fn value(v: &mut Static, map: &dyn Fn(Span) -> Span) {
+            if let Static::Known(s) = v {
+                spanned(s, map);
+            }
+        }
+        fn spanned(s: &mut Spanned, map: &dyn Fn(Span) -> Span) {
+            s.span = map(s.span);
+            match &mut s.value {
+                PyValue::List(items) => items.iter_mut().for_each(|i| spanned(i, map)),
+                PyValue::Dict(entries) => {
+                    for (_, key, v) in entries {
+                        *key = map(*key);
+                        spanned(v, map);
+                    }
+                }
+                _ => {}
+            }
+        }
+        for call in &mut self.calls {
+            call.name_span = map(call.name_span);
+            call.args_span = map(call.args_span);
+            for arg in &mut call.args {
+                arg.key_span = map(arg.key_span);
+                arg.span = map(arg.span);
+                value(&mut arg.value, map);
+            }
+        }
+        for setting in &mut self.env {
+            setting.name_span = map(setting.name_span);
+            value(&mut setting.value, map);
+        }
+        for comment in &mut self.comments {
+            *comment = map(*comment);
+        }
+        for cell in &mut self.cells {
+            cell.span = map(cell.span);
+        }
+    }
+}
+
+/// Parses a Python script into its [`Document`]: its comments and its [`Program`]. The
+/// document has no tree of its own; `format` lays the program's calls out as one.
 pub fn parse(text: &str) -> Document {
-    program(text).document(Language::Python)
+    parse_with(text, &|_| false)
 }
 
-/// Parses a Python script and reads its recognized calls.
+/// [`parse`], reading the attributes `constants` names as constants.
+pub fn parse_with(text: &str, constants: Constants) -> Document {
+    let program = program_with(text, constants);
+    Document {
+        language: Language::Python,
+        root: None,
+        comments: program.comments.iter().map(|&span| Comment { span }).collect(),
+        problems: Vec::new(),
+        program: Some(Box::new(program)),
+    }
+}
+
+/// How Python writes `literal` (`True`, `None`, a double-quoted string).
+pub fn spell(literal: &Literal) -> String {
+    match literal {
+        Literal::Null => "None".into(),
+        Literal::Bool(true) => "True".into(),
+        Literal::Bool(false) => "False".into(),
+        Literal::Str(s) => format!("\"{}\"", escape(s, '"')),
+        number => number.to_string(),
+    }
+}
+
+/// `text` escaped for a Python string literal delimited by `quote`.
+pub fn escape(text: &str, quote: char) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tree-sitter parses of Python source on this thread: tests count them to check that
+    /// one analysis parses its script once.
+    pub static PARSES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Parses a Python script and reads its [`Program`].
 pub fn program(source: &str) -> Program {
+    program_with(source, &|_| false)
+}
+
+/// [`program`], reading the attributes `constants` names as constants (their text).
+pub fn program_with(source: &str, constants: Constants) -> Program {
+    #[cfg(test)]
+    PARSES.with(|parses| parses.set(parses.get() + 1));
     let mut parser = Parser::new();
     if parser.set_language(&tree_sitter_python::LANGUAGE.into()).is_err() {
         return Program::default();
@@ -184,7 +245,7 @@ pub fn program(source: &str) -> Program {
     let Some(tree) = parser.parse(source, None) else {
         return Program::default();
     };
-    Reader::new(source, tree.root_node()).read()
+    Reader::new(source, tree.root_node(), constants).read()
 }
 
 pub(super) fn text_of<'s>(node: TsNode, source: &'s str) -> Option<&'s str> {
@@ -195,8 +256,17 @@ fn span_of(node: TsNode) -> Span {
     Span::new(node.start_byte(), node.end_byte())
 }
 
+/// A dotted path with its first segment's import alias applied.
+fn resolve(aliases: &HashMap<String, Vec<String>>, segments: Vec<String>) -> Vec<String> {
+    let Some(first) = segments.first() else { return segments };
+    let mut path = aliases.get(first).cloned().unwrap_or_else(|| vec![first.clone()]);
+    path.extend(segments.into_iter().skip(1));
+    path
+}
+
 struct Reader<'s, 't> {
     source: &'s str,
+    constants: Constants<'s>,
     root: TsNode<'t>,
     bindings: Bindings<'t>,
     /// Local name → imported dotted path (`C` → `trl.GRPOConfig`).
@@ -206,9 +276,9 @@ struct Reader<'s, 't> {
 }
 
 impl<'s, 't> Reader<'s, 't> {
-    fn new(source: &'s str, root: TsNode<'t>) -> Self {
+    fn new(source: &'s str, root: TsNode<'t>, constants: Constants<'s>) -> Self {
         let bindings = Bindings::collect(root, source);
-        let mut reader = Reader { source, root, bindings, aliases: HashMap::new(), modules: Vec::new() };
+        let mut reader = Reader { source, constants, root, bindings, aliases: HashMap::new(), modules: Vec::new() };
         reader.collect_imports();
         reader
     }
@@ -301,74 +371,57 @@ impl<'s, 't> Reader<'s, 't> {
             }
         }
         segments.reverse();
-        Some(self.resolve(segments))
+        Some(resolve(&self.aliases, segments))
     }
 
-    /// A dotted path with its first segment's import alias applied.
-    fn resolve(&self, segments: Vec<String>) -> Vec<String> {
-        let Some(first) = segments.first() else { return segments };
-        let mut path = self.aliases.get(first).cloned().unwrap_or_else(|| vec![first.clone()]);
-        path.extend(segments.into_iter().skip(1));
-        path
-    }
-
-    fn read(&self) -> Program {
+    fn read(self) -> Program {
         let nodes = self.nodes();
         let mut program = Program { modules: self.modules.clone(), ..Program::default() };
-        // Pass 1: recognized calls, by node id, in document order.
+        let mut liveness = Liveness::default();
+        // Pass 1: calls, by node id, in document order.
         let mut call_ids: HashMap<usize, usize> = HashMap::new();
-        let mut recognized: Vec<Found<'t>> = Vec::new();
+        let mut found: Vec<Found<'t>> = Vec::new();
         for node in &nodes {
             match node.kind() {
                 "call" => {
                     let Some(function) = node.child_by_field_name("function") else { continue };
                     let Some(path) = self.callee_path(function) else { continue };
-                    if let Some(callee) = Callee::from_path(&path) {
-                        call_ids.insert(node.id(), recognized.len());
-                        let arguments = node.child_by_field_name("arguments");
-                        let args_span = arguments.map_or(span_of(*node), span_of);
-                        let args = arguments.map(|a| self.argument_nodes(a)).unwrap_or_default();
-                        let target = self.assigned_name(*node);
-                        recognized.push(Found {
-                            at: node.start_byte(),
-                            callee,
-                            path,
-                            function,
-                            args_span,
-                            args,
-                            target,
-                        });
-                    } else if path.ends_with(&["environ".to_string(), "setdefault".to_string()]) {
-                        program.env.extend(self.setdefault(*node));
+                    if path.ends_with(&["environ".to_string(), "setdefault".to_string()]) {
+                        program.env.extend(self.setdefault(*node, &mut liveness));
                     }
+                    call_ids.insert(node.id(), found.len());
+                    let arguments = node.child_by_field_name("arguments");
+                    let args_span = arguments.map_or(span_of(*node), span_of);
+                    let args = arguments.map(|a| self.argument_nodes(a)).unwrap_or_default();
+                    let target = self.assigned_name(*node);
+                    let dead = liveness.of(*node, &self);
+                    found.push(Found { path, function, args_span, args, target, dead });
                 }
-                "ERROR" => recognized.extend(self.partial_calls(*node)),
-                "assignment" => program.env.extend(self.environ_assignment(*node)),
+                "ERROR" => {
+                    let partial = self.partial_calls(*node, &mut liveness);
+                    found.extend(partial);
+                }
+                "assignment" => program.env.extend(self.environ_assignment(*node, &mut liveness)),
                 "comment" => program.comments.push(span_of(*node)),
                 _ => {}
             }
         }
-        // Variables bound to a recognized call: name → (position, call index).
-        let mut targets: HashMap<String, Vec<(usize, usize)>> = HashMap::new();
-        for (index, found) in recognized.iter().enumerate() {
-            if let Some(name) = &found.target {
-                targets.entry(name.clone()).or_default().push((found.at, index));
-            }
-        }
+        program.bindings =
+            found.iter().enumerate().filter_map(|(call, f)| Some(Binding { name: f.target.clone()?, call })).collect();
         // Pass 2: arguments.
         let mut locals_cache: HashMap<usize, Vec<String>> = HashMap::new();
-        for found in &recognized {
-            let locals = self.locals(found.function, &mut locals_cache);
+        for f in found {
+            let locals = self.locals(f.function, &mut locals_cache);
             let mut call = Call {
-                callee: found.callee,
-                path: found.path.clone(),
-                name_span: span_of(found.function),
-                args_span: found.args_span,
+                path: f.path,
+                name_span: span_of(f.function),
+                args_span: f.args_span,
                 args: Vec::new(),
                 has_splat: false,
+                dead: f.dead,
             };
             let mut position = 0;
-            for argument in &found.args {
+            for argument in &f.args {
                 match argument.kind() {
                     "keyword_argument" => {
                         let (Some(name), Some(value)) =
@@ -377,27 +430,25 @@ impl<'s, 't> Reader<'s, 't> {
                             continue;
                         };
                         let Some(keyword) = text_of(name, self.source) else { continue };
-                        call.args.push(Arg {
-                            name: keyword.to_string(),
-                            key_span: span_of(name),
-                            value: self.arg_value(value, &locals, &call_ids, &targets),
-                        });
+                        call.args.push(self.arg(
+                            Some(keyword.to_string()),
+                            position,
+                            span_of(name),
+                            value,
+                            &locals,
+                            &call_ids,
+                        ));
                     }
                     "list_splat" | "dictionary_splat" => call.has_splat = true,
                     _ => {
-                        if let Some(name) = found.callee.positional().get(position) {
-                            call.args.push(Arg {
-                                name: name.to_string(),
-                                key_span: span_of(*argument),
-                                value: self.arg_value(*argument, &locals, &call_ids, &targets),
-                            });
-                        }
+                        call.args.push(self.arg(None, position, span_of(*argument), *argument, &locals, &call_ids));
                         position += 1;
                     }
                 }
             }
             program.calls.push(call);
         }
+        program.aliases = self.aliases;
         program
     }
 
@@ -408,8 +459,9 @@ impl<'s, 't> Reader<'s, 't> {
     }
 
     /// Calls whose closing parenthesis is not typed yet: tree-sitter leaves the callee,
-    /// `(` and the arguments typed so far as children of an error node.
-    fn partial_calls(&self, error: TsNode<'t>) -> Vec<Found<'t>> {
+    /// `(` and the arguments typed so far as children of an error node. Only their keyword
+    /// arguments are read.
+    fn partial_calls(&self, error: TsNode<'t>, dead: &mut Liveness) -> Vec<Found<'t>> {
         let mut cursor = error.walk();
         let children: Vec<TsNode<'t>> = error.children(&mut cursor).collect();
         let mut out = Vec::new();
@@ -419,7 +471,6 @@ impl<'s, 't> Reader<'s, 't> {
             }
             let function = children[i - 1];
             let Some(path) = self.callee_path(function) else { continue };
-            let Some(callee) = Callee::from_path(&path) else { continue };
             let args: Vec<TsNode<'t>> = children[i + 1..]
                 .iter()
                 .take_while(|c| c.kind() != ")" && c.kind() != "(")
@@ -430,32 +481,34 @@ impl<'s, 't> Reader<'s, 't> {
                 .then(|| text_of(children[i - 3], self.source).map(str::to_string))
                 .flatten();
             let args_span = Span::new(open.start_byte(), error.end_byte());
-            out.push(Found { at: function.start_byte(), callee, path, function, args_span, args, target });
+            let dead = dead.of(function, self);
+            out.push(Found { path, function, args_span, args, target, dead });
         }
         out
     }
 
-    fn arg_value(
+    fn arg(
         &self,
+        keyword: Option<String>,
+        position: usize,
+        key_span: Span,
         value: TsNode<'t>,
         locals: &[String],
         call_ids: &HashMap<usize, usize>,
-        targets: &HashMap<String, Vec<(usize, usize)>>,
-    ) -> ArgValue {
-        if let Some(index) = call_ids.get(&value.id()) {
-            return ArgValue::Call(*index);
-        }
-        if value.kind() == "identifier" {
-            let name = text_of(value, self.source).unwrap_or_default();
-            let bound = targets.get(name).and_then(|list| list.iter().rev().find(|(at, _)| *at < value.start_byte()));
-            if let Some((_, index)) = bound {
-                return ArgValue::Call(*index);
-            }
-        }
-        let evaluator = Evaluator { source: self.source, bindings: &self.bindings };
-        match evaluator.eval(value, locals) {
-            Ok(v) => ArgValue::Known(v),
-            Err(why) => ArgValue::Unknown(why),
+    ) -> Arg {
+        let evaluator = Evaluator { source: self.source, bindings: &self.bindings, constants: self.constants };
+        let name = (value.kind() == "identifier").then(|| text_of(value, self.source).map(str::to_string)).flatten();
+        Arg {
+            keyword,
+            position,
+            key_span,
+            span: span_of(value),
+            value: match evaluator.eval(value, locals) {
+                Ok(v) => Static::Known(v),
+                Err(why) => Static::Unknown(why),
+            },
+            call: call_ids.get(&value.id()).copied(),
+            name,
         }
     }
 
@@ -522,7 +575,7 @@ impl<'s, 't> Reader<'s, 't> {
     }
 
     /// `os.environ["NAME"] = value`.
-    fn environ_assignment(&self, node: TsNode<'t>) -> Option<EnvSetting> {
+    fn environ_assignment(&self, node: TsNode<'t>, dead: &mut Liveness) -> Option<EnvSetting> {
         let left = node.child_by_field_name("left")?;
         let right = node.child_by_field_name("right")?;
         if left.kind() != "subscript" {
@@ -533,262 +586,98 @@ impl<'s, 't> Reader<'s, 't> {
             return None;
         }
         let key = left.child_by_field_name("subscript")?;
-        self.env_setting(key, right)
+        self.env_setting(key, right, dead.of(node, self))
     }
 
     /// `os.environ.setdefault("NAME", value)`.
-    fn setdefault(&self, call: TsNode<'t>) -> Option<EnvSetting> {
+    fn setdefault(&self, call: TsNode<'t>, dead: &mut Liveness) -> Option<EnvSetting> {
         let arguments = call.child_by_field_name("arguments")?;
         let key = arguments.named_child(0)?;
         let value = arguments.named_child(1)?;
-        self.env_setting(key, value)
+        self.env_setting(key, value, dead.of(call, self))
     }
 
-    fn env_setting(&self, key: TsNode<'t>, value: TsNode<'t>) -> Option<EnvSetting> {
-        let evaluator = Evaluator { source: self.source, bindings: &self.bindings };
+    fn env_setting(&self, key: TsNode<'t>, value: TsNode<'t>, dead: bool) -> Option<EnvSetting> {
+        let evaluator = Evaluator { source: self.source, bindings: &self.bindings, constants: self.constants };
         let PyValue::Str(name, _) = evaluator.eval(key, &[]).ok()?.value else { return None };
         let value = match evaluator.eval(value, &[]) {
-            Ok(v) => ArgValue::Known(v),
-            Err(why) => ArgValue::Unknown(why),
+            Ok(v) => Static::Known(v),
+            Err(why) => Static::Unknown(why),
         };
-        Some(EnvSetting { name, name_span: span_of(key), value })
+        Some(EnvSetting { name, name_span: span_of(key), value, dead })
     }
 }
 
-/// A recognized call found in the tree, before its arguments are read.
+/// A call found in the tree, before its arguments are read.
 struct Found<'t> {
-    at: usize,
-    callee: Callee,
     path: Vec<String>,
     function: TsNode<'t>,
     args_span: Span,
     args: Vec<TsNode<'t>>,
     target: Option<String>,
+    dead: bool,
 }
 
-/// Which recognized calls make up the run.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Roles {
-    pub trainer: Option<usize>,
-    pub config: Option<usize>,
-    pub loader: Option<usize>,
-    pub peft: Option<usize>,
-    pub quantization: Option<usize>,
+/// Which branches never run: the constant truth of conditions, by statement, and the
+/// names local to each function (they shadow module constants).
+#[derive(Default)]
+struct Liveness {
+    truth: HashMap<usize, Option<bool>>,
+    locals: HashMap<usize, Vec<String>>,
 }
 
-impl Program {
-    /// Connects trainer, config, loader, PEFT and quantization config: through the
-    /// trainer's arguments where it names them, else the last call of each kind.
-    pub fn roles(&self) -> Roles {
-        let last = |pred: &dyn Fn(Callee) -> bool| self.calls.iter().rposition(|c| pred(c.callee));
-        let linked = |from: Option<usize>, arg: &str, pred: &dyn Fn(Callee) -> bool| {
-            let call = self.calls.get(from?)?;
-            match call.arg(arg)?.value {
-                ArgValue::Call(i) if self.calls.get(i).is_some_and(|c| pred(c.callee)) => Some(i),
-                _ => None,
+impl Liveness {
+    /// Whether `node` lies in a branch that never runs: the body of an `if`, `elif` or
+    /// `while` whose condition is always false, or a clause after a condition that always
+    /// holds.
+    fn of(&mut self, node: TsNode, reader: &Reader) -> bool {
+        let mut child = node;
+        while let Some(parent) = child.parent() {
+            if matches!(parent.kind(), "if_statement" | "elif_clause" | "while_statement") {
+                let body = parent.child_by_field_name("consequence").or_else(|| parent.child_by_field_name("body"));
+                if body.is_some_and(|b| b.id() == child.id()) && self.truth(parent, reader) == Some(false) {
+                    return true;
+                }
             }
-        };
-        let trainer = last(&|c| c.is_trainer());
-        let config = linked(trainer, "args", &|c| c.is_config()).or_else(|| last(&|c| c.is_config()));
-        let unsloth = last(&|c| matches!(c, Callee::UnslothFromPretrained));
-        let loader = unsloth.or_else(|| last(&|c| c.is_loader()));
-        let is_lora = |c: Callee| c == Callee::LoraConfig;
-        let peft = linked(trainer, "peft_config", &is_lora)
-            .or_else(|| last(&|c| c == Callee::UnslothGetPeftModel))
-            .or_else(|| {
-                let get = last(&|c| c == Callee::GetPeftModel);
-                linked(get, "peft_config", &is_lora)
-            })
-            .or_else(|| last(&is_lora));
-        let is_bnb = |c: Callee| c == Callee::BitsAndBytesConfig;
-        let quantization = linked(loader, "quantization_config", &is_bnb).or_else(|| last(&is_bnb));
-        Roles { trainer, config, loader, peft, quantization }
-    }
-
-    /// Applies `map` to every span (notebooks map program offsets to file offsets).
-    pub fn map_spans(&mut self, map: &dyn Fn(Span) -> Span) {
-        fn value(v: &mut ArgValue, map: &dyn Fn(Span) -> Span) {
-            if let ArgValue::Known(s) = v {
-                spanned(s, map);
-            }
-        }
-        fn spanned(s: &mut Spanned, map: &dyn Fn(Span) -> Span) {
-            s.span = map(s.span);
-            match &mut s.value {
-                PyValue::List(items) => items.iter_mut().for_each(|i| spanned(i, map)),
-                PyValue::Dict(entries) => {
-                    for (_, key, v) in entries {
-                        *key = map(*key);
-                        spanned(v, map);
+            if parent.kind() == "if_statement" && matches!(child.kind(), "elif_clause" | "else_clause") {
+                if self.truth(parent, reader) == Some(true) {
+                    return true;
+                }
+                let mut cursor = parent.walk();
+                let clauses: Vec<TsNode> = parent.children_by_field_name("alternative", &mut cursor).collect();
+                for clause in clauses.into_iter().take_while(|c| c.id() != child.id()) {
+                    if clause.kind() == "elif_clause" && self.truth(clause, reader) == Some(true) {
+                        return true;
                     }
                 }
-                _ => {}
             }
+            child = parent;
         }
-        for call in &mut self.calls {
-            call.name_span = map(call.name_span);
-            call.args_span = map(call.args_span);
-            for arg in &mut call.args {
-                arg.key_span = map(arg.key_span);
-                value(&mut arg.value, map);
-            }
-        }
-        for setting in &mut self.env {
-            setting.name_span = map(setting.name_span);
-            value(&mut setting.value, map);
-        }
-        for comment in &mut self.comments {
-            *comment = map(*comment);
-        }
+        false
     }
 
-    /// The recognized arguments laid out like a TRL CLI YAML (see the module docs). With
-    /// `TrainingArguments` (the `transformers` schema) only its own arguments are laid out.
-    pub fn document(&self, language: Language) -> Document {
-        let roles = self.roles();
-        let mut root = Mapping::default();
-        let config = roles.config.and_then(|i| self.calls.get(i));
-        if let Some(config) = config {
-            root.entries.extend(config.args.iter().filter_map(|a| known_entry(&a.name, a)));
+    /// The truth of a statement's condition when it is a constant.
+    fn truth(&mut self, statement: TsNode, reader: &Reader) -> Option<bool> {
+        if let Some(known) = self.truth.get(&statement.id()) {
+            return *known;
         }
-        let trainer_call = roles.trainer.and_then(|i| self.calls.get(i));
-        if let Some(trainer) = trainer_call.filter(|t| t.callee == Callee::SftTrainer) {
-            // Before TRL 0.13 these went to `SFTTrainer` directly and overrode the config's.
-            for arg in trainer.args.iter().filter(|a| SFT_TRAINER_CONFIG_ARGS.contains(&a.name.as_str())) {
-                if let Some(entry) = known_entry(&arg.name, arg) {
-                    root.entries.retain(|e| e.key != entry.key);
-                    root.entries.push(entry);
-                }
-            }
-        }
-        // `TrainingArguments` given to a TRL trainer is read as that trainer's config.
-        let transformers = match trainer_call.map(|c| c.callee) {
-            Some(trainer) => trainer == Callee::Trainer,
-            None => config.is_some_and(|c| c.callee == Callee::TrainingArguments),
-        };
-        if transformers {
-            return Document {
-                language,
-                root: Some(Node { span: covering(&root), value: Value::Mapping(root) }),
-                comments: self.comments.iter().map(|&span| Comment { span }).collect(),
-                problems: Vec::new(),
-            };
-        }
-        if let Some(peft) = roles.peft.and_then(|i| self.calls.get(i)) {
-            for arg in &peft.args {
-                if let Some(name) = lora_key(&arg.name) {
-                    root.entries.extend(known_entry(name, arg));
-                }
-            }
-        }
-        if let Some(loader) = roles.loader.and_then(|i| self.calls.get(i)) {
-            if !root.contains("model_init_kwargs") {
-                let mut kwargs = Mapping::default();
-                for arg in &loader.args {
-                    if let ArgValue::Call(i) = arg.value {
-                        if Some(i) == roles.quantization {
-                            kwargs.entries.extend(self.call_entry(&arg.name, arg.key_span, i));
-                        }
-                        continue;
-                    }
-                    kwargs.entries.extend(known_entry(&arg.name, arg));
-                }
-                root.entries.push(Entry {
-                    key: "model_init_kwargs".into(),
-                    key_span: loader.name_span,
-                    value: Node { span: loader.args_span, value: Value::Mapping(kwargs) },
-                });
-            }
-        }
-        let env: Vec<Entry> = self
-            .env
-            .iter()
-            .filter_map(|s| match &s.value {
-                ArgValue::Known(v) => Some(Entry { key: s.name.clone(), key_span: s.name_span, value: node_of(v) }),
-                _ => None,
+        let truth = statement.child_by_field_name("condition").and_then(|condition| {
+            let locals = reader.locals(condition, &mut self.locals);
+            let evaluator =
+                Evaluator { source: reader.source, bindings: &reader.bindings, constants: reader.constants };
+            Some(match evaluator.eval(condition, &locals).ok()?.value {
+                PyValue::None => false,
+                PyValue::Bool(b) => b,
+                PyValue::Int(i) => i != 0,
+                PyValue::Float(f) => f != 0.0,
+                PyValue::Str(s, _) => !s.is_empty(),
+                PyValue::List(items) => !items.is_empty(),
+                PyValue::Dict(entries) => !entries.is_empty(),
             })
-            .collect();
-        if let (Some(first), Some(last)) = (env.first(), env.last()) {
-            let span = first.key_span.cover(last.value.span);
-            root.entries.push(Entry {
-                key: "env".into(),
-                key_span: Span::empty(first.key_span.start),
-                value: Node { span, value: Value::Mapping(Mapping { entries: env }) },
-            });
-        }
-        Document {
-            language,
-            root: Some(Node { span: covering(&root), value: Value::Mapping(root) }),
-            comments: self.comments.iter().map(|&span| Comment { span }).collect(),
-            problems: Vec::new(),
-        }
+        });
+        self.truth.insert(statement.id(), truth);
+        truth
     }
-
-    /// A nested call's known keyword arguments as a mapping entry.
-    fn call_entry(&self, key: &str, key_span: Span, index: usize) -> Option<Entry> {
-        let call = self.calls.get(index)?;
-        let entries = call.args.iter().filter_map(|a| known_entry(&a.name, a)).collect();
-        Some(Entry {
-            key: key.to_string(),
-            key_span,
-            value: Node { span: call.args_span, value: Value::Mapping(Mapping { entries }) },
-        })
-    }
-}
-
-/// `SFTTrainer` keyword arguments of TRL before 0.13 that are `SFTConfig` fields the plan
-/// reads (`trl/trainer/sft_trainer.py` at v0.12.0); laid out like the config's own.
-pub const SFT_TRAINER_CONFIG_ARGS: &[&str] =
-    &["max_seq_length", "packing", "eval_packing", "dataset_text_field", "dataset_num_proc", "neftune_noise_alpha"];
-
-/// The span covering every entry of a mapping.
-fn covering(mapping: &Mapping) -> Span {
-    mapping.entries.iter().map(|e| e.key_span.cover(e.value.span)).reduce(Span::cover).unwrap_or_default()
-}
-
-/// `LoraConfig`/`get_peft_model` argument → TRL `ModelConfig` key.
-fn lora_key(name: &str) -> Option<&'static str> {
-    Some(match name {
-        "r" => "lora_r",
-        "lora_alpha" => "lora_alpha",
-        "lora_dropout" => "lora_dropout",
-        "target_modules" => "lora_target_modules",
-        "modules_to_save" => "lora_modules_to_save",
-        "use_rslora" => "use_rslora",
-        "use_dora" => "use_dora",
-        _ => return None,
-    })
-}
-
-fn known_entry(key: &str, arg: &Arg) -> Option<Entry> {
-    match &arg.value {
-        ArgValue::Known(v) => Some(Entry { key: key.to_string(), key_span: arg.key_span, value: node_of(v) }),
-        _ => None,
-    }
-}
-
-/// A static Python value as a document node.
-pub fn node_of(v: &Spanned) -> Node {
-    let scalar = |text: String, style, kind| Value::Scalar(Scalar { text, style, kind });
-    let value = match &v.value {
-        PyValue::None => scalar("None".into(), ScalarStyle::Plain, ScalarKind::Null),
-        PyValue::Bool(b) => scalar(if *b { "True" } else { "False" }.into(), ScalarStyle::Plain, ScalarKind::Bool(*b)),
-        PyValue::Int(i) => scalar(i.to_string(), ScalarStyle::Plain, ScalarKind::Int(*i)),
-        PyValue::Float(f) => scalar(f.to_string(), ScalarStyle::Plain, ScalarKind::Float(*f)),
-        PyValue::Str(s, single) => scalar(
-            s.clone(),
-            if *single { ScalarStyle::SingleQuoted } else { ScalarStyle::DoubleQuoted },
-            ScalarKind::Str,
-        ),
-        PyValue::List(items) => Value::Sequence(items.iter().map(node_of).collect()),
-        PyValue::Dict(entries) => Value::Mapping(Mapping {
-            entries: entries
-                .iter()
-                .map(|(key, key_span, value)| Entry { key: key.clone(), key_span: *key_span, value: node_of(value) })
-                .collect(),
-        }),
-    };
-    Node { span: v.span, value }
 }
 
 #[cfg(test)]

@@ -1,13 +1,24 @@
 //! TOML (`oomlint.toml`, `pyproject.toml`) through `toml_edit`, which keeps spans.
 
 use super::{
-    Document, Entry, Language, Mapping, Node, ProblemKind, Scalar, ScalarKind, ScalarStyle, SyntaxProblem, Value,
+    Document, Entry, Language, Literal, Mapping, Node, ProblemKind, Scalar, ScalarKind, ScalarStyle, SyntaxProblem,
+    Value,
 };
 use crate::span::Span;
 use toml_edit::{Item, Table, TableLike};
 
+/// How TOML writes `literal` (None for null: TOML has none).
+pub fn spell(literal: &Literal) -> Option<String> {
+    match literal {
+        Literal::Null => None,
+        Literal::Str(s) => Some(serde_json::to_string(s).unwrap_or_default()),
+        other => Some(other.to_string()),
+    }
+}
+
 pub fn parse(text: &str) -> Document {
-    let mut doc = Document { language: Language::Toml, root: None, comments: Vec::new(), problems: Vec::new() };
+    let mut doc =
+        Document { language: Language::Toml, root: None, comments: Vec::new(), problems: Vec::new(), program: None };
     match toml_edit::Document::parse(text) {
         Ok(parsed) => {
             let table: &Table = parsed.as_table();

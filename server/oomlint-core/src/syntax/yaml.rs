@@ -9,7 +9,7 @@
 
 use super::chars::CharOffsets;
 use super::{
-    hash_comments, Document, Entry, Language, Mapping, Node, ProblemKind, Scalar, ScalarKind, ScalarStyle,
+    hash_comments, Document, Entry, Language, Literal, Mapping, Node, ProblemKind, Scalar, ScalarKind, ScalarStyle,
     SyntaxProblem, Value, MAX_DEPTH,
 };
 use crate::span::Span;
@@ -286,7 +286,7 @@ impl Builder {
         if let Some(root) = self.root.as_mut() {
             place_empty_values(root, text);
         }
-        Document { language: Language::Yaml, root: self.root, comments, problems: self.problems }
+        Document { language: Language::Yaml, root: self.root, comments, problems: self.problems, program: None }
     }
 }
 
@@ -380,6 +380,25 @@ fn node_count(node: &Node) -> usize {
 }
 
 /// PyYAML's implicit resolver for plain scalars (YAML 1.1), plus dot-less exponents.
+/// How YAML writes `literal`: a string plain where it reads back as that string, else
+/// double-quoted.
+pub fn spell(literal: &Literal) -> String {
+    match literal {
+        Literal::Str(s) if reads_as_plain_string(s) => s.clone(),
+        Literal::Str(s) => format!("{s:?}"),
+        other => other.to_string(),
+    }
+}
+
+/// Whether `text` written as a plain scalar reads back as the string `text`.
+pub fn reads_as_plain_string(text: &str) -> bool {
+    resolve_plain(text) == ScalarKind::Str
+        && !text.is_empty()
+        && !text.starts_with(['"', '\'', '[', '{', '&', '*', '!', '|', '>', '%', '@', '`'])
+        && !text.contains(": ")
+        && !text.contains(" #")
+}
+
 pub fn resolve_plain(text: &str) -> ScalarKind {
     match text {
         "" | "~" | "null" | "Null" | "NULL" => return ScalarKind::Null,

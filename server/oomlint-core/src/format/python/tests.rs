@@ -1,11 +1,86 @@
 use super::*;
+use crate::format;
 use crate::plan::{Origin, RlAlgorithm};
-use crate::syntax;
+use crate::syntax::Language;
 
 fn plan_of(text: &str) -> (Format, Plan) {
-    let doc = syntax::parse(text, Language::Python);
-    let format = detect(&python::program(text));
-    (format, plan(format, &doc, text).expect("a plan"))
+    let doc = format::document(text, Language::Python);
+    let format = detect(&script(&doc).expect("a program"));
+    (format, plan(format, &doc).expect("a plan"))
+}
+
+fn slice_of(text: &str, span: crate::span::Span) -> &str {
+    &text[span.start..span.end]
+}
+
+#[test]
+fn keyword_arguments_are_laid_out_like_a_trl_config() {
+    let text = "from trl import GRPOConfig as C\nMAX_SEQ = 1024\nMAX_PROMPT = 256\nargs = C(max_completion_length=MAX_SEQ - MAX_PROMPT, num_generations=4, learning_rate=5e-6, report_to=\"none\")\n";
+    let doc = format::document(text, Language::Python);
+    let root = doc.root_mapping().unwrap();
+    let completion = root.entry("max_completion_length").unwrap();
+    assert_eq!(completion.value.as_scalar().unwrap().as_i64(), Some(768));
+    assert_eq!(slice_of(text, completion.key_span), "max_completion_length");
+    assert_eq!(slice_of(text, root.entry("num_generations").unwrap().value.span), "4");
+    let report = root.entry("report_to").unwrap();
+    assert_eq!(report.value.as_scalar().unwrap().text, "none");
+    assert_eq!(slice_of(text, report.value.span), "\"none\"");
+    assert_eq!(root.entry("learning_rate").unwrap().value.as_scalar().unwrap().as_f64(), Some(5e-6));
+    // A LoRA rank set through a constant points at the constant.
+    let text = "LORA_RANK = 32\nfrom unsloth import FastLanguageModel\nmodel = FastLanguageModel.get_peft_model(model, r = LORA_RANK, lora_alpha = LORA_RANK * 2)\n";
+    let doc = format::document(text, Language::Python);
+    let rank = doc.root_mapping().unwrap().entry("lora_r").unwrap();
+    assert_eq!((slice_of(text, rank.key_span), slice_of(text, rank.value.span)), ("r", "32"));
+    // Unknown values are left out of the document (the plan reports them).
+    let text = "from transformers import TrainingArguments\nTrainingArguments(per_device_train_batch_size=int(x), output_dir=f\"{x}\")\n";
+    assert!(format::document(text, Language::Python).root_mapping().unwrap().entries.is_empty());
+}
+
+#[test]
+fn trainer_connects_config_loader_peft_and_quantization() {
+    let text = r#"
+import os
+import transformers as tf
+from peft import LoraConfig, get_peft_model
+from trl import SFTConfig, SFTTrainer
+os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"
+os.environ.setdefault("CUDA_VISIBLE_DEVICES", "0")
+bnb = tf.BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4")
+model = tf.AutoModelForCausalLM.from_pretrained("Qwen/Qwen2.5-7B", quantization_config=bnb, dtype="bfloat16")
+unused = SFTConfig(max_length=99)
+cfg = SFTConfig(max_length=2048, per_device_train_batch_size=2)
+trainer = SFTTrainer(model=model, args=cfg, peft_config=LoraConfig(r=8, target_modules="all-linear"))
+"#;
+    let program = crate::syntax::python::program(text);
+    let script = Script::of(&program);
+    let roles = script.roles();
+    assert_eq!(script.calls[roles.config.unwrap()].known("max_length").unwrap().1.value, PyValue::Int(2048));
+    assert_eq!(script.calls[roles.loader.unwrap()].callee, Callee::HfFromPretrained);
+    assert_eq!(script.calls[roles.peft.unwrap()].callee, Callee::LoraConfig);
+    assert!(roles.quantization.is_some());
+    let loader = &script.calls[roles.loader.unwrap()];
+    assert_eq!(loader.arg("quantization_config").unwrap().value, ArgValue::Call(roles.quantization.unwrap()));
+    assert_eq!(loader.arg("pretrained_model_name_or_path").unwrap().name, "pretrained_model_name_or_path");
+    let doc = format::document(text, Language::Python);
+    let root = doc.root_mapping().unwrap();
+    let scalar = |path: &str| root.entry_path(path).unwrap().value.as_scalar().unwrap().clone();
+    assert_eq!(scalar("model_init_kwargs.quantization_config.load_in_4bit").as_bool(), Some(true));
+    assert_eq!(scalar("model_init_kwargs.pretrained_model_name_or_path").text, "Qwen/Qwen2.5-7B");
+    assert_eq!(scalar("env.PYTORCH_CUDA_ALLOC_CONF").text, "expandable_segments:True");
+    assert_eq!(scalar("env.CUDA_VISIBLE_DEVICES").text, "0");
+    assert_eq!(scalar("lora_target_modules").text, "all-linear");
+    assert_eq!(scalar("max_length").as_i64(), Some(2048));
+}
+
+#[test]
+fn the_calls_being_typed_are_laid_out_too() {
+    let text = "from trl import GRPOConfig\nargs = GRPOConfig(num_generations=4, per_device_train_batch_size=\n";
+    let doc = format::document(text, Language::Python);
+    assert!(!doc.is_incomplete());
+    let generations = doc.root_mapping().unwrap().entry("num_generations").unwrap();
+    assert_eq!(generations.value.as_scalar().unwrap().as_i64(), Some(4));
+    let deep = format!("SFTConfig(a={}1{})", "(".repeat(5000), ")".repeat(5000));
+    assert!(format::document(&deep, Language::Python).root_mapping().unwrap().entries.is_empty());
 }
 
 fn slice(text: &str, s: &Sourced<impl Sized>) -> String {
@@ -99,9 +174,8 @@ fn a_notebook_plans_like_the_same_script() {
         })
         .collect();
     let text = format!("{{\"cells\": [{}], \"nbformat\": 4}}", cells.join(", "));
-    let doc = syntax::parse(&text, Language::Notebook);
-    let program = notebook::program(&text).unwrap();
-    let notebook_plan = plan(detect(&program), &doc, &text).unwrap();
+    let doc = format::document(&text, Language::Notebook);
+    let notebook_plan = plan(detect(&script(&doc).unwrap()), &doc).unwrap();
     let (_, script_plan) = plan_of(UNSLOTH_GRPO);
     assert_eq!(notebook_plan.framework, Framework::Unsloth);
     assert_eq!(notebook_plan.lora.as_ref().unwrap().rank.value, script_plan.lora.as_ref().unwrap().rank.value);
@@ -140,30 +214,7 @@ Trainer(model=model, args=args).train()
 #[test]
 fn scripts_without_training_calls_are_unknown() {
     let text = "from transformers import AutoModelForCausalLM\nm = AutoModelForCausalLM.from_pretrained('gpt2')\n";
-    assert_eq!(detect(&python::program(text)), Format::Unknown);
-}
-
-#[test]
-fn fixes_are_adapted_to_python_and_notebooks() {
-    use crate::diagnostic::{Applicability, Edit, Fix};
-    let text = "A = 1\nargs = SFTConfig(packing=False)  # note\n";
-    let at = |needle: &str| {
-        let start = text.find(needle).unwrap();
-        crate::span::Span::new(start, start + needle.len())
-    };
-    let fix = |edits: Vec<Edit>| Fix { title: "t".into(), applicability: Applicability::Safe, edits };
-    let mut fixes = vec![
-        fix(vec![Edit::replace(at("False"), "true")]),
-        fix(vec![Edit::replace(at("packing=False"), "")]),
-        fix(vec![Edit::replace(at("# note"), "")]),
-        fix(vec![Edit::insert(at("args").start, "dtype: bfloat16\n")]),
-    ];
-    adapt_fixes(Language::Python, text, &mut fixes);
-    let contents: Vec<&str> = fixes.iter().map(|f| f.edits[0].content.as_str()).collect();
-    assert_eq!(contents, ["True", ""]);
-    let mut quoted = vec![fix(vec![Edit::replace(at("False"), "\"unsloth\"")])];
-    adapt_fixes(Language::Notebook, text, &mut quoted);
-    assert_eq!(quoted[0].edits[0].content, "\\\"unsloth\\\"");
+    assert_eq!(detect(&script(&format::document(text, Language::Python)).unwrap()), Format::Unknown);
 }
 
 const OLD_SFT_TRAINER: &str = r#"

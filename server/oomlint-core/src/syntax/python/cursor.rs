@@ -1,24 +1,23 @@
 //! The call being typed at the cursor, for keyword completion. Its argument list is often
 //! not closed yet (`SFTConfig(per_dev`), so it is found by scanning the text — strings and
-//! comments skipped, brackets counted — and its callee is resolved through the script's
-//! imports like a parsed call's.
+//! comments skipped, brackets counted. Its callee is the dotted name as written; the
+//! script's imports resolve it ([`super::Program::resolve`]) like a parsed call's.
 
-use super::{Callee, Reader};
 use crate::span::Span;
-use tree_sitter::Parser;
 
-/// A recognized call whose argument list holds the cursor where a keyword goes.
+/// A call whose argument list holds the cursor where a keyword goes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OpenCall {
-    pub callee: Callee,
+    /// The callee's dotted name as written (`["trl", "SFTConfig"]`, `["C"]`).
+    pub path: Vec<String>,
     /// The part of the keyword typed so far (empty right after `(` or `,`).
     pub prefix: Span,
     /// The keywords the call already has (the one being typed left out).
     pub given: Vec<String>,
 }
 
-/// The recognized call at `offset`, when the cursor is at a keyword position of its
-/// arguments (not in a value, a string or a nested bracket).
+/// The call at `offset`, when the cursor is at a keyword position of its arguments (not
+/// in a value, a string or a nested bracket) and its callee is a dotted name.
 pub fn open_call(source: &str, offset: usize) -> Option<OpenCall> {
     let before = source.get(..offset)?;
     let typed: usize = before.chars().rev().take_while(|c| is_ident(*c)).map(char::len_utf8).sum();
@@ -38,8 +37,8 @@ pub fn open_call(source: &str, offset: usize) -> Option<OpenCall> {
     if !head.get(separator + 1..)?.trim().is_empty() {
         return None;
     }
-    let callee = callee_before(source, head.get(..open)?)?;
-    Some(OpenCall { callee, prefix, given: given_keywords(source, open, prefix) })
+    let path = callee_before(head.get(..open)?)?;
+    Some(OpenCall { path, prefix, given: given_keywords(source, open, prefix) })
 }
 
 fn is_ident(c: char) -> bool {
@@ -113,9 +112,8 @@ fn unclosed_paren(text: &str) -> Option<usize> {
     open.last().filter(|(_, b)| *b == b'(').map(|(i, _)| *i)
 }
 
-/// The recognized callee written just before an opening parenthesis (`trl.SFTConfig`),
-/// import aliases resolved.
-fn callee_before(source: &str, text: &str) -> Option<Callee> {
+/// The dotted name written just before an opening parenthesis (`trl.SFTConfig`).
+fn callee_before(text: &str) -> Option<Vec<String>> {
     let text = text.trim_end();
     let start =
         text.len() - text.chars().rev().take_while(|&c| is_ident(c) || c == '.').map(char::len_utf8).sum::<usize>();
@@ -123,11 +121,7 @@ fn callee_before(source: &str, text: &str) -> Option<Callee> {
     if segments.iter().any(String::is_empty) {
         return None;
     }
-    let mut parser = Parser::new();
-    parser.set_language(&tree_sitter_python::LANGUAGE.into()).ok()?;
-    let tree = parser.parse(source, None)?;
-    let reader = Reader::new(source, tree.root_node());
-    Callee::from_path(&reader.resolve(segments))
+    Some(segments)
 }
 
 /// The keywords given in the call opened at `open`, up to its closing parenthesis (or,
@@ -177,20 +171,20 @@ mod tests {
     #[test]
     fn finds_the_call_being_typed_without_a_closing_parenthesis() {
         let call = open("from trl import SFTConfig\nargs = SFTConfig(output_dir=\"o\", per_dev|").unwrap();
-        assert_eq!(call.callee, Callee::SftConfig);
+        assert_eq!(call.path, ["SFTConfig"]);
         assert_eq!(call.prefix, Span::new(59, 66));
         assert_eq!(call.given, ["output_dir"]);
     }
 
     #[test]
-    fn resolves_aliases_and_skips_strings_comments_and_nested_calls() {
+    fn skips_strings_comments_and_nested_calls() {
         let text = "from trl import GRPOConfig as C\nx = C(\n    # a (comment\n    beta=f(\"(,\", k=1),\n    |\n    num_generations=8,\n)\nprint(1)\n";
         let call = open(text).unwrap();
-        assert_eq!(call.callee, Callee::GrpoConfig);
+        assert_eq!(call.path, ["C"]);
         assert_eq!(call.given, ["beta", "num_generations"]);
         let loader =
             open("from unsloth import FastLanguageModel as F\nF.from_pretrained(model_name=\"m\", |)").unwrap();
-        assert_eq!(loader.callee, Callee::UnslothFromPretrained);
+        assert_eq!(loader.path, ["F", "from_pretrained"]);
     }
 
     #[test]
@@ -198,7 +192,8 @@ mod tests {
         assert_eq!(open("from trl import SFTConfig\nSFTConfig(max_length=|"), None, "a value");
         assert_eq!(open("from trl import SFTConfig\nSFTConfig(max_length=[1, |"), None, "inside a list");
         assert_eq!(open("from trl import SFTConfig\nSFTConfig(\"a, |"), None, "inside a string");
-        assert_eq!(open("print(|"), None, "not a recognized call");
+        assert_eq!(open("print(|").map(|c| c.path), Some(vec!["print".to_string()]), "any call");
+        assert_eq!(open("f()(|"), None, "not a dotted callee");
         assert_eq!(open("from trl import SFTConfig\nSFTConfig()|"), None, "after the call");
         assert_eq!(open("from trl import SFTConfig\nSFTConfig(x 1|"), None, "after a value");
     }

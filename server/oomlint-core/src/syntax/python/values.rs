@@ -1,5 +1,7 @@
 //! Static values of Python expressions: literals, and names bound once at module level to
-//! literals or to simple arithmetic and string expressions of them.
+//! literals or to simple arithmetic and string expressions of them. Attributes are read at
+//! run time, except those the caller names constants (a format knows `torch.bfloat16`):
+//! they read as their text.
 //!
 //! Each value keeps the span an edit should replace: a literal's own span, or for a name
 //! the span of the literal (or expression) that binds it, so a fix edits the constant and
@@ -158,10 +160,14 @@ fn mark_names(target: TsNode, source: &str, dynamic: &mut HashMap<String, &'stat
     }
 }
 
+/// Which attribute expressions (`torch.bfloat16`) read as constants: as their text.
+pub type Constants<'c> = &'c dyn Fn(&str) -> bool;
+
 /// Evaluates expressions against module-level bindings.
 pub(super) struct Evaluator<'a, 't> {
     pub source: &'a str,
     pub bindings: &'a Bindings<'t>,
+    pub constants: Constants<'a>,
 }
 
 impl<'t> Evaluator<'_, 't> {
@@ -274,8 +280,7 @@ impl<'t> Evaluator<'_, 't> {
                 here(Value::Dict(entries))
             }
             "call" => Err(format!("`{}` is computed at run time", snippet(expr, source))),
-            // `torch.bfloat16` and friends name a dtype: read as their text (`dtype_of` reads it).
-            "attribute" if is_torch_dtype(text_of(expr, source).unwrap_or_default()) => {
+            "attribute" if (self.constants)(text_of(expr, source).unwrap_or_default()) => {
                 here(Value::Str(text_of(expr, source).unwrap_or_default().to_string(), false))
             }
             "attribute" | "subscript" => Err(format!("`{}` is read at run time", snippet(expr, source))),
@@ -308,13 +313,6 @@ impl<'t> Evaluator<'_, 't> {
         resolving.pop();
         value
     }
-}
-
-fn is_torch_dtype(text: &str) -> bool {
-    matches!(
-        text,
-        "torch.bfloat16" | "torch.float16" | "torch.half" | "torch.float32" | "torch.float" | "torch.float64"
-    )
 }
 
 /// The source text of a node, shortened for messages.

@@ -1,0 +1,239 @@
+//! The calls of a Python program that configure a training run: Unsloth's loaders and
+//! `get_peft_model`, `transformers`' `TrainingArguments`, `AutoModelFor…` loaders,
+//! `BitsAndBytesConfig` and `Trainer`, TRL's config classes and trainers, PEFT's
+//! `LoraConfig` and `get_peft_model`. They are recognized by the last segments of their
+//! dotted callee (import aliases already resolved by the syntax layer), so
+//! `trl.SFTConfig`, `SFTConfig` and `C` after `from trl import SFTConfig as C` are one.
+
+use crate::span::Span;
+use crate::syntax::python::{self, Program, Spanned, Static};
+use std::collections::HashMap;
+
+/// A call oomlint understands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Callee {
+    /// `FastLanguageModel.from_pretrained`, `FastModel.from_pretrained`, `FastVisionModel.from_pretrained`.
+    UnslothFromPretrained,
+    /// `FastLanguageModel.get_peft_model` / `FastModel.get_peft_model`.
+    UnslothGetPeftModel,
+    /// `AutoModelForCausalLM.from_pretrained` (and the other `AutoModelFor…` classes).
+    HfFromPretrained,
+    TrainingArguments,
+    SftConfig,
+    GrpoConfig,
+    DpoConfig,
+    LoraConfig,
+    /// `peft.get_peft_model(model, config)`.
+    GetPeftModel,
+    BitsAndBytesConfig,
+    SftTrainer,
+    GrpoTrainer,
+    DpoTrainer,
+    Trainer,
+}
+
+impl Callee {
+    /// Recognizes a dotted callee path (after alias resolution) by its last segments.
+    pub fn from_path(path: &[String]) -> Option<Callee> {
+        let last = path.last()?.as_str();
+        let owner = path.len().checked_sub(2).and_then(|i| path.get(i)).map(String::as_str);
+        Some(match (owner, last) {
+            (Some("FastLanguageModel" | "FastModel" | "FastVisionModel"), "from_pretrained") => {
+                Callee::UnslothFromPretrained
+            }
+            (Some("FastLanguageModel" | "FastModel" | "FastVisionModel"), "get_peft_model") => {
+                Callee::UnslothGetPeftModel
+            }
+            (Some(class), "from_pretrained") if class.starts_with("AutoModelFor") => Callee::HfFromPretrained,
+            (_, "TrainingArguments") => Callee::TrainingArguments,
+            (_, "SFTConfig") => Callee::SftConfig,
+            (_, "GRPOConfig") => Callee::GrpoConfig,
+            (_, "DPOConfig") => Callee::DpoConfig,
+            (_, "LoraConfig") => Callee::LoraConfig,
+            (None, "get_peft_model") | (Some("peft"), "get_peft_model") => Callee::GetPeftModel,
+            (_, "BitsAndBytesConfig") => Callee::BitsAndBytesConfig,
+            (_, "SFTTrainer") => Callee::SftTrainer,
+            (_, "GRPOTrainer") => Callee::GrpoTrainer,
+            (_, "DPOTrainer") => Callee::DpoTrainer,
+            (_, "Trainer") => Callee::Trainer,
+            _ => return None,
+        })
+    }
+
+    pub fn is_config(self) -> bool {
+        matches!(self, Callee::TrainingArguments | Callee::SftConfig | Callee::GrpoConfig | Callee::DpoConfig)
+    }
+
+    pub fn is_trainer(self) -> bool {
+        matches!(self, Callee::SftTrainer | Callee::GrpoTrainer | Callee::DpoTrainer | Callee::Trainer)
+    }
+
+    pub fn is_loader(self) -> bool {
+        matches!(self, Callee::UnslothFromPretrained | Callee::HfFromPretrained)
+    }
+
+    /// The parameter names of the leading positional arguments oomlint reads.
+    fn positional(self) -> &'static [&'static str] {
+        match self {
+            Callee::UnslothFromPretrained => &["model_name"],
+            Callee::HfFromPretrained => &["pretrained_model_name_or_path"],
+            Callee::UnslothGetPeftModel => &["model"],
+            Callee::GetPeftModel => &["model", "peft_config"],
+            Callee::Trainer => &["model", "args"],
+            Callee::SftTrainer | Callee::GrpoTrainer | Callee::DpoTrainer => &["model"],
+            _ => &[],
+        }
+    }
+}
+
+/// The value of one argument.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ArgValue {
+    Known(Spanned),
+    /// The result of another recognized call (an index into [`Script::calls`]).
+    Call(usize),
+    /// Not known without running the script; the reason.
+    Unknown(String),
+}
+
+/// One argument of a recognized call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Arg {
+    /// The parameter name: the keyword, or the name of a known positional parameter.
+    pub name: String,
+    /// The keyword's span (the whole argument for positional ones).
+    pub key_span: Span,
+    pub value: ArgValue,
+}
+
+/// A recognized call with its arguments.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call {
+    pub callee: Callee,
+    /// The callee's dotted path, import aliases resolved (`["unsloth", "FastModel", "from_pretrained"]`).
+    pub path: Vec<String>,
+    /// The callee expression (`FastLanguageModel.from_pretrained`).
+    pub name_span: Span,
+    /// The parenthesized argument list.
+    pub args_span: Span,
+    pub args: Vec<Arg>,
+    /// `**kwargs` or `*args` hide arguments oomlint cannot see.
+    pub has_splat: bool,
+}
+
+impl Call {
+    pub fn arg(&self, name: &str) -> Option<&Arg> {
+        self.args.iter().rev().find(|a| a.name == name)
+    }
+
+    /// A statically known argument.
+    pub fn known(&self, name: &str) -> Option<(&Arg, &Spanned)> {
+        let arg = self.arg(name)?;
+        match &arg.value {
+            ArgValue::Known(v) => Some((arg, v)),
+            _ => None,
+        }
+    }
+}
+
+/// A program's recognized calls, in document order, with the program they come from.
+#[derive(Debug, Clone)]
+pub struct Script<'p> {
+    pub program: &'p Program,
+    pub calls: Vec<Call>,
+}
+
+/// Which recognized calls make up the run.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Roles {
+    pub trainer: Option<usize>,
+    pub config: Option<usize>,
+    pub loader: Option<usize>,
+    pub peft: Option<usize>,
+    pub quantization: Option<usize>,
+}
+
+impl<'p> Script<'p> {
+    /// Recognizes `program`'s calls. An argument that is a recognized call, or a variable
+    /// bound to one before it, is that call ([`ArgValue::Call`]).
+    pub fn of(program: &'p Program) -> Script<'p> {
+        let recognized: Vec<(usize, Callee)> =
+            program.calls.iter().enumerate().filter_map(|(i, c)| Some((i, Callee::from_path(&c.path)?))).collect();
+        let index: HashMap<usize, usize> = recognized.iter().enumerate().map(|(r, &(i, _))| (i, r)).collect();
+        let calls = recognized
+            .iter()
+            .map(|&(i, callee)| {
+                let call = &program.calls[i];
+                let value = |arg: &python::Arg| {
+                    if let Some(&r) = arg.call.and_then(|c| index.get(&c)) {
+                        return ArgValue::Call(r);
+                    }
+                    let bound = arg
+                        .name
+                        .as_deref()
+                        .and_then(|name| program.bound_call(name, arg.span.start, |c| index.contains_key(&c)));
+                    if let Some(r) = bound.and_then(|c| index.get(&c)) {
+                        return ArgValue::Call(*r);
+                    }
+                    match &arg.value {
+                        Static::Known(v) => ArgValue::Known(v.clone()),
+                        Static::Unknown(why) => ArgValue::Unknown(why.clone()),
+                    }
+                };
+                let args = call
+                    .args
+                    .iter()
+                    .filter_map(|arg| {
+                        let name = match &arg.keyword {
+                            Some(keyword) => keyword.clone(),
+                            None => callee.positional().get(arg.position)?.to_string(),
+                        };
+                        Some(Arg { name, key_span: arg.key_span, value: value(arg) })
+                    })
+                    .collect();
+                Call {
+                    callee,
+                    path: call.path.clone(),
+                    name_span: call.name_span,
+                    args_span: call.args_span,
+                    args,
+                    has_splat: call.has_splat,
+                }
+            })
+            .collect();
+        Script { program, calls }
+    }
+
+    /// Connects trainer, config, loader, PEFT and quantization config: through the
+    /// trainer's arguments where it names them, else the last call of each kind.
+    pub fn roles(&self) -> Roles {
+        let last = |pred: &dyn Fn(Callee) -> bool| self.calls.iter().rposition(|c| pred(c.callee));
+        let linked = |from: Option<usize>, arg: &str, pred: &dyn Fn(Callee) -> bool| {
+            let call = self.calls.get(from?)?;
+            match call.arg(arg)?.value {
+                ArgValue::Call(i) if self.calls.get(i).is_some_and(|c| pred(c.callee)) => Some(i),
+                _ => None,
+            }
+        };
+        let trainer = last(&|c| c.is_trainer());
+        let config = linked(trainer, "args", &|c| c.is_config()).or_else(|| last(&|c| c.is_config()));
+        let unsloth = last(&|c| matches!(c, Callee::UnslothFromPretrained));
+        let loader = unsloth.or_else(|| last(&|c| c.is_loader()));
+        let is_lora = |c: Callee| c == Callee::LoraConfig;
+        let peft = linked(trainer, "peft_config", &is_lora)
+            .or_else(|| last(&|c| c == Callee::UnslothGetPeftModel))
+            .or_else(|| {
+                let get = last(&|c| c == Callee::GetPeftModel);
+                linked(get, "peft_config", &is_lora)
+            })
+            .or_else(|| last(&is_lora));
+        let is_bnb = |c: Callee| c == Callee::BitsAndBytesConfig;
+        let quantization = linked(loader, "quantization_config", &is_bnb).or_else(|| last(&is_bnb));
+        Roles { trainer, config, loader, peft, quantization }
+    }
+
+    /// The recognized call at `index` (of [`Script::calls`]).
+    pub fn call(&self, index: Option<usize>) -> Option<&Call> {
+        index.and_then(|i| self.calls.get(i))
+    }
+}

@@ -64,6 +64,14 @@ impl<T> Sourced<T> {
         }
     }
 
+    /// The key and its value when the file set them (a finding about the whole setting).
+    pub fn entry_span(&self) -> Option<Span> {
+        match self.origin {
+            Origin::File { key, value } => Some(key.cover(value)),
+            _ => None,
+        }
+    }
+
     pub fn is_from_file(&self) -> bool {
         matches!(self.origin, Origin::File { .. })
     }
@@ -353,6 +361,81 @@ pub struct Plan {
     /// Where a key the file does not set can be added (block YAML configs only).
     #[serde(skip)]
     pub insertion: Option<Insertion>,
+    /// The trainer's own settings (TRL, transformers and LLaMA-Factory configs).
+    #[serde(skip)]
+    pub trainer: Option<TrainerSettings>,
+}
+
+// The settings below are what the frameworks' start-up checks test (the rules read them);
+// the estimate does not use them, and `oomlint plan` does not print them. Absent keys take
+// the framework's default from `format::facts`; a `File` origin points at the key.
+
+/// `TrainingArguments`, the TRL config class and TRL's `ModelConfig` as the trainer reads
+/// them: TRL, transformers and LLaMA-Factory configs, and the config call of a script.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrainerSettings {
+    /// `ModelConfig.model_name_or_path` as the config writes it (a script names its model
+    /// in its loader call instead: see [`Plan::model`]).
+    pub model_name_or_path: Option<Sourced<String>>,
+    /// `ModelConfig.dtype` (also from the removed `torch_dtype` or `model_init_kwargs.dtype`);
+    /// None when the file writes null.
+    pub dtype: Sourced<Option<String>>,
+    pub use_peft: Sourced<bool>,
+    pub load_in_4bit: Sourced<bool>,
+    pub load_in_8bit: Sourced<bool>,
+    pub fp16: Sourced<bool>,
+    /// After TRL's `bf16=None` → `not fp16`.
+    pub bf16: Sourced<bool>,
+    pub fp16_full_eval: Sourced<bool>,
+    pub bf16_full_eval: Sourced<bool>,
+    pub max_grad_norm: Sourced<f64>,
+    pub auto_find_batch_size: Sourced<bool>,
+    pub per_device_eval_batch_size: Sourced<u64>,
+    /// `eval_strategy` (or its old name `evaluation_strategy`).
+    pub eval_strategy: Sourced<String>,
+    pub save_strategy: Sourced<String>,
+    pub logging_steps: Sourced<f64>,
+    /// `eval_steps`; `logging_steps` when unset.
+    pub eval_steps: Sourced<f64>,
+    pub save_steps: Sourced<f64>,
+    pub load_best_model_at_end: Sourced<bool>,
+    pub lr_scheduler_type: Sourced<String>,
+    pub dataloader_num_workers: Sourced<u64>,
+    pub dataloader_prefetch_factor: Sourced<Option<u64>>,
+    pub sft: Option<SftSettings>,
+    pub dpo: Option<DpoSettings>,
+    pub grpo: Option<GrpoSettings>,
+}
+
+/// `SFTConfig` settings beyond the plan's `packing` and `padding_free`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SftSettings {
+    /// `max_length`; None when the file writes null (no truncation).
+    pub max_length: Sourced<Option<u64>>,
+    /// SFTConfig's default `max_length`, the value a fix restores.
+    pub default_max_length: u64,
+}
+
+/// `DPOConfig` settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DpoSettings {
+    /// `loss_type` as a list (one name is a list of one); None when the file writes null.
+    pub loss_type: Sourced<Option<Vec<String>>>,
+    /// `loss_weights`, when the file writes a list (each item's text).
+    pub loss_weights: Option<Sourced<Vec<String>>>,
+}
+
+/// `GRPOConfig` settings beyond the plan's [`RlPlan`] (which describes the run: a script's
+/// vLLM may come from its loader instead).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GrpoSettings {
+    /// `num_generations_eval`; `num_generations` when unset.
+    pub num_generations_eval: Sourced<u64>,
+    pub sync_ref_model: Sourced<bool>,
+    pub use_vllm: Sourced<bool>,
+    pub vllm_mode: Sourced<String>,
+    pub vllm_tensor_parallel_size: Sourced<u64>,
+    pub vllm_enable_sleep_mode: Sourced<bool>,
 }
 
 /// A place to add a top-level key, and the key each settable plan field is written as in
@@ -431,6 +514,7 @@ impl Plan {
             allocator: Vec::new(),
             visible_devices: None,
             insertion: None,
+            trainer: None,
         }
     }
 

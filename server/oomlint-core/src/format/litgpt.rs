@@ -122,10 +122,10 @@ pub(crate) fn plan(format: Format, r: &Reader) -> Plan {
             rank: r.u64("lora_r").unwrap_or_else(|| default(facts::count(LitgptFinetune, "lora_r"), "lora_r")),
             alpha: r
                 .f64("lora_alpha")
-                .unwrap_or_else(|| default(facts::get(LitgptFinetune, "lora_alpha").value, "lora_alpha")),
+                .unwrap_or_else(|| default(facts::number(LitgptFinetune, "lora_alpha"), "lora_alpha")),
             dropout: r
                 .f64("lora_dropout")
-                .unwrap_or_else(|| default(facts::get(LitgptFinetune, "lora_dropout").value, "lora_dropout")),
+                .unwrap_or_else(|| default(facts::number(LitgptFinetune, "lora_dropout"), "lora_dropout")),
             targets: Sourced::derived(targets, "lora_query/lora_key/lora_value/lora_projection/lora_mlp/lora_head"),
         });
     }

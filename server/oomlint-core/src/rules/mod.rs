@@ -198,8 +198,9 @@ impl Reporter<'_> {
 }
 
 impl Diagnostic {
-    pub fn with_fix(&mut self, fix: Fix) -> &mut Self {
-        self.fixes.push(fix);
+    /// Adds a fix (or nothing, for None).
+    pub fn with_fix(&mut self, fix: impl Into<Option<Fix>>) -> &mut Self {
+        self.fixes.extend(fix.into());
         self
     }
 

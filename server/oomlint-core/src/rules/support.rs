@@ -3,8 +3,8 @@
 
 use super::Context;
 use crate::diagnostic::{Applicability, Edit, Fix};
-use crate::format::facts::{self, Framework as Defaults};
 use crate::format::{Format, Reader};
+use crate::plan::{RlAlgorithm, Sourced, TrainerSettings};
 use crate::span::Span;
 use crate::syntax::{Entry, ScalarKind};
 
@@ -103,6 +103,24 @@ pub(super) fn set_value(entry: &Entry, content: &str, title: impl Into<String>, 
     Fix { title: title.into(), applicability, edits: vec![Edit::replace(entry.value.span, content)] }
 }
 
+/// A fix that replaces the value the file writes for `setting` (as [`set_value`]); None
+/// when the value does not come from the file.
+pub(super) fn set<T>(
+    setting: &Sourced<T>,
+    content: &str,
+    title: impl Into<String>,
+    applicability: Applicability,
+) -> Option<Fix> {
+    let span = setting.value_span()?;
+    let content = if span.is_empty() { format!(" {content}") } else { content.to_string() };
+    Some(Fix { title: title.into(), applicability, edits: vec![Edit::replace(span, content)] })
+}
+
+/// The key of the first setting the file writes, else the document start.
+pub(super) fn first_key(keys: &[Option<Span>]) -> Span {
+    keys.iter().flatten().next().copied().unwrap_or(Span::empty(0))
+}
+
 /// Whether the framework version pinned near the config (or set in `oomlint.toml`) is
 /// at least `version`; true without a pin, since rules assume the newest release.
 pub(super) fn at_least(ctx: &Context, framework: &str, version: &str) -> bool {
@@ -151,65 +169,76 @@ pub(super) fn litgpt_batch(format: Format, r: &Reader) -> LitgptBatch {
 }
 
 /// The GRPO batch settings of a TRL `grpo` config or an Axolotl `rl: grpo` config.
-pub(super) struct GrpoBatch {
+pub(super) struct GrpoBatch<'p> {
     pub axolotl: bool,
-    pub per_device: u64,
-    pub accumulation: u64,
-    /// `num_processes` (TRL forwards it to `accelerate launch`); 1 when absent.
+    /// `per_device_train_batch_size` (Axolotl: `micro_batch_size`).
+    pub per_device: &'p Sourced<u64>,
+    pub accumulation: &'p Sourced<u64>,
+    /// The world size (TRL forwards `num_processes` to `accelerate launch`); Axolotl checks one rank.
     pub processes: u64,
-    pub num_generations: u64,
-    pub generation_batch_size: Option<u64>,
-    pub steps_per_generation: Option<u64>,
-    /// Path of `num_generations` in the file (`num_generations` or `trl.num_generations`).
-    pub num_generations_path: &'static str,
-    pub generation_batch_path: &'static str,
+    pub num_generations: &'p Sourced<u64>,
+    pub generation_batch_size: Option<&'p Sourced<u64>>,
+    /// TRL only: Axolotl's check does not read it.
+    pub steps_per_generation: Option<&'p Sourced<u64>>,
 }
 
-/// Reads the GRPO batch settings with the frameworks' defaults; None for other configs
-/// (and for Axolotl configs that leave `trl.num_generations` unset, which Axolotl does
-/// not validate).
-pub(super) fn grpo_batch(ctx: &Context, r: &Reader) -> Option<GrpoBatch> {
-    let axolotl = ctx.format == Format::Axolotl;
-    if axolotl {
-        if text(r, "rl") != Some("grpo") {
-            return None;
+impl GrpoBatch<'_> {
+    /// Axolotl validates batch sizes of at least 1.
+    fn floor(&self, value: u64) -> u64 {
+        if self.axolotl {
+            value.max(1)
+        } else {
+            value
         }
-        let num_generations = r.i64("trl.num_generations")?;
-        return Some(GrpoBatch {
-            axolotl,
-            per_device: r
-                .u64("micro_batch_size")
-                .map_or(facts::count(Defaults::Axolotl, "micro_batch_size"), |v| v.value.max(1)),
-            accumulation: r
-                .u64("gradient_accumulation_steps")
-                .map_or(facts::count(Defaults::Axolotl, "gradient_accumulation_steps"), |v| v.value.max(1)),
-            processes: 1,
-            num_generations: u64::try_from(num_generations.value).unwrap_or(0),
-            generation_batch_size: r.u64("trl.generation_batch_size").map(|v| v.value),
-            steps_per_generation: None,
-            num_generations_path: "trl.num_generations",
-            generation_batch_path: "trl.generation_batch_size",
-        });
     }
-    if ctx.format != Format::TrlGrpo {
-        return None;
+
+    pub(super) fn per_device_value(&self) -> u64 {
+        self.floor(self.per_device.value)
     }
-    let set = |path: &str| r.u64(path).filter(|_| is_set(r, path)).map(|v| v.value);
+
+    pub(super) fn accumulation_value(&self) -> u64 {
+        self.floor(self.accumulation.value)
+    }
+
+    /// The key names, for messages: (per device, generation batch).
+    pub(super) fn keys(&self) -> (&'static str, &'static str) {
+        if self.axolotl {
+            ("micro_batch_size", "trl.generation_batch_size")
+        } else {
+            ("per_device_train_batch_size", "generation_batch_size")
+        }
+    }
+}
+
+/// The GRPO batch settings of the plan; None for other configs (and for Axolotl configs
+/// that leave `trl.num_generations` unset, which Axolotl does not validate).
+pub(super) fn grpo_batch<'p>(ctx: &Context<'p>) -> Option<GrpoBatch<'p>> {
+    let plan = ctx.plan?;
+    let rl = plan.rl.as_ref()?;
+    let axolotl = match ctx.format {
+        Format::TrlGrpo => false,
+        Format::Axolotl
+            if plan.algorithm.as_ref().is_some_and(|a| a.value == RlAlgorithm::Grpo)
+                && rl.num_generations.is_from_file() =>
+        {
+            true
+        }
+        _ => return None,
+    };
     Some(GrpoBatch {
         axolotl,
-        per_device: set("per_device_train_batch_size")
-            .unwrap_or_else(|| facts::count(Defaults::Transformers, "per_device_train_batch_size")),
-        accumulation: set("gradient_accumulation_steps")
-            .unwrap_or_else(|| facts::count(Defaults::Transformers, "gradient_accumulation_steps")),
-        processes: set("num_processes").unwrap_or(1).max(1),
-        num_generations: r
-            .i64("num_generations")
-            .map_or(facts::count(Defaults::TrlGrpo, "num_generations"), |v| u64::try_from(v.value).unwrap_or(0)),
-        generation_batch_size: set("generation_batch_size"),
-        steps_per_generation: set("steps_per_generation"),
-        num_generations_path: "num_generations",
-        generation_batch_path: "generation_batch_size",
+        per_device: plan.micro_batch_size.as_ref()?,
+        accumulation: plan.gradient_accumulation.as_ref()?,
+        processes: if axolotl { 1 } else { plan.world_size() },
+        num_generations: &rl.num_generations,
+        generation_batch_size: rl.generation_batch_size.as_ref(),
+        steps_per_generation: rl.steps_per_generation.as_ref().filter(|_| !axolotl),
     })
+}
+
+/// The trainer settings of a TRL, transformers or LLaMA-Factory plan.
+pub(super) fn trainer<'p>(ctx: &Context<'p>) -> Option<&'p TrainerSettings> {
+    ctx.plan?.trainer.as_ref()
 }
 
 /// The span inside the file of a span relative to an allocator setting's value, when

@@ -364,6 +364,9 @@ pub struct Plan {
     /// The trainer's own settings (TRL, transformers and LLaMA-Factory configs).
     #[serde(skip)]
     pub trainer: Option<TrainerSettings>,
+    /// Axolotl's own settings.
+    #[serde(skip)]
+    pub axolotl: Option<AxolotlSettings>,
 }
 
 // The settings below are what the frameworks' start-up checks test (the rules read them);
@@ -405,6 +408,48 @@ pub struct TrainerSettings {
     pub sft: Option<SftSettings>,
     pub dpo: Option<DpoSettings>,
     pub grpo: Option<GrpoSettings>,
+}
+
+/// What `AxolotlInputConfig` (and its validators) reads beyond the plan's fields.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AxolotlSettings {
+    pub adapter: Option<Sourced<String>>,
+    pub load_in_4bit: Sourced<bool>,
+    pub load_in_8bit: Sourced<bool>,
+    pub gptq: Sourced<bool>,
+    pub merge_lora: Sourced<bool>,
+    pub fp16: Sourced<bool>,
+    /// None: `auto` (the default).
+    pub bf16: Sourced<Option<bool>>,
+    /// Not Axolotl keys, but passed through to `TrainingArguments` when written.
+    pub fp16_full_eval: Sourced<bool>,
+    pub bf16_full_eval: Sourced<bool>,
+    /// Whether checkpointing is on in any form (`true`, `offload`, …).
+    pub gradient_checkpointing: Sourced<bool>,
+    pub activation_offloading: Sourced<bool>,
+    pub attn_implementation: Option<Sourced<String>>,
+    /// The legacy attention flags the file turns on (`flash_attention`, …), in Axolotl's order
+    /// (`LEGACY_ATTN_FLAG_TO_IMPL`); the value is the key.
+    pub legacy_attention: Vec<Sourced<&'static str>>,
+    pub batch_size: Sourced<Option<u64>>,
+    /// The legacy top-level `beta`, which must match `trl.beta`.
+    pub beta: Option<Sourced<f64>>,
+    pub trl_beta: Option<Sourced<f64>>,
+    /// Whether a DeepSpeed config is given.
+    pub deepspeed: Sourced<bool>,
+    /// Whether `fsdp` options are given.
+    pub fsdp: Sourced<bool>,
+    /// The FSDP version, when `fsdp_config` is present.
+    pub fsdp_version: Option<Sourced<u64>>,
+    pub optimizer: Sourced<String>,
+    /// Whether `max_memory` is set (not null).
+    pub max_memory: Sourced<bool>,
+    /// Whether `gpu_memory_limit` is set (not null).
+    pub gpu_memory_limit: Sourced<bool>,
+    /// Whether `rl` is set.
+    pub rl: Sourced<bool>,
+    pub trl_use_vllm: Sourced<bool>,
+    pub trl_vllm_enable_sleep_mode: Sourced<bool>,
 }
 
 /// `SFTConfig` settings beyond the plan's `packing` and `padding_free`.
@@ -515,6 +560,7 @@ impl Plan {
             visible_devices: None,
             insertion: None,
             trainer: None,
+            axolotl: None,
         }
     }
 

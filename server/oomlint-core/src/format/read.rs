@@ -89,6 +89,11 @@ impl<'a> Reader<'a> {
         self.sourced(path, |e| Some(truthy(e)))
     }
 
+    /// Whether the key is given a value (not null), for settings tested with `is not None`.
+    pub fn given(&self, path: &str) -> Option<Sourced<bool>> {
+        self.sourced(path, |e| Some(e.value.as_scalar().is_none_or(|s| !s.is_null())))
+    }
+
     /// A setting that may be Python's `None`: `Some(None)` for an explicit null, `Some(value)`
     /// for a value `read` accepts, None when the key is absent or its value unreadable.
     pub fn nullable<T>(

@@ -4,7 +4,7 @@
 use super::Context;
 use crate::diagnostic::{Applicability, Edit, Fix};
 use crate::format::{Format, Reader};
-use crate::plan::{RlAlgorithm, Sourced, TrainerSettings};
+use crate::plan::{AxolotlSettings, RlAlgorithm, Sourced, TrainerSettings};
 use crate::span::Span;
 use crate::syntax::{Entry, ScalarKind};
 
@@ -234,6 +234,11 @@ pub(super) fn grpo_batch<'p>(ctx: &Context<'p>) -> Option<GrpoBatch<'p>> {
         generation_batch_size: rl.generation_batch_size.as_ref(),
         steps_per_generation: rl.steps_per_generation.as_ref().filter(|_| !axolotl),
     })
+}
+
+/// The settings of an Axolotl plan.
+pub(super) fn axolotl<'p>(ctx: &Context<'p>) -> Option<&'p AxolotlSettings> {
+    ctx.plan?.axolotl.as_ref().filter(|_| ctx.format == Format::Axolotl)
 }
 
 /// The trainer settings of a TRL, transformers or LLaMA-Factory plan.

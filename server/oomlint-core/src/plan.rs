@@ -367,6 +367,9 @@ pub struct Plan {
     /// Axolotl's own settings.
     #[serde(skip)]
     pub axolotl: Option<AxolotlSettings>,
+    /// LitGPT's own settings.
+    #[serde(skip)]
+    pub litgpt: Option<LitgptSettings>,
 }
 
 // The settings below are what the frameworks' start-up checks test (the rules read them);
@@ -450,6 +453,38 @@ pub struct AxolotlSettings {
     pub rl: Sourced<bool>,
     pub trl_use_vllm: Sourced<bool>,
     pub trl_vllm_enable_sleep_mode: Sourced<bool>,
+}
+
+/// What a LitGPT script's `setup` and `validate_args` check beyond the plan's fields.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LitgptSettings {
+    /// The `train:` block's key, where findings about its defaulted values are reported.
+    pub train_key: Option<Span>,
+    /// `devices` when it is a number (also a numeric string); None for `auto` or absent.
+    pub devices: Option<Sourced<i64>>,
+    /// `num_nodes` when it is a number.
+    pub num_nodes: Option<Sourced<i64>>,
+    /// `quantize` when set (truthy), as written (`bnb.nf4`, …).
+    pub quantize: Option<Sourced<String>>,
+    /// `precision` as written; None inside for an explicit null.
+    pub precision: Option<Sourced<Option<String>>>,
+    /// The optimizer's class name or `class_path` (empty for a mapping without one).
+    pub optimizer: Option<Sourced<String>>,
+    /// Whether the optimizer is written as a mapping (`class_path: torch.optim.…`).
+    pub optimizer_is_class: bool,
+    /// Whether each argument `validate_args` checks is given a value (false: null).
+    pub epochs: Option<Sourced<bool>>,
+    pub max_tokens: Option<Sourced<bool>>,
+    pub max_norm: Option<Sourced<bool>>,
+    pub tie_embeddings: Option<Sourced<bool>>,
+    pub max_new_tokens: Option<Sourced<bool>>,
+    /// `train.lr_warmup_fraction`; None inside for an explicit null.
+    pub lr_warmup_fraction: Option<Sourced<Option<f64>>>,
+    /// `train.lr_warmup_steps`; None for an explicit null.
+    pub lr_warmup_steps: Sourced<Option<f64>>,
+    pub resume: Sourced<bool>,
+    /// Whether `initial_checkpoint_dir` is given (pretrain).
+    pub initial_checkpoint_dir: Sourced<bool>,
 }
 
 /// `SFTConfig` settings beyond the plan's `packing` and `padding_free`.
@@ -561,6 +596,7 @@ impl Plan {
             insertion: None,
             trainer: None,
             axolotl: None,
+            litgpt: None,
         }
     }
 

@@ -4,7 +4,7 @@
 use super::Context;
 use crate::diagnostic::{Applicability, Edit, Fix};
 use crate::format::{Format, Reader};
-use crate::plan::{AxolotlSettings, RlAlgorithm, Sourced, TrainerSettings};
+use crate::plan::{AxolotlSettings, LitgptSettings, Origin, RlAlgorithm, Sourced, TrainerSettings};
 use crate::span::Span;
 use crate::syntax::{Entry, ScalarKind};
 
@@ -90,11 +90,6 @@ pub(super) fn truthy(entry: &Entry) -> bool {
     }
 }
 
-/// Whether the entry at `path` is present and truthy.
-pub(super) fn flag(r: &Reader, path: &str) -> bool {
-    r.entry(path).is_some_and(truthy)
-}
-
 /// A fix that replaces the value of `entry` (only the value's bytes; a quoted value
 /// keeps its quotes' place, so comments and layout survive).
 /// An empty value (`key:`) gets a leading space so `key: value` stays a mapping entry.
@@ -144,28 +139,35 @@ pub(super) fn top_level_line_start(text: &str, key: Span) -> Option<usize> {
     (line_start == key.start).then_some(line_start)
 }
 
-/// LitGPT batch settings with the script's defaults (`litgpt/finetune/*.py`,
-/// `litgpt/pretrain.py` `setup`), and the world size when the file fixes it.
-pub(super) struct LitgptBatch {
-    pub global: u64,
-    pub micro: u64,
+/// LitGPT batch settings, and the world size when the file fixes it.
+pub(super) struct LitgptBatch<'p> {
+    pub global: &'p Sourced<u64>,
+    pub micro: &'p Sourced<u64>,
     /// `devices * num_nodes`; None with `devices: auto`/-1 (every visible GPU).
     pub world: Option<u64>,
+    pub train_key: Option<Span>,
+    pub devices_key: Option<Span>,
+    pub nodes_key: Option<Span>,
 }
 
-pub(super) fn litgpt_batch(format: Format, r: &Reader) -> LitgptBatch {
-    let pretrain = format == Format::LitgptPretrain;
-    let (global_default, micro_default) = if pretrain { (512, 4) } else { (16, 1) };
-    let global = r.u64("train.global_batch_size").map_or(global_default, |g| g.value);
-    let micro = r.u64("train.micro_batch_size").map_or(micro_default, |m| m.value);
-    let devices = match r.i64("devices") {
-        Some(d) if d.value > 0 => u64::try_from(d.value).ok(),
-        Some(_) => None,
-        None if r.has("devices") || pretrain => None,
-        None => Some(1),
-    };
-    let nodes = r.u64("num_nodes").map_or(1, |n| n.value.max(1));
-    LitgptBatch { global, micro, world: devices.map(|d| d.saturating_mul(nodes)) }
+pub(super) fn litgpt_batch<'p>(ctx: &Context<'p>) -> Option<LitgptBatch<'p>> {
+    let plan = ctx.plan.filter(|_| is_litgpt(ctx.format))?;
+    let devices = plan.devices.as_ref()?;
+    let nodes = plan.num_nodes.as_ref();
+    let known = !matches!(devices.origin, Origin::Unknown { .. });
+    Some(LitgptBatch {
+        global: plan.global_batch_size.as_ref()?,
+        micro: plan.micro_batch_size.as_ref()?,
+        world: known.then(|| devices.value.saturating_mul(nodes.map_or(1, |n| n.value.max(1)))),
+        train_key: plan.litgpt.as_ref().and_then(|l| l.train_key),
+        devices_key: devices.key_span(),
+        nodes_key: nodes.and_then(|n| n.key_span()),
+    })
+}
+
+/// The settings of a LitGPT plan.
+pub(super) fn litgpt<'p>(ctx: &Context<'p>) -> Option<&'p LitgptSettings> {
+    ctx.plan?.litgpt.as_ref().filter(|_| is_litgpt(ctx.format))
 }
 
 /// The GRPO batch settings of a TRL `grpo` config or an Axolotl `rl: grpo` config.

@@ -370,6 +370,12 @@ pub struct Plan {
     /// LitGPT's own settings.
     #[serde(skip)]
     pub litgpt: Option<LitgptSettings>,
+    /// The launcher's own settings (accelerate configs).
+    #[serde(skip)]
+    pub accelerate: Option<AccelerateSettings>,
+    /// DeepSpeed's own settings (DeepSpeed configs).
+    #[serde(skip)]
+    pub deepspeed: Option<DeepspeedSettings>,
 }
 
 // The settings below are what the frameworks' start-up checks test (the rules read them);
@@ -408,6 +414,8 @@ pub struct TrainerSettings {
     pub lr_scheduler_type: Sourced<String>,
     pub dataloader_num_workers: Sourced<u64>,
     pub dataloader_prefetch_factor: Sourced<Option<u64>>,
+    /// An inline DeepSpeed config (`deepspeed: {…}`).
+    pub deepspeed: Option<DeepspeedSettings>,
     pub sft: Option<SftSettings>,
     pub dpo: Option<DpoSettings>,
     pub grpo: Option<GrpoSettings>,
@@ -485,6 +493,51 @@ pub struct LitgptSettings {
     pub resume: Sourced<bool>,
     /// Whether `initial_checkpoint_dir` is given (pretrain).
     pub initial_checkpoint_dir: Sourced<bool>,
+}
+
+/// What `accelerate launch` and its plugins check in an accelerate config.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AccelerateSettings {
+    /// The first key of the file, where a missing key is reported.
+    pub first_key: Option<Span>,
+    /// `distributed_type`; None inside for an explicit null.
+    pub distributed_type: Option<Sourced<Option<String>>>,
+    /// `num_processes` when an integer (-1, the default: given at launch); None for null.
+    pub num_processes: Sourced<Option<i64>>,
+    /// `mixed_precision` as written.
+    pub mixed_precision: Option<Sourced<String>>,
+    /// `deepspeed_config.deepspeed_config_file`, when given.
+    pub deepspeed_config_file: Option<Sourced<String>>,
+    /// The `deepspeed_config` keys a DeepSpeed config file overrides, as the file writes them.
+    pub deepspeed_keys_owned_by_file: Vec<Sourced<&'static str>>,
+    /// `fsdp_config.fsdp_version` as written.
+    pub fsdp_version: Option<Sourced<String>>,
+    pub fsdp_cpu_ram_efficient_loading: Sourced<bool>,
+    /// `fsdp_config.fsdp_sync_module_states` when a boolean.
+    pub fsdp_sync_module_states: Option<Sourced<bool>>,
+    pub fsdp_state_dict_type: Option<Sourced<String>>,
+    /// `fsdp_config.fsdp_reshard_after_forward` when written as a string or number (which
+    /// accelerate parses with `str_to_bool`), not as a YAML boolean or null.
+    pub fsdp_reshard_after_forward: Option<Sourced<String>>,
+}
+
+/// What DeepSpeed (and the HF Trainer's check of an inline config) reads beyond the plan's fields.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeepspeedSettings {
+    /// The batch keys when written as numbers (None: absent or `"auto"`).
+    pub train_batch_size: Option<Sourced<f64>>,
+    pub train_micro_batch_size_per_gpu: Option<Sourced<f64>>,
+    pub gradient_accumulation_steps: Option<Sourced<f64>>,
+    pub gradient_clipping: Option<Sourced<f64>>,
+    /// `fp16.enabled` / `bf16.enabled` when written as booleans or numbers (1.0 for true).
+    pub fp16_enabled: Option<Sourced<f64>>,
+    pub bf16_enabled: Option<Sourced<f64>>,
+    /// `zero_optimization.stage` as written (0 by default).
+    pub zero_stage: Sourced<i64>,
+    /// `zero_optimization.offload_param.device`, and the key of the `offload_param` block.
+    pub offload_param_device: Option<Sourced<String>>,
+    pub offload_param_key: Option<Span>,
+    pub offload_optimizer_ratio: Option<Sourced<f64>>,
 }
 
 /// `SFTConfig` settings beyond the plan's `packing` and `padding_free`.
@@ -597,6 +650,8 @@ impl Plan {
             trainer: None,
             axolotl: None,
             litgpt: None,
+            accelerate: None,
+            deepspeed: None,
         }
     }
 

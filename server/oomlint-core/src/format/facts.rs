@@ -54,6 +54,8 @@ pub(crate) enum Framework {
     LitgptFinetune,
     LitgptPretrain,
     Axolotl,
+    Accelerate,
+    Deepspeed,
 }
 
 const fn fact(
@@ -427,6 +429,20 @@ pub(crate) const FACTS: &[Fact] = &[
     fact(LitgptFinetune, "lora_r", 8.0, "0.5", "litgpt/finetune/lora.py setup(lora_r=8)"),
     fact(LitgptFinetune, "lora_alpha", 16.0, "0.5", "litgpt/finetune/lora.py setup(lora_alpha=16)"),
     fact(LitgptFinetune, "lora_dropout", 0.05, "0.5", "litgpt/finetune/lora.py setup(lora_dropout=0.05)"),
+    fact(
+        Accelerate,
+        "num_processes",
+        -1.0,
+        "1.15",
+        "accelerate/commands/config/config_args.py ClusterConfig.num_processes (-1: given at launch; 1 with distributed_type NO)",
+    ),
+    fact(
+        Deepspeed,
+        "zero_optimization.stage",
+        0.0,
+        "edaa7221",
+        "deepspeed/runtime/zero/config.py DeepSpeedZeroConfig.stage",
+    ),
 ];
 
 /// The row for `key` of `framework`.

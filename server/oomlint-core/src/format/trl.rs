@@ -252,6 +252,10 @@ pub(crate) fn trainer_settings(format: Format, r: &Reader) -> TrainerSettings {
         lr_scheduler_type: s.text(Transformers, "lr_scheduler_type"),
         dataloader_num_workers: s.count(Transformers, "dataloader_num_workers"),
         dataloader_prefetch_factor: prefetch,
+        deepspeed: r
+            .entry("deepspeed")
+            .filter(|e| e.value.as_mapping().is_some())
+            .map(|_| deepspeed::settings(r, "deepspeed.")),
         sft: (format == Format::TrlSft).then(|| SftSettings {
             max_length: r
                 .nullable("max_length", |r, k| r.u64(k))

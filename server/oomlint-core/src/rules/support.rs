@@ -1,17 +1,15 @@
-//! Shared helpers for the framework rules: reading the document, placing findings,
-//! building minimal value edits, and the framework version each rule assumes.
+//! Shared helpers for the framework rules: the plan's settings of each framework, placing
+//! findings, building minimal value edits, and the framework version each rule assumes.
+//! The rules read the plan, never the document (see `rules::tests`).
 
 use super::Context;
 use crate::diagnostic::{Applicability, Edit, Fix};
-use crate::format::{Format, Reader};
-use crate::plan::{AxolotlSettings, LitgptSettings, Origin, RlAlgorithm, Sourced, TrainerSettings};
+use crate::format::Format;
+use crate::plan::{
+    AccelerateSettings, AxolotlSettings, DeepspeedSettings, LitgptSettings, Origin, RlAlgorithm, Sourced,
+    TrainerSettings,
+};
 use crate::span::Span;
-use crate::syntax::{Entry, ScalarKind};
-
-/// The root mapping as a [`Reader`], when the document has one.
-pub(super) fn reader<'a>(ctx: &Context<'a>) -> Option<Reader<'a>> {
-    ctx.document.root_mapping().map(Reader::new)
-}
 
 /// TRL CLI configs (flat YAML over TrainingArguments + the TRL config + ModelConfig).
 pub(super) fn is_trl(format: Format) -> bool {
@@ -39,67 +37,9 @@ pub(super) fn litgpt_quantizes(format: Format) -> bool {
     matches!(format, Format::LitgptLora | Format::LitgptAdapter | Format::LitgptAdapterV2)
 }
 
-/// The span to report a finding on: the key of the first present path, else the key of
-/// the nearest present ancestor of the first path, else the document start.
-pub(super) fn anchor(r: &Reader, paths: &[&str]) -> Span {
-    if let Some(entry) = paths.iter().find_map(|p| r.entry(p)) {
-        return entry.key_span;
-    }
-    let mut path = paths.first().copied().unwrap_or_default();
-    while let Some((parent, _)) = path.rsplit_once('.') {
-        if let Some(entry) = r.entry(parent) {
-            return entry.key_span;
-        }
-        path = parent;
-    }
-    Span::empty(0)
-}
-
-/// The key span of an entry that is present.
-pub(super) fn key_of(r: &Reader, path: &str) -> Option<Span> {
-    r.entry(path).map(|e| e.key_span)
-}
-
-/// Whether the scalar at `path` is present and not null.
-pub(super) fn is_set(r: &Reader, path: &str) -> bool {
-    r.entry(path).is_some_and(|e| e.value.as_scalar().is_none_or(|s| !s.is_null()))
-}
-
-/// The scalar text at `path` (not null).
-pub(super) fn text<'a>(r: &Reader<'a>, path: &str) -> Option<&'a str> {
-    let scalar = r.entry(path)?.value.as_scalar()?;
-    (!scalar.is_null()).then_some(scalar.text.as_str())
-}
-
-/// A truthy value as Python sees it: a true boolean, a non-zero number, a non-empty
-/// string other than the boolean words `false`/`no`/`off`/`0` (which CLI-style parsers
-/// turn into False), or any list or mapping.
-pub(super) fn truthy(entry: &Entry) -> bool {
-    match entry.value.as_scalar() {
-        Some(s) => match s.kind {
-            ScalarKind::Bool(b) => b,
-            ScalarKind::Int(i) => i != 0,
-            ScalarKind::Float(f) => f != 0.0,
-            ScalarKind::BigInt => true,
-            ScalarKind::Null => false,
-            ScalarKind::Str => {
-                !s.text.is_empty() && !matches!(s.text.to_ascii_lowercase().as_str(), "false" | "no" | "off" | "0")
-            }
-        },
-        None => true,
-    }
-}
-
-/// A fix that replaces the value of `entry` (only the value's bytes; a quoted value
-/// keeps its quotes' place, so comments and layout survive).
-/// An empty value (`key:`) gets a leading space so `key: value` stays a mapping entry.
-pub(super) fn set_value(entry: &Entry, content: &str, title: impl Into<String>, applicability: Applicability) -> Fix {
-    let content = if entry.value.span.is_empty() { format!(" {content}") } else { content.to_string() };
-    Fix { title: title.into(), applicability, edits: vec![Edit::replace(entry.value.span, content)] }
-}
-
-/// A fix that replaces the value the file writes for `setting` (as [`set_value`]); None
-/// when the value does not come from the file.
+/// A fix that replaces the value the file writes for `setting` (only the value's bytes, so
+/// comments and layout survive; an empty value, `key:`, gets a leading space so the entry
+/// stays a mapping entry); None when the value does not come from the file.
 pub(super) fn set<T>(
     setting: &Sourced<T>,
     content: &str,
@@ -241,6 +181,16 @@ pub(super) fn grpo_batch<'p>(ctx: &Context<'p>) -> Option<GrpoBatch<'p>> {
 /// The settings of an Axolotl plan.
 pub(super) fn axolotl<'p>(ctx: &Context<'p>) -> Option<&'p AxolotlSettings> {
     ctx.plan?.axolotl.as_ref().filter(|_| ctx.format == Format::Axolotl)
+}
+
+/// The settings of an accelerate config's plan.
+pub(super) fn accelerate<'p>(ctx: &Context<'p>) -> Option<&'p AccelerateSettings> {
+    ctx.plan?.accelerate.as_ref().filter(|_| ctx.format == Format::Accelerate)
+}
+
+/// The settings of a DeepSpeed config's plan.
+pub(super) fn deepspeed<'p>(ctx: &Context<'p>) -> Option<&'p DeepspeedSettings> {
+    ctx.plan?.deepspeed.as_ref().filter(|_| ctx.format == Format::Deepspeed)
 }
 
 /// The trainer settings of a TRL, transformers or LLaMA-Factory plan.

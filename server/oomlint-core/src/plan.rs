@@ -386,6 +386,8 @@ pub struct Plan {
 /// them: TRL, transformers and LLaMA-Factory configs, and the config call of a script.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TrainerSettings {
+    /// Whether TRL's `ModelConfig` applies: a `trl` CLI config (a script loads its model itself).
+    pub model_config: bool,
     /// `ModelConfig.model_name_or_path` as the config writes it (a script names its model
     /// in its loader call instead: see [`Plan::model`]).
     pub model_name_or_path: Option<Sourced<String>>,

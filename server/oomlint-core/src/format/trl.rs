@@ -231,6 +231,7 @@ pub(crate) fn trainer_settings(format: Format, r: &Reader) -> TrainerSettings {
         .nullable("dataloader_prefetch_factor", |r, k| r.u64(k))
         .unwrap_or_else(|| facts::default(Transformers, "dataloader_prefetch_factor", None));
     TrainerSettings {
+        model_config: is_trl,
         model_name_or_path: r.str("model_name_or_path"),
         dtype,
         use_peft: s.flag(TrlModel, "use_peft"),

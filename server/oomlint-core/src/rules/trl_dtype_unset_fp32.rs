@@ -29,17 +29,13 @@
 use super::support;
 use super::{Context, Reporter};
 use crate::diagnostic::{Applicability, Edit, Fix};
-use crate::syntax::Language;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if !support::is_trl(ctx.format) || !support::trl_at_least(ctx, "0.27") {
         return;
     }
     // `ModelConfig.dtype` belongs to the `trl` CLI; a script loads its model itself.
-    if matches!(ctx.document.language, Language::Python | Language::Notebook) {
-        return;
-    }
-    let Some(trainer) = support::trainer(ctx) else { return };
+    let Some(trainer) = support::trainer(ctx).filter(|t| t.model_config) else { return };
     // A written `torch_dtype` is the removed alias (a `removed-key` finding), not this.
     if trainer.dtype.is_from_file() {
         return;

@@ -284,6 +284,10 @@ pub struct VllmPlan {
 pub struct RlPlan {
     pub num_generations: Sourced<u64>,
     pub max_prompt_length: Option<Sourced<u64>>,
+    /// The prompt length generation is sized for: `max_prompt_length`, else (TRL dropped the
+    /// key in 0.28; the prompts' length depends on the dataset) an assumption from `format::facts`.
+    #[serde(skip)]
+    pub prompt_length: Sourced<u64>,
     pub max_completion_length: Sourced<u64>,
     pub generation_batch_size: Option<Sourced<u64>>,
     pub steps_per_generation: Option<Sourced<u64>>,

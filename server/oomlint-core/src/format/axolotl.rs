@@ -286,6 +286,7 @@ fn rl_plan(r: &Reader) -> RlPlan {
             .count("trl.num_generations")
             .unwrap_or_else(|| Sourced::default_of(8, format!("{TRL} GRPOConfig num_generations=8"))),
         max_prompt_length: r.u64("max_prompt_len"),
+        prompt_length: r.u64("max_prompt_len").unwrap_or_else(|| super::trl::assumed_prompt_length("max_prompt_len")),
         max_completion_length: r.u64("trl.max_completion_length").unwrap_or_else(|| {
             Sourced::unknown(
                 256,

@@ -302,6 +302,15 @@ fn grpo_settings(r: &Reader, rl: &RlPlan) -> GrpoSettings {
     }
 }
 
+/// The prompt length generation is sized for when the config sets none (`key` unset).
+pub(crate) fn assumed_prompt_length(key: &str) -> Sourced<u64> {
+    let fact = facts::get(TrlGrpo, "max_prompt_length");
+    Sourced::unknown(
+        facts::count(TrlGrpo, "max_prompt_length"),
+        format!("{key} unset: the prompts' length depends on the dataset (assumed {}, {})", fact.value, fact.source),
+    )
+}
+
 fn plan_grpo(plan: &mut Plan, r: &Reader, peft: bool) {
     let completion = r.u64("max_completion_length").unwrap_or_else(|| {
         trl_default(facts::count(TrlGrpo, "max_completion_length"), "GRPOConfig.max_completion_length (256 up to 1.9)")
@@ -335,6 +344,7 @@ fn plan_grpo(plan: &mut Plan, r: &Reader, peft: bool) {
         num_generations: r
             .count("num_generations")
             .unwrap_or_else(|| trl_default(facts::count(TrlGrpo, "num_generations"), "GRPOConfig.num_generations")),
+        prompt_length: prompt.clone().unwrap_or_else(|| assumed_prompt_length("max_prompt_length")),
         max_prompt_length: prompt,
         max_completion_length: completion,
         generation_batch_size: r.u64("generation_batch_size"),

@@ -445,6 +445,17 @@ mod tests {
         assert!(readers <= TEXT_RULES.len() + NOT_YET_ON_THE_PLAN.len());
     }
 
+    /// Without a plan (a file that does not parse) a rule about meaning has nothing to
+    /// read: a partial tree would report keys as missing that follow the syntax error.
+    #[test]
+    fn a_file_that_does_not_parse_gets_only_syntax_findings() {
+        let text = "# oomlint: format=trl-sft\nmodel_name_or_path: Qwen/Qwen2.5-0.5B\nload_in_4bit: true\noutput_dir: [out\nuse_peft: true\ndtype: bfloat16\n";
+        let options = crate::analysis::Options::default();
+        let analysis = crate::analysis::analyze_text(std::path::Path::new("sft.yaml"), text.to_string(), &options);
+        let rules: Vec<&str> = analysis.diagnostics.iter().map(|d| d.rule).collect();
+        assert_eq!(rules, ["yaml-syntax"]);
+    }
+
     #[test]
     fn the_document_check_can_fail() {
         assert_eq!(reads_the_document("let n = 1; // not ctx.document"), None);

@@ -65,6 +65,14 @@ impl<T> Sourced<T> {
         }
     }
 
+    /// The key and its value when the file set them (a finding about the whole setting).
+    pub fn entry_span(&self) -> Option<Span> {
+        match self.origin {
+            Origin::File { key, value } => Some(key.cover(value)),
+            _ => None,
+        }
+    }
+
     pub fn is_from_file(&self) -> bool {
         matches!(self.origin, Origin::File { .. })
     }
@@ -277,6 +285,10 @@ pub struct VllmPlan {
 pub struct RlPlan {
     pub num_generations: Sourced<u64>,
     pub max_prompt_length: Option<Sourced<u64>>,
+    /// The prompt length generation is sized for: `max_prompt_length`, else (TRL dropped the
+    /// key in 0.28; the prompts' length depends on the dataset) an assumption from `format::facts`.
+    #[serde(skip)]
+    pub prompt_length: Sourced<u64>,
     pub max_completion_length: Sourced<u64>,
     pub generation_batch_size: Option<Sourced<u64>>,
     pub steps_per_generation: Option<Sourced<u64>>,
@@ -357,6 +369,216 @@ pub struct Plan {
     /// The language of the file, in which edits of its values are spelled.
     #[serde(skip)]
     pub language: Language,
+    /// The trainer's own settings (TRL, transformers and LLaMA-Factory configs).
+    #[serde(skip)]
+    pub trainer: Option<TrainerSettings>,
+    /// Axolotl's own settings.
+    #[serde(skip)]
+    pub axolotl: Option<AxolotlSettings>,
+    /// LitGPT's own settings.
+    #[serde(skip)]
+    pub litgpt: Option<LitgptSettings>,
+    /// The launcher's own settings (accelerate configs).
+    #[serde(skip)]
+    pub accelerate: Option<AccelerateSettings>,
+    /// DeepSpeed's own settings (DeepSpeed configs).
+    #[serde(skip)]
+    pub deepspeed: Option<DeepspeedSettings>,
+}
+
+// The settings below are what the frameworks' start-up checks test (the rules read them);
+// the estimate does not use them, and `oomlint plan` does not print them. Absent keys take
+// the framework's default from `format::facts`; a `File` origin points at the key.
+
+/// `TrainingArguments`, the TRL config class and TRL's `ModelConfig` as the trainer reads
+/// them: TRL, transformers and LLaMA-Factory configs, and the config call of a script.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrainerSettings {
+    /// Whether TRL's `ModelConfig` applies: a `trl` CLI config (a script loads its model itself).
+    pub model_config: bool,
+    /// `ModelConfig.model_name_or_path` as the config writes it (a script names its model
+    /// in its loader call instead: see [`Plan::model`]).
+    pub model_name_or_path: Option<Sourced<String>>,
+    /// `ModelConfig.dtype` (also from the removed `torch_dtype` or `model_init_kwargs.dtype`);
+    /// None when the file writes null.
+    pub dtype: Sourced<Option<String>>,
+    pub use_peft: Sourced<bool>,
+    pub load_in_4bit: Sourced<bool>,
+    pub load_in_8bit: Sourced<bool>,
+    pub fp16: Sourced<bool>,
+    /// After TRL's `bf16=None` → `not fp16`.
+    pub bf16: Sourced<bool>,
+    pub fp16_full_eval: Sourced<bool>,
+    pub bf16_full_eval: Sourced<bool>,
+    pub max_grad_norm: Sourced<f64>,
+    pub auto_find_batch_size: Sourced<bool>,
+    pub per_device_eval_batch_size: Sourced<u64>,
+    /// `eval_strategy` (or its old name `evaluation_strategy`).
+    pub eval_strategy: Sourced<String>,
+    pub save_strategy: Sourced<String>,
+    pub logging_steps: Sourced<f64>,
+    /// `eval_steps`; `logging_steps` when unset.
+    pub eval_steps: Sourced<f64>,
+    pub save_steps: Sourced<f64>,
+    pub load_best_model_at_end: Sourced<bool>,
+    pub lr_scheduler_type: Sourced<String>,
+    pub dataloader_num_workers: Sourced<u64>,
+    pub dataloader_prefetch_factor: Sourced<Option<u64>>,
+    /// An inline DeepSpeed config (`deepspeed: {…}`).
+    pub deepspeed: Option<DeepspeedSettings>,
+    pub sft: Option<SftSettings>,
+    pub dpo: Option<DpoSettings>,
+    pub grpo: Option<GrpoSettings>,
+}
+
+/// What `AxolotlInputConfig` (and its validators) reads beyond the plan's fields.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AxolotlSettings {
+    pub adapter: Option<Sourced<String>>,
+    pub load_in_4bit: Sourced<bool>,
+    pub load_in_8bit: Sourced<bool>,
+    pub gptq: Sourced<bool>,
+    pub merge_lora: Sourced<bool>,
+    pub fp16: Sourced<bool>,
+    /// None: `auto` (the default).
+    pub bf16: Sourced<Option<bool>>,
+    /// Not Axolotl keys, but passed through to `TrainingArguments` when written.
+    pub fp16_full_eval: Sourced<bool>,
+    pub bf16_full_eval: Sourced<bool>,
+    /// Whether checkpointing is on in any form (`true`, `offload`, …).
+    pub gradient_checkpointing: Sourced<bool>,
+    pub activation_offloading: Sourced<bool>,
+    pub attn_implementation: Option<Sourced<String>>,
+    /// The legacy attention flags the file turns on (`flash_attention`, …), in Axolotl's order
+    /// (`LEGACY_ATTN_FLAG_TO_IMPL`); the value is the key.
+    pub legacy_attention: Vec<Sourced<&'static str>>,
+    pub batch_size: Sourced<Option<u64>>,
+    /// The legacy top-level `beta`, which must match `trl.beta`.
+    pub beta: Option<Sourced<f64>>,
+    pub trl_beta: Option<Sourced<f64>>,
+    /// Whether a DeepSpeed config is given.
+    pub deepspeed: Sourced<bool>,
+    /// Whether `fsdp` options are given.
+    pub fsdp: Sourced<bool>,
+    /// The FSDP version, when `fsdp_config` is present.
+    pub fsdp_version: Option<Sourced<u64>>,
+    pub optimizer: Sourced<String>,
+    /// Whether `max_memory` is set (not null).
+    pub max_memory: Sourced<bool>,
+    /// Whether `gpu_memory_limit` is set (not null).
+    pub gpu_memory_limit: Sourced<bool>,
+    /// Whether `rl` is set.
+    pub rl: Sourced<bool>,
+    pub trl_use_vllm: Sourced<bool>,
+    pub trl_vllm_enable_sleep_mode: Sourced<bool>,
+}
+
+/// What a LitGPT script's `setup` and `validate_args` check beyond the plan's fields.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LitgptSettings {
+    /// The `train:` block's key, where findings about its defaulted values are reported.
+    pub train_key: Option<Span>,
+    /// `devices` when it is a number (also a numeric string); None for `auto` or absent.
+    pub devices: Option<Sourced<i64>>,
+    /// `num_nodes` when it is a number.
+    pub num_nodes: Option<Sourced<i64>>,
+    /// `quantize` when set (truthy), as written (`bnb.nf4`, …).
+    pub quantize: Option<Sourced<String>>,
+    /// `precision` as written; None inside for an explicit null.
+    pub precision: Option<Sourced<Option<String>>>,
+    /// The optimizer's class name or `class_path` (empty for a mapping without one).
+    pub optimizer: Option<Sourced<String>>,
+    /// Whether the optimizer is written as a mapping (`class_path: torch.optim.…`).
+    pub optimizer_is_class: bool,
+    /// Whether each argument `validate_args` checks is given a value (false: null).
+    pub epochs: Option<Sourced<bool>>,
+    pub max_tokens: Option<Sourced<bool>>,
+    pub max_norm: Option<Sourced<bool>>,
+    pub tie_embeddings: Option<Sourced<bool>>,
+    pub max_new_tokens: Option<Sourced<bool>>,
+    /// `train.lr_warmup_fraction`; None inside for an explicit null.
+    pub lr_warmup_fraction: Option<Sourced<Option<f64>>>,
+    /// `train.lr_warmup_steps`; None for an explicit null.
+    pub lr_warmup_steps: Sourced<Option<f64>>,
+    pub resume: Sourced<bool>,
+    /// Whether `initial_checkpoint_dir` is given (pretrain).
+    pub initial_checkpoint_dir: Sourced<bool>,
+}
+
+/// What `accelerate launch` and its plugins check in an accelerate config.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AccelerateSettings {
+    /// The first key of the file, where a missing key is reported.
+    pub first_key: Option<Span>,
+    /// `distributed_type`; None inside for an explicit null.
+    pub distributed_type: Option<Sourced<Option<String>>>,
+    /// `num_processes` when an integer (-1, the default: given at launch); None for null.
+    pub num_processes: Sourced<Option<i64>>,
+    /// `mixed_precision` as written.
+    pub mixed_precision: Option<Sourced<String>>,
+    /// `deepspeed_config.deepspeed_config_file`, when given.
+    pub deepspeed_config_file: Option<Sourced<String>>,
+    /// The `deepspeed_config` keys a DeepSpeed config file overrides, as the file writes them.
+    pub deepspeed_keys_owned_by_file: Vec<Sourced<&'static str>>,
+    /// `fsdp_config.fsdp_version` as written.
+    pub fsdp_version: Option<Sourced<String>>,
+    pub fsdp_cpu_ram_efficient_loading: Sourced<bool>,
+    /// `fsdp_config.fsdp_sync_module_states` when a boolean.
+    pub fsdp_sync_module_states: Option<Sourced<bool>>,
+    pub fsdp_state_dict_type: Option<Sourced<String>>,
+    /// `fsdp_config.fsdp_reshard_after_forward` when written as a string or number (which
+    /// accelerate parses with `str_to_bool`), not as a YAML boolean or null.
+    pub fsdp_reshard_after_forward: Option<Sourced<String>>,
+}
+
+/// What DeepSpeed (and the HF Trainer's check of an inline config) reads beyond the plan's fields.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeepspeedSettings {
+    /// The batch keys when written as numbers (None: absent or `"auto"`).
+    pub train_batch_size: Option<Sourced<f64>>,
+    pub train_micro_batch_size_per_gpu: Option<Sourced<f64>>,
+    pub gradient_accumulation_steps: Option<Sourced<f64>>,
+    pub gradient_clipping: Option<Sourced<f64>>,
+    /// `fp16.enabled` / `bf16.enabled` when written as booleans or numbers (1.0 for true).
+    pub fp16_enabled: Option<Sourced<f64>>,
+    pub bf16_enabled: Option<Sourced<f64>>,
+    /// `zero_optimization.stage` as written (0 by default).
+    pub zero_stage: Sourced<i64>,
+    /// `zero_optimization.offload_param.device`, and the key of the `offload_param` block.
+    pub offload_param_device: Option<Sourced<String>>,
+    pub offload_param_key: Option<Span>,
+    pub offload_optimizer_ratio: Option<Sourced<f64>>,
+}
+
+/// `SFTConfig` settings beyond the plan's `packing` and `padding_free`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SftSettings {
+    /// `max_length`; None when the file writes null (no truncation).
+    pub max_length: Sourced<Option<u64>>,
+    /// SFTConfig's default `max_length`, the value a fix restores.
+    pub default_max_length: u64,
+}
+
+/// `DPOConfig` settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DpoSettings {
+    /// `loss_type` as a list (one name is a list of one); None when the file writes null.
+    pub loss_type: Sourced<Option<Vec<String>>>,
+    /// `loss_weights`, when the file writes a list (each item's text).
+    pub loss_weights: Option<Sourced<Vec<String>>>,
+}
+
+/// `GRPOConfig` settings beyond the plan's [`RlPlan`] (which describes the run: a script's
+/// vLLM may come from its loader instead).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GrpoSettings {
+    /// `num_generations_eval`; `num_generations` when unset.
+    pub num_generations_eval: Sourced<u64>,
+    pub sync_ref_model: Sourced<bool>,
+    pub use_vllm: Sourced<bool>,
+    pub vllm_mode: Sourced<String>,
+    pub vllm_tensor_parallel_size: Sourced<u64>,
+    pub vllm_enable_sleep_mode: Sourced<bool>,
 }
 
 /// A place to add a top-level key, and the key each settable plan field is written as in
@@ -436,6 +658,11 @@ impl Plan {
             visible_devices: None,
             insertion: None,
             language: Language::Yaml,
+            trainer: None,
+            axolotl: None,
+            litgpt: None,
+            accelerate: None,
+            deepspeed: None,
         }
     }
 

@@ -75,7 +75,7 @@ pub(super) fn generate_kv_cache(s: &Setup) -> Option<Component> {
     }
     let a = &s.arch;
     let attention_layers = a.n_layer - a.n_mamba_layers.min(a.n_layer);
-    let prompt = rl.max_prompt_length.as_ref().map_or(512, |p| p.value);
+    let prompt = rl.prompt_length.value;
     let length = prompt + rl.max_completion_length.value;
     let batch = s.micro_batch;
     let per_token = 2 * attention_layers * weights::kv_width(a) * s.compute_bytes;

@@ -108,8 +108,14 @@ impl Setup {
             (Implementation::Hf | Implementation::Unsloth, Method::Lora | Method::Qlora) => 4,
             _ => param_bytes,
         };
-        let micro_batch =
-            value_or(&plan.micro_batch_size, default_micro_batch(implementation), "micro batch size", &mut missing);
+        // Every plan builder sets it (from the file or the framework's default).
+        let micro_batch = match &plan.micro_batch_size {
+            Some(m) => m.value,
+            None => {
+                missing.push("micro batch size not in the plan; assumed 1".to_string());
+                1
+            }
+        };
         let seq_len = match &plan.max_seq_length {
             Some(s) => s.value.min(arch.block_size.max(1)).max(1),
             None => {
@@ -234,27 +240,9 @@ fn bounded(arch: &Architecture) -> Architecture {
     a
 }
 
-fn value_or(field: &Option<crate::plan::Sourced<u64>>, default: u64, what: &str, missing: &mut Vec<String>) -> u64 {
-    match field {
-        Some(v) => v.value,
-        None => {
-            missing.push(format!("{what} not set; assumed {default}"));
-            default
-        }
-    }
-}
-
-fn default_micro_batch(implementation: Implementation) -> u64 {
-    match implementation {
-        Implementation::Litgpt => facts::count(LitgptFinetune, "train.micro_batch_size"),
-        Implementation::Hf | Implementation::Unsloth => facts::count(Transformers, "per_device_train_batch_size"),
-    }
-}
-
 fn default_seq_len(plan: &Plan, arch: &Architecture) -> u64 {
     if let Some(rl) = &plan.rl {
-        let prompt = rl.max_prompt_length.as_ref().map_or(facts::count(TrlGrpo, "max_prompt_length"), |p| p.value);
-        return prompt + rl.max_completion_length.value;
+        return rl.prompt_length.value + rl.max_completion_length.value;
     }
     match plan.framework {
         Framework::Litgpt => arch.block_size.max(1),

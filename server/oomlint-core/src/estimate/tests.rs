@@ -229,6 +229,7 @@ fn grpo(sleep: bool) -> Plan {
     p.rl = Some(RlPlan {
         num_generations: d(8),
         max_prompt_length: Some(d(512)),
+        prompt_length: d(512),
         max_completion_length: d(512),
         generation_batch_size: None,
         steps_per_generation: None,

@@ -5,8 +5,10 @@
 //! `commands/launch.py`, `utils/launch.py` and `utils/dataclasses.py` at
 //! huggingface/accelerate@16cb6eb8 (1.15.0.dev0).
 
+use super::facts::{self, Framework::Accelerate};
 use super::{deepspeed, Reader};
-use crate::plan::{Checkpointing, Dtype, Framework, Plan, Precision, Sharding, Sourced};
+use crate::plan::{AccelerateSettings, Checkpointing, Dtype, Framework, Plan, Precision, Sharding, Sourced};
+use crate::syntax::ScalarKind;
 
 const VERSION: &str = "accelerate 1.15";
 
@@ -165,7 +167,53 @@ pub(crate) fn plan(r: &Reader) -> Plan {
         (_, Some(d)) => Some(d.map(|_| Sharding::None)),
         (_, None) => None,
     };
+    plan.accelerate = Some(settings(r));
     plan
+}
+
+/// The `deepspeed_config` keys accelerate ignores next to a `deepspeed_config_file`
+/// (`utils/dataclasses.py` `DeepSpeedPlugin._deepspeed_config_checks`, without `mixed_precision`,
+/// which is a top-level key).
+const OWNED_BY_DEEPSPEED_FILE: [&str; 8] = [
+    "gradient_accumulation_steps",
+    "gradient_clipping",
+    "zero_stage",
+    "offload_optimizer_device",
+    "offload_param_device",
+    "offload_param_nvme_path",
+    "offload_optimizer_nvme_path",
+    "zero3_save_16bit_model",
+];
+
+fn settings(r: &Reader) -> AccelerateSettings {
+    let reshard = "fsdp_config.fsdp_reshard_after_forward";
+    let deepspeed_file = "deepspeed_config.deepspeed_config_file";
+    AccelerateSettings {
+        first_key: r.root.entries.first().map(|e| e.key_span),
+        distributed_type: r.nullable("distributed_type", |r, k| r.str(k)),
+        num_processes: r.nullable("num_processes", |r, k| r.i64(k)).unwrap_or_else(|| {
+            facts::default(Accelerate, "num_processes", Some(facts::number(Accelerate, "num_processes") as i64))
+        }),
+        mixed_precision: r.str("mixed_precision"),
+        deepspeed_config_file: r.str(deepspeed_file),
+        deepspeed_keys_owned_by_file: OWNED_BY_DEEPSPEED_FILE
+            .into_iter()
+            .filter_map(|k| {
+                let entry = r.entry(&format!("deepspeed_config.{k}"))?;
+                Some(Sourced::file(k, entry.key_span, entry.value.span))
+            })
+            .collect(),
+        fsdp_version: r.str("fsdp_config.fsdp_version"),
+        fsdp_cpu_ram_efficient_loading: r
+            .flag("fsdp_config.fsdp_cpu_ram_efficient_loading")
+            .unwrap_or_else(|| default(false, "fsdp_cpu_ram_efficient_loading=False")),
+        fsdp_sync_module_states: r.bool("fsdp_config.fsdp_sync_module_states"),
+        fsdp_state_dict_type: r.str("fsdp_config.fsdp_state_dict_type"),
+        fsdp_reshard_after_forward: r
+            .entry(reshard)
+            .filter(|e| e.value.as_scalar().is_some_and(|s| !matches!(s.kind, ScalarKind::Bool(_) | ScalarKind::Null)))
+            .and_then(|_| r.str(reshard)),
+    }
 }
 
 #[cfg(test)]

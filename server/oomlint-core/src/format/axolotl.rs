@@ -10,8 +10,8 @@
 use super::hf_names::{attention_kind, lora_targets, optimizer_kind};
 use super::{accelerate, deepspeed, Reader};
 use crate::plan::{
-    Attention, Checkpointing, Dtype, Framework, LoraPlan, LoraTargets, LossImpl, Method, ModelRef, Optimizer, Plan,
-    Precision, Quantization, RlAlgorithm, RlPlan, Sharding, Sourced, VllmMode, VllmPlan,
+    Attention, AxolotlSettings, Checkpointing, Dtype, Framework, LoraPlan, LoraTargets, LossImpl, Method, ModelRef,
+    Optimizer, Plan, Precision, Quantization, RlAlgorithm, RlPlan, Sharding, Sourced, VllmMode, VllmPlan,
 };
 
 use super::facts::{self, Framework::Axolotl};
@@ -283,9 +283,10 @@ fn rl_plan(r: &Reader) -> RlPlan {
     });
     RlPlan {
         num_generations: r
-            .u64("trl.num_generations")
+            .count("trl.num_generations")
             .unwrap_or_else(|| Sourced::default_of(8, format!("{TRL} GRPOConfig num_generations=8"))),
         max_prompt_length: r.u64("max_prompt_len"),
+        prompt_length: r.u64("max_prompt_len").unwrap_or_else(|| super::trl::assumed_prompt_length("max_prompt_len")),
         max_completion_length: r.u64("trl.max_completion_length").unwrap_or_else(|| {
             Sourced::unknown(
                 256,
@@ -358,7 +359,7 @@ pub(crate) fn plan(r: &Reader) -> Plan {
     plan.gradient_accumulation = Some(accumulation);
 
     plan.max_seq_length = Some(r.u64("sequence_len").unwrap_or_else(|| default(512, "sequence_len=512")));
-    plan.packing = Some(r.bool("sample_packing").unwrap_or_else(|| default(false, "sample_packing=None (off)")));
+    plan.packing = Some(r.flag("sample_packing").unwrap_or_else(|| default(false, "sample_packing=None (off)")));
     plan.gradient_checkpointing = Some(checkpointing(r));
     plan.attention = Some(attention(r));
     plan.optimizer = Some(
@@ -377,7 +378,59 @@ pub(crate) fn plan(r: &Reader) -> Plan {
         plan.reference_model = Some(reference_model(r, &rl));
     }
     plan.algorithm = Some(algorithm);
+    plan.axolotl = Some(settings(r));
     plan
+}
+
+/// The legacy attention flags in Axolotl's order (`schemas/enums.py` `LEGACY_ATTN_FLAG_TO_IMPL`).
+const LEGACY_ATTENTION_FLAGS: [&str; 6] =
+    ["xformers_attention", "sage_attention", "flex_attention", "flash_attention", "sdp_attention", "eager_attention"];
+
+/// What Axolotl's validators read beyond the plan's fields.
+fn settings(r: &Reader) -> AxolotlSettings {
+    let s = facts::Settings(r);
+    let set = |key: &str| r.flag(key).unwrap_or_else(|| facts::default(Axolotl, key, false));
+    let given = |key: &str| r.given(key).unwrap_or_else(|| facts::default(Axolotl, key, false));
+    let bf16 = r
+        .bool("bf16")
+        .map(|b| b.map(Some))
+        .or_else(|| r.entry("bf16").map(|e| Sourced::file(None, e.key_span, e.value.span)));
+    let fsdp_version = r.has("fsdp_config").then(|| {
+        r.first(&["fsdp_version", "fsdp_config.fsdp_version", "fsdp_config.version"], |r, k| r.u64(k))
+            .unwrap_or_else(|| s.count(Axolotl, "fsdp_version"))
+    });
+    AxolotlSettings {
+        adapter: r.str("adapter"),
+        load_in_4bit: s.flag(Axolotl, "load_in_4bit"),
+        load_in_8bit: s.flag(Axolotl, "load_in_8bit"),
+        gptq: set("gptq"),
+        merge_lora: set("merge_lora"),
+        fp16: r.bool("fp16").unwrap_or_else(|| facts::default(Axolotl, "fp16", false)),
+        bf16: bf16.unwrap_or_else(|| facts::default(Axolotl, "bf16", None)),
+        fp16_full_eval: s.bool(Axolotl, "fp16_full_eval"),
+        bf16_full_eval: s.bool(Axolotl, "bf16_full_eval"),
+        gradient_checkpointing: s.flag(Axolotl, "gradient_checkpointing"),
+        activation_offloading: s.flag(Axolotl, "activation_offloading"),
+        attn_implementation: r.str("attn_implementation"),
+        legacy_attention: LEGACY_ATTENTION_FLAGS
+            .into_iter()
+            .filter_map(|key| r.flag(key).filter(|f| f.value).map(|f| f.map(|_| key)))
+            .collect(),
+        batch_size: r
+            .nullable("batch_size", |r, k| r.u64(k))
+            .unwrap_or_else(|| facts::default(Axolotl, "batch_size", None)),
+        beta: r.f64("beta"),
+        trl_beta: r.f64("trl.beta"),
+        deepspeed: set("deepspeed"),
+        fsdp: set("fsdp"),
+        fsdp_version,
+        optimizer: s.text(Axolotl, "optimizer"),
+        max_memory: given("max_memory"),
+        gpu_memory_limit: given("gpu_memory_limit"),
+        rl: set("rl"),
+        trl_use_vllm: s.flag(Axolotl, "trl.use_vllm"),
+        trl_vllm_enable_sleep_mode: s.flag(Axolotl, "trl.vllm_enable_sleep_mode"),
+    }
 }
 
 #[cfg(test)]

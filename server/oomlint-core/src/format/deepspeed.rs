@@ -6,9 +6,10 @@
 //! filled by the Hugging Face Trainer from TrainingArguments
 //! (`transformers/integrations/deepspeed.py`), so they are unknown from this file alone.
 
+use super::facts::{self, Framework::Deepspeed};
 use super::Reader;
-use crate::plan::{Dtype, Framework, Optimizer, Plan, Precision, Sharding, Sourced};
-use crate::syntax::{self, Language};
+use crate::plan::{DeepspeedSettings, Dtype, Framework, Optimizer, Plan, Precision, Sharding, Sourced};
+use crate::syntax::{self, Language, ScalarKind};
 
 const VERSION: &str = "DeepSpeed (edaa7221)";
 const FROM_TRAINER: &str = "\"auto\": filled from TrainingArguments";
@@ -211,7 +212,43 @@ pub(crate) fn plan(r: &Reader) -> Plan {
     plan.sharding = Some(zero_sharding(r, ""));
     plan.precision = Some(precision(r, ""));
     plan.optimizer = r.str("optimizer.type").map(|t| t.map(|name| optimizer_kind(&name)));
+    plan.deepspeed = Some(settings(r, ""));
     plan
+}
+
+/// A number, or a boolean as 0 or 1 (as the HF Trainer compares them); None for `"auto"`.
+fn numeric(r: &Reader, path: &str) -> Option<Sourced<f64>> {
+    let entry = r.entry(path)?;
+    let scalar = entry.value.as_scalar()?;
+    let value = match scalar.kind {
+        ScalarKind::Bool(b) => f64::from(u8::from(b)),
+        _ => scalar.as_f64()?,
+    };
+    Some(Sourced::file(value, entry.key_span, entry.value.span))
+}
+
+/// What DeepSpeed checks in the config at `prefix` (`""` for a file's root, `"deepspeed."`
+/// for an inline mapping).
+pub(crate) fn settings(r: &Reader, prefix: &str) -> DeepspeedSettings {
+    let key = |k: &str| format!("{prefix}{k}");
+    let number = |k: &str| {
+        r.entry(&key(k)).and_then(|e| e.value.as_scalar()?.as_f64().map(|v| Sourced::file(v, e.key_span, e.value.span)))
+    };
+    let stage = "zero_optimization.stage";
+    DeepspeedSettings {
+        train_batch_size: number("train_batch_size"),
+        train_micro_batch_size_per_gpu: number("train_micro_batch_size_per_gpu"),
+        gradient_accumulation_steps: number("gradient_accumulation_steps"),
+        gradient_clipping: numeric(r, &key("gradient_clipping")),
+        fp16_enabled: numeric(r, &key("fp16.enabled")),
+        bf16_enabled: numeric(r, &key("bf16.enabled")),
+        zero_stage: r
+            .i64(&key(stage))
+            .unwrap_or_else(|| facts::default(Deepspeed, stage, facts::count(Deepspeed, stage) as i64)),
+        offload_param_device: r.str(&key("zero_optimization.offload_param.device")),
+        offload_param_key: r.entry(&key("zero_optimization.offload_param")).map(|e| e.key_span),
+        offload_optimizer_ratio: r.f64(&key("zero_optimization.offload_optimizer.ratio")),
+    }
 }
 
 #[cfg(test)]

@@ -3,22 +3,50 @@
 //! table; rules and the estimator read the plan they build (a test in this module fails
 //! when a rule or the estimator defaults one of these keys on its own).
 
+use super::Reader;
+use crate::plan::Sourced;
+
 /// One default of one framework.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Fact {
     pub framework: Framework,
     pub key: &'static str,
-    pub value: f64,
+    pub value: Value,
     /// The releases the value holds for.
     pub releases: &'static str,
     /// File and symbol in the framework's repository.
     pub source: &'static str,
 }
 
+/// A default: a number, a boolean, a string, a list of strings, or Python's `None`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Value {
+    Number(f64),
+    Flag(bool),
+    Text(&'static str),
+    Texts(&'static [&'static str]),
+    None,
+}
+
+/// As Python writes it, for the notes of default origins.
+impl std::fmt::Display for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Value::Number(n) => write!(f, "{n}"),
+            Value::Flag(b) => f.write_str(if *b { "True" } else { "False" }),
+            Value::Text(t) => write!(f, "{t:?}"),
+            Value::Texts(t) => write!(f, "{t:?}"),
+            Value::None => f.write_str("None"),
+        }
+    }
+}
+
 /// Whose default a fact is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Framework {
     Transformers,
+    /// Every TRL config class (`SFTConfig`, `DPOConfig`, `GRPOConfig`, …).
+    Trl,
     TrlSft,
     TrlDpo,
     TrlGrpo,
@@ -26,6 +54,8 @@ pub(crate) enum Framework {
     LitgptFinetune,
     LitgptPretrain,
     Axolotl,
+    Accelerate,
+    Deepspeed,
 }
 
 const fn fact(
@@ -35,12 +65,22 @@ const fn fact(
     releases: &'static str,
     source: &'static str,
 ) -> Fact {
+    Fact { framework, key, value: Value::Number(value), releases, source }
+}
+
+const fn fact_of(
+    framework: Framework,
+    key: &'static str,
+    value: Value,
+    releases: &'static str,
+    source: &'static str,
+) -> Fact {
     Fact { framework, key, value, releases, source }
 }
 
 use Framework::*;
 
-/// Every default a plan builder applies to a number.
+/// Every default a plan builder applies.
 pub(crate) const FACTS: &[Fact] = &[
     fact(
         Transformers,
@@ -56,9 +96,139 @@ pub(crate) const FACTS: &[Fact] = &[
         "all",
         "transformers/training_args.py TrainingArguments.gradient_accumulation_steps",
     ),
+    fact_of(Transformers, "fp16", Value::Flag(false), "all", "transformers/training_args.py TrainingArguments.fp16"),
+    fact_of(Transformers, "bf16", Value::Flag(false), "all", "transformers/training_args.py TrainingArguments.bf16"),
+    fact_of(
+        Transformers,
+        "fp16_full_eval",
+        Value::Flag(false),
+        "all",
+        "transformers/training_args.py TrainingArguments.fp16_full_eval",
+    ),
+    fact_of(
+        Transformers,
+        "bf16_full_eval",
+        Value::Flag(false),
+        "all",
+        "transformers/training_args.py TrainingArguments.bf16_full_eval",
+    ),
+    fact(Transformers, "max_grad_norm", 1.0, "all", "transformers/training_args.py TrainingArguments.max_grad_norm"),
+    fact_of(
+        Transformers,
+        "auto_find_batch_size",
+        Value::Flag(false),
+        "all",
+        "transformers/training_args.py TrainingArguments.auto_find_batch_size",
+    ),
+    fact(
+        Transformers,
+        "per_device_eval_batch_size",
+        8.0,
+        "all",
+        "transformers/training_args.py TrainingArguments.per_device_eval_batch_size",
+    ),
+    fact_of(
+        Transformers,
+        "eval_strategy",
+        Value::Text("no"),
+        "all",
+        "transformers/training_args.py TrainingArguments.eval_strategy",
+    ),
+    fact_of(
+        Transformers,
+        "save_strategy",
+        Value::Text("steps"),
+        "all",
+        "transformers/training_args.py TrainingArguments.save_strategy",
+    ),
+    fact(Transformers, "logging_steps", 500.0, "all", "transformers/training_args.py TrainingArguments.logging_steps"),
+    fact_of(
+        Transformers,
+        "eval_steps",
+        Value::None,
+        "all",
+        "transformers/training_args.py TrainingArguments.eval_steps (None: logging_steps)",
+    ),
+    fact(Transformers, "save_steps", 500.0, "all", "transformers/training_args.py TrainingArguments.save_steps"),
+    fact_of(
+        Transformers,
+        "load_best_model_at_end",
+        Value::Flag(false),
+        "all",
+        "transformers/training_args.py TrainingArguments.load_best_model_at_end",
+    ),
+    fact_of(
+        Transformers,
+        "lr_scheduler_type",
+        Value::Text("linear"),
+        "all",
+        "transformers/training_args.py TrainingArguments.lr_scheduler_type",
+    ),
+    fact(
+        Transformers,
+        "dataloader_num_workers",
+        0.0,
+        "all",
+        "transformers/training_args.py TrainingArguments.dataloader_num_workers",
+    ),
+    fact_of(
+        Transformers,
+        "dataloader_prefetch_factor",
+        Value::None,
+        "all",
+        "transformers/training_args.py TrainingArguments.dataloader_prefetch_factor",
+    ),
+    fact_of(
+        Trl,
+        "bf16",
+        Value::None,
+        ">= 0.19",
+        "trl/trainer/sft_config.py SFTConfig.bf16 (None: bf16 unless fp16, in __post_init__)",
+    ),
+    fact(Trl, "logging_steps", 10.0, "1.10", "trl/trainer/sft_config.py SFTConfig.logging_steps"),
     fact(TrlSft, "max_length", 1024.0, ">= 0.20", "trl/trainer/sft_config.py SFTConfig.max_length"),
+    fact_of(TrlSft, "packing", Value::Flag(false), "all", "trl/trainer/sft_config.py SFTConfig.packing"),
+    fact_of(TrlSft, "padding_free", Value::Flag(false), "all", "trl/trainer/sft_config.py SFTConfig.padding_free"),
     fact(TrlDpo, "max_length", 1024.0, ">= 0.20", "trl/trainer/dpo_config.py DPOConfig.max_length"),
+    fact_of(TrlDpo, "loss_type", Value::Texts(&["sigmoid"]), "1.10", "trl/trainer/dpo_config.py DPOConfig.loss_type"),
     fact(TrlGrpo, "num_generations", 8.0, ">= 0.14", "trl/trainer/grpo_config.py GRPOConfig.num_generations"),
+    fact_of(
+        TrlGrpo,
+        "num_generations_eval",
+        Value::None,
+        "1.10",
+        "trl/trainer/grpo_config.py GRPOConfig.num_generations_eval (None: num_generations)",
+    ),
+    fact(TrlGrpo, "beta", 0.0, ">= 0.19 (0.04 before)", "trl/trainer/grpo_config.py GRPOConfig.beta"),
+    fact_of(
+        TrlGrpo,
+        "sync_ref_model",
+        Value::Flag(false),
+        "all",
+        "trl/trainer/grpo_config.py GRPOConfig.sync_ref_model",
+    ),
+    fact_of(TrlGrpo, "use_vllm", Value::Flag(false), "all", "trl/trainer/grpo_config.py GRPOConfig.use_vllm"),
+    fact_of(
+        TrlGrpo,
+        "vllm_mode",
+        Value::Text("colocate"),
+        ">= 1.0 (server before)",
+        "trl/trainer/grpo_config.py GRPOConfig.vllm_mode",
+    ),
+    fact(
+        TrlGrpo,
+        "vllm_tensor_parallel_size",
+        1.0,
+        "all",
+        "trl/trainer/grpo_config.py GRPOConfig.vllm_tensor_parallel_size",
+    ),
+    fact_of(
+        TrlGrpo,
+        "vllm_enable_sleep_mode",
+        Value::Flag(false),
+        "all",
+        "trl/trainer/grpo_config.py GRPOConfig.vllm_enable_sleep_mode",
+    ),
     fact(
         TrlGrpo,
         "max_completion_length",
@@ -73,9 +243,124 @@ pub(crate) const FACTS: &[Fact] = &[
         "< 0.28 (removed since)",
         "trl/trainer/grpo_config.py GRPOConfig.max_prompt_length",
     ),
+    fact_of(TrlModel, "use_peft", Value::Flag(false), "all", "trl/trainer/model_config.py ModelConfig.use_peft"),
+    fact_of(
+        TrlModel,
+        "load_in_4bit",
+        Value::Flag(false),
+        "all",
+        "trl/trainer/model_config.py ModelConfig.load_in_4bit",
+    ),
+    fact_of(
+        TrlModel,
+        "load_in_8bit",
+        Value::Flag(false),
+        "all",
+        "trl/trainer/model_config.py ModelConfig.load_in_8bit",
+    ),
+    fact_of(TrlModel, "dtype", Value::Text("float32"), ">= 0.27", "trl/trainer/model_config.py ModelConfig.dtype"),
     fact(TrlModel, "lora_r", 16.0, "all", "trl/trainer/model_config.py ModelConfig.lora_r"),
     fact(TrlModel, "lora_alpha", 32.0, "all", "trl/trainer/model_config.py ModelConfig.lora_alpha"),
     fact(TrlModel, "lora_dropout", 0.05, "all", "trl/trainer/model_config.py ModelConfig.lora_dropout"),
+    fact_of(Axolotl, "adapter", Value::None, ">= 0.18", "axolotl/utils/schemas/peft.py LoraConfig.adapter"),
+    fact_of(
+        Axolotl,
+        "load_in_4bit",
+        Value::Flag(false),
+        ">= 0.18",
+        "axolotl/utils/schemas/peft.py LoraConfig.load_in_4bit",
+    ),
+    fact_of(
+        Axolotl,
+        "load_in_8bit",
+        Value::Flag(false),
+        ">= 0.18",
+        "axolotl/utils/schemas/peft.py LoraConfig.load_in_8bit",
+    ),
+    fact_of(Axolotl, "gptq", Value::None, ">= 0.18", "axolotl/utils/schemas/peft.py LoraConfig.gptq"),
+    fact_of(Axolotl, "merge_lora", Value::None, ">= 0.18", "axolotl/utils/schemas/peft.py LoraConfig.merge_lora"),
+    fact_of(Axolotl, "fp16", Value::None, ">= 0.18", "axolotl/utils/schemas/config.py AxolotlInputConfig.fp16"),
+    fact_of(Axolotl, "bf16", Value::Text("auto"), ">= 0.18", "axolotl/utils/schemas/config.py AxolotlInputConfig.bf16"),
+    fact_of(
+        Axolotl,
+        "fp16_full_eval",
+        Value::Flag(false),
+        ">= 0.18",
+        "transformers/training_args.py TrainingArguments.fp16_full_eval (passed through)",
+    ),
+    fact_of(
+        Axolotl,
+        "bf16_full_eval",
+        Value::Flag(false),
+        ">= 0.18",
+        "transformers/training_args.py TrainingArguments.bf16_full_eval (passed through)",
+    ),
+    fact_of(
+        Axolotl,
+        "gradient_checkpointing",
+        Value::Flag(false),
+        ">= 0.18",
+        "axolotl/utils/schemas/config.py AxolotlInputConfig.gradient_checkpointing",
+    ),
+    fact_of(
+        Axolotl,
+        "activation_offloading",
+        Value::Flag(false),
+        ">= 0.18",
+        "axolotl/utils/schemas/config.py AxolotlInputConfig.activation_offloading",
+    ),
+    fact_of(
+        Axolotl,
+        "batch_size",
+        Value::None,
+        ">= 0.18",
+        "axolotl/utils/schemas/training.py HyperparametersConfig.batch_size",
+    ),
+    fact_of(
+        Axolotl,
+        "deepspeed",
+        Value::None,
+        ">= 0.18",
+        "axolotl/utils/schemas/config.py AxolotlInputConfig.deepspeed",
+    ),
+    fact_of(Axolotl, "fsdp", Value::None, ">= 0.18", "axolotl/utils/schemas/config.py AxolotlInputConfig.fsdp"),
+    fact_of(
+        Axolotl,
+        "fsdp_version",
+        Value::Number(1.0),
+        ">= 0.18",
+        "axolotl/utils/schemas/config.py AxolotlInputConfig.fsdp_version (None: FSDP1)",
+    ),
+    fact_of(
+        Axolotl,
+        "optimizer",
+        Value::Text("adamw_torch_fused"),
+        ">= 0.18",
+        "axolotl/utils/schemas/training.py HyperparametersConfig.optimizer",
+    ),
+    fact_of(
+        Axolotl,
+        "max_memory",
+        Value::None,
+        ">= 0.18",
+        "axolotl/utils/schemas/config.py AxolotlInputConfig.max_memory",
+    ),
+    fact_of(
+        Axolotl,
+        "gpu_memory_limit",
+        Value::None,
+        ">= 0.18",
+        "axolotl/utils/schemas/config.py AxolotlInputConfig.gpu_memory_limit",
+    ),
+    fact_of(Axolotl, "rl", Value::None, ">= 0.18", "axolotl/utils/schemas/config.py AxolotlInputConfig.rl"),
+    fact_of(Axolotl, "trl.use_vllm", Value::Flag(false), ">= 0.18", "axolotl/utils/schemas/trl.py TRLConfig.use_vllm"),
+    fact_of(
+        Axolotl,
+        "trl.vllm_enable_sleep_mode",
+        Value::Flag(false),
+        ">= 0.18",
+        "axolotl/utils/schemas/trl.py TRLConfig.vllm_enable_sleep_mode",
+    ),
     fact(
         Axolotl,
         "micro_batch_size",
@@ -118,9 +403,46 @@ pub(crate) const FACTS: &[Fact] = &[
         "0.5",
         "litgpt/pretrain.py setup(train=TrainArgs(global_batch_size=512))",
     ),
+    fact(
+        LitgptFinetune,
+        "train.lr_warmup_steps",
+        100.0,
+        "0.5",
+        "litgpt/finetune/lora.py setup(train=TrainArgs(lr_warmup_steps=100))",
+    ),
+    fact(
+        LitgptPretrain,
+        "train.lr_warmup_steps",
+        2000.0,
+        "0.5",
+        "litgpt/pretrain.py setup(train=TrainArgs(lr_warmup_steps=2000))",
+    ),
+    fact_of(LitgptFinetune, "resume", Value::Flag(false), "0.5", "litgpt/finetune/lora.py setup(resume=False)"),
+    fact_of(LitgptPretrain, "resume", Value::Flag(false), "0.5", "litgpt/pretrain.py setup(resume=False)"),
+    fact_of(
+        LitgptPretrain,
+        "initial_checkpoint_dir",
+        Value::None,
+        "0.5",
+        "litgpt/pretrain.py setup(initial_checkpoint_dir=None)",
+    ),
     fact(LitgptFinetune, "lora_r", 8.0, "0.5", "litgpt/finetune/lora.py setup(lora_r=8)"),
     fact(LitgptFinetune, "lora_alpha", 16.0, "0.5", "litgpt/finetune/lora.py setup(lora_alpha=16)"),
     fact(LitgptFinetune, "lora_dropout", 0.05, "0.5", "litgpt/finetune/lora.py setup(lora_dropout=0.05)"),
+    fact(
+        Accelerate,
+        "num_processes",
+        -1.0,
+        "1.15",
+        "accelerate/commands/config/config_args.py ClusterConfig.num_processes (-1: given at launch; 1 with distributed_type NO)",
+    ),
+    fact(
+        Deepspeed,
+        "zero_optimization.stage",
+        0.0,
+        "edaa7221",
+        "deepspeed/runtime/zero/config.py DeepSpeedZeroConfig.stage",
+    ),
 ];
 
 /// The row for `key` of `framework`.
@@ -134,9 +456,97 @@ pub(crate) fn get(framework: Framework, key: &str) -> &'static Fact {
         .unwrap_or_else(|| panic!("no default for {framework:?} {key} in format::facts"))
 }
 
+/// Whether the table has a row for `key` of `framework`.
+pub(crate) fn has(framework: Framework, key: &str) -> bool {
+    FACTS.iter().any(|f| f.framework == framework && f.key == key)
+}
+
+/// A numeric default.
+///
+/// # Panics
+/// When the row is missing or holds no number.
+pub(crate) fn number(framework: Framework, key: &str) -> f64 {
+    match get(framework, key).value {
+        Value::Number(n) => n,
+        other => panic!("{framework:?} {key} is {other:?}, not a number"),
+    }
+}
+
 /// A count default (batch sizes, lengths, ranks).
 pub(crate) fn count(framework: Framework, key: &str) -> u64 {
-    get(framework, key).value as u64
+    number(framework, key) as u64
+}
+
+/// A boolean default.
+///
+/// # Panics
+/// When the row is missing or holds no boolean.
+pub(crate) fn flag(framework: Framework, key: &str) -> bool {
+    match get(framework, key).value {
+        Value::Flag(b) => b,
+        other => panic!("{framework:?} {key} is {other:?}, not a boolean"),
+    }
+}
+
+/// A string default.
+///
+/// # Panics
+/// When the row is missing or holds no string.
+pub(crate) fn text(framework: Framework, key: &str) -> &'static str {
+    match get(framework, key).value {
+        Value::Text(t) => t,
+        other => panic!("{framework:?} {key} is {other:?}, not a string"),
+    }
+}
+
+/// A list-of-strings default.
+///
+/// # Panics
+/// When the row is missing or holds no list.
+pub(crate) fn texts(framework: Framework, key: &str) -> &'static [&'static str] {
+    match get(framework, key).value {
+        Value::Texts(t) => t,
+        other => panic!("{framework:?} {key} is {other:?}, not a list"),
+    }
+}
+
+/// The default of `key` as a plan value, its origin naming the key, the value and the source.
+pub(crate) fn default<T>(framework: Framework, key: &str, value: T) -> Sourced<T> {
+    let fact = get(framework, key);
+    Sourced::default_of(value, format!("{key}={} ({})", fact.value, fact.source))
+}
+
+/// Reads settings from a document, each with its framework's default when absent.
+pub(crate) struct Settings<'r, 'a>(pub &'r Reader<'a>);
+
+impl Settings<'_, '_> {
+    /// A flag read as Python tests it ([`Reader::flag`]).
+    pub(crate) fn flag(&self, framework: Framework, key: &str) -> Sourced<bool> {
+        self.0.flag(key).unwrap_or_else(|| default(framework, key, flag(framework, key)))
+    }
+
+    /// A boolean read strictly ([`Reader::bool`]).
+    pub(crate) fn bool(&self, framework: Framework, key: &str) -> Sourced<bool> {
+        self.0.bool(key).unwrap_or_else(|| default(framework, key, flag(framework, key)))
+    }
+
+    pub(crate) fn count(&self, framework: Framework, key: &str) -> Sourced<u64> {
+        self.0.u64(key).unwrap_or_else(|| default(framework, key, count(framework, key)))
+    }
+
+    pub(crate) fn number(&self, framework: Framework, key: &str) -> Sourced<f64> {
+        self.0.f64(key).unwrap_or_else(|| default(framework, key, number(framework, key)))
+    }
+
+    pub(crate) fn text(&self, framework: Framework, key: &str) -> Sourced<String> {
+        self.text_of(framework, &[key])
+    }
+
+    /// The first of `keys` the file sets (a key and its old names), else the first's default.
+    pub(crate) fn text_of(&self, framework: Framework, keys: &[&str]) -> Sourced<String> {
+        let key = keys.first().copied().unwrap_or_default();
+        self.0.first(keys, |r, k| r.str(k)).unwrap_or_else(|| default(framework, key, text(framework, key).to_string()))
+    }
 }
 
 #[cfg(test)]

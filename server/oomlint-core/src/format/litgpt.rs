@@ -5,9 +5,10 @@
 
 use super::{Format, Reader};
 use crate::plan::{
-    Attention, Checkpointing, Dtype, Framework, LoraPlan, LoraTargets, LossImpl, Method, ModelRef, Optimizer, Plan,
-    Precision, Quantization, Sharding, Sourced,
+    Attention, Checkpointing, Dtype, Framework, LitgptSettings, LoraPlan, LoraTargets, LossImpl, Method, ModelRef,
+    Optimizer, Plan, Precision, Quantization, Sharding, Sourced,
 };
+use crate::syntax::ScalarKind;
 
 use super::facts::{self, Framework::*};
 
@@ -122,10 +123,10 @@ pub(crate) fn plan(format: Format, r: &Reader) -> Plan {
             rank: r.u64("lora_r").unwrap_or_else(|| default(facts::count(LitgptFinetune, "lora_r"), "lora_r")),
             alpha: r
                 .f64("lora_alpha")
-                .unwrap_or_else(|| default(facts::get(LitgptFinetune, "lora_alpha").value, "lora_alpha")),
+                .unwrap_or_else(|| default(facts::number(LitgptFinetune, "lora_alpha"), "lora_alpha")),
             dropout: r
                 .f64("lora_dropout")
-                .unwrap_or_else(|| default(facts::get(LitgptFinetune, "lora_dropout").value, "lora_dropout")),
+                .unwrap_or_else(|| default(facts::number(LitgptFinetune, "lora_dropout"), "lora_dropout")),
             targets: Sourced::derived(targets, "lora_query/lora_key/lora_value/lora_projection/lora_mlp/lora_head"),
         });
     }
@@ -200,7 +201,53 @@ pub(crate) fn plan(format: Format, r: &Reader) -> Plan {
         Some(o) => o,
         None => default(Optimizer::AdamW, "optimizer=AdamW"),
     });
+    plan.litgpt = Some(settings(r, defaults));
     plan
+}
+
+/// An integer, also from a numeric string (`devices: "2"`).
+fn integer(r: &Reader, path: &str) -> Option<Sourced<i64>> {
+    let entry = r.entry(path)?;
+    let scalar = entry.value.as_scalar()?;
+    let value = match scalar.kind {
+        ScalarKind::Str => scalar.text.trim().parse().ok()?,
+        _ => scalar.as_i64()?,
+    };
+    Some(Sourced::file(value, entry.key_span, entry.value.span))
+}
+
+/// What `setup` and `validate_args` check beyond the plan's fields.
+fn settings(r: &Reader, defaults: facts::Framework) -> LitgptSettings {
+    let optimizer = match r.entry("optimizer.class_path") {
+        Some(entry) => Some((r.str("optimizer.class_path").map(|s| s.value).unwrap_or_default(), entry, true)),
+        None => r.entry("optimizer").and_then(|entry| match entry.value.as_mapping() {
+            Some(_) => Some((String::new(), entry, true)),
+            None => r.str("optimizer").map(|s| (s.value, entry, false)),
+        }),
+    };
+    let warmup_steps = "train.lr_warmup_steps";
+    LitgptSettings {
+        train_key: r.entry("train").map(|e| e.key_span),
+        devices: integer(r, "devices"),
+        num_nodes: r.i64("num_nodes"),
+        quantize: r.str("quantize").filter(|_| r.flag("quantize").is_some_and(|q| q.value)),
+        precision: r.nullable("precision", |r, k| r.str(k)),
+        optimizer_is_class: optimizer.as_ref().is_some_and(|o| o.2),
+        optimizer: optimizer.map(|(name, entry, _)| Sourced::file(name, entry.key_span, entry.value.span)),
+        epochs: r.given("train.epochs"),
+        max_tokens: r.given("train.max_tokens"),
+        max_norm: r.given("train.max_norm"),
+        tie_embeddings: r.given("train.tie_embeddings"),
+        max_new_tokens: r.given("eval.max_new_tokens"),
+        lr_warmup_fraction: r.nullable("train.lr_warmup_fraction", |r, k| r.f64(k)),
+        lr_warmup_steps: r
+            .nullable(warmup_steps, |r, k| r.f64(k))
+            .unwrap_or_else(|| facts::default(defaults, warmup_steps, Some(facts::number(defaults, warmup_steps)))),
+        resume: facts::Settings(r).flag(defaults, "resume"),
+        initial_checkpoint_dir: r
+            .given("initial_checkpoint_dir")
+            .unwrap_or_else(|| facts::default(LitgptPretrain, "initial_checkpoint_dir", false)),
+    }
 }
 
 #[cfg(test)]

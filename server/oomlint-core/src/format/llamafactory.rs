@@ -333,6 +333,7 @@ pub(crate) fn plan(r: &Reader) -> Plan {
     } else {
         classic_plan(r, &mut plan);
     }
+    plan.trainer = Some(super::trl::trainer_settings(super::Format::Llamafactory, r));
     plan
 }
 

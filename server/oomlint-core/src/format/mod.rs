@@ -173,6 +173,10 @@ pub fn build_plan(format: Format, doc: &Document, text: &str) -> Option<Plan> {
         Format::Oomlint | Format::Unknown => return None,
     };
     plan.language = doc.language;
+    if let (Some(trainer), Language::Python | Language::Notebook) = (plan.trainer.as_mut(), doc.language) {
+        // TRL's ModelConfig belongs to the `trl` CLI: a script loads its model itself.
+        trainer.model_config = false;
+    }
     plan.allocator = env::allocator_settings(doc, text);
     if plan.visible_devices.is_none() {
         plan.visible_devices = env::visible_devices(doc);

@@ -3,6 +3,25 @@
 use crate::plan::Sourced;
 use crate::syntax::{Entry, Mapping, ScalarKind};
 
+/// A truthy value as Python sees it: a true boolean, a non-zero number, a non-empty
+/// string other than the boolean words `false`/`no`/`off`/`0` (which CLI-style parsers
+/// turn into False), or any list or mapping.
+pub(crate) fn truthy(entry: &Entry) -> bool {
+    match entry.value.as_scalar() {
+        Some(s) => match s.kind {
+            ScalarKind::Bool(b) => b,
+            ScalarKind::Int(i) => i != 0,
+            ScalarKind::Float(f) => f != 0.0,
+            ScalarKind::BigInt => true,
+            ScalarKind::Null => false,
+            ScalarKind::Str => {
+                !s.text.is_empty() && !matches!(s.text.to_ascii_lowercase().as_str(), "false" | "no" | "off" | "0")
+            }
+        },
+        None => true,
+    }
+}
+
 /// Reads values from a document's root mapping by dotted path.
 pub struct Reader<'a> {
     pub root: &'a Mapping,
@@ -43,6 +62,12 @@ impl<'a> Reader<'a> {
         })
     }
 
+    /// A count: a non-negative integer as [`Reader::u64`] reads it, and a negative one as 0
+    /// (a count the framework rejects, not an unreadable value).
+    pub fn count(&self, path: &str) -> Option<Sourced<u64>> {
+        self.u64(path).or_else(|| self.i64(path).map(|n| n.map(|_| 0)))
+    }
+
     /// An integer that may be negative (e.g. `devices: -1`).
     pub fn i64(&self, path: &str) -> Option<Sourced<i64>> {
         self.sourced(path, |e| e.value.as_scalar()?.as_i64())
@@ -56,6 +81,31 @@ impl<'a> Reader<'a> {
                 _ => s.as_f64(),
             }
         })
+    }
+
+    /// A truthy value as Python sees it (see [`truthy`]): how a flag reads that the
+    /// framework tests with `if config.flag:`.
+    pub fn flag(&self, path: &str) -> Option<Sourced<bool>> {
+        self.sourced(path, |e| Some(truthy(e)))
+    }
+
+    /// Whether the key is given a value (not null), for settings tested with `is not None`.
+    pub fn given(&self, path: &str) -> Option<Sourced<bool>> {
+        self.sourced(path, |e| Some(e.value.as_scalar().is_none_or(|s| !s.is_null())))
+    }
+
+    /// A setting that may be Python's `None`: `Some(None)` for an explicit null, `Some(value)`
+    /// for a value `read` accepts, None when the key is absent or its value unreadable.
+    pub fn nullable<T>(
+        &self,
+        path: &str,
+        read: impl FnOnce(&Self, &str) -> Option<Sourced<T>>,
+    ) -> Option<Sourced<Option<T>>> {
+        if self.is_null(path) {
+            let entry = self.entry(path)?;
+            return Some(Sourced::file(None, entry.key_span, entry.value.span));
+        }
+        read(self, path).map(|s| s.map(Some))
     }
 
     /// A boolean; also the strings `"true"`/`"false"` that CLI-style parsers accept.

@@ -9,8 +9,9 @@
 use super::hf_names::{attention_kind, lora_targets, optimizer_kind};
 use super::{deepspeed, Format, Reader};
 use crate::plan::{
-    Attention, Checkpointing, Dtype, Framework, LoraPlan, LossImpl, Method, ModelRef, Optimizer, Plan, Precision,
-    Quantization, RlAlgorithm, RlPlan, Sharding, Sourced, VllmMode, VllmPlan,
+    Attention, Checkpointing, DpoSettings, Dtype, Framework, GrpoSettings, LoraPlan, LossImpl, Method, ModelRef,
+    Optimizer, Plan, Precision, Quantization, RlAlgorithm, RlPlan, SftSettings, Sharding, Sourced, TrainerSettings,
+    VllmMode, VllmPlan,
 };
 
 use super::facts::{self, Framework::*};
@@ -105,10 +106,10 @@ pub(crate) fn plan(format: Format, r: &Reader) -> Plan {
                 .unwrap_or_else(|| trl_default(facts::count(TrlModel, "lora_r"), "ModelConfig.lora_r")),
             alpha: r
                 .f64("lora_alpha")
-                .unwrap_or_else(|| trl_default(facts::get(TrlModel, "lora_alpha").value, "ModelConfig.lora_alpha")),
+                .unwrap_or_else(|| trl_default(facts::number(TrlModel, "lora_alpha"), "ModelConfig.lora_alpha")),
             dropout: r
                 .f64("lora_dropout")
-                .unwrap_or_else(|| trl_default(facts::get(TrlModel, "lora_dropout").value, "ModelConfig.lora_dropout")),
+                .unwrap_or_else(|| trl_default(facts::number(TrlModel, "lora_dropout"), "ModelConfig.lora_dropout")),
             targets,
         });
     }
@@ -166,9 +167,13 @@ pub(crate) fn plan(format: Format, r: &Reader) -> Plan {
                 r.first(&["max_length", "max_seq_length"], |r, k| r.u64(k))
                     .unwrap_or_else(|| trl_default(facts::count(TrlSft, "max_length"), "SFTConfig.max_length")),
             );
-            plan.packing = Some(r.bool("packing").unwrap_or_else(|| trl_default(false, "SFTConfig.packing")));
-            plan.padding_free =
-                Some(r.bool("padding_free").unwrap_or_else(|| trl_default(false, "SFTConfig.padding_free")));
+            plan.packing = Some(
+                r.flag("packing").unwrap_or_else(|| trl_default(facts::flag(TrlSft, "packing"), "SFTConfig.packing")),
+            );
+            plan.padding_free = Some(
+                r.flag("padding_free")
+                    .unwrap_or_else(|| trl_default(facts::flag(TrlSft, "padding_free"), "SFTConfig.padding_free")),
+            );
         }
         Format::TrlDpo => {
             plan.max_seq_length = Some(
@@ -189,7 +194,121 @@ pub(crate) fn plan(format: Format, r: &Reader) -> Plan {
         Format::TrlGrpo => plan_grpo(&mut plan, r, peft.is_some()),
         _ => plan.max_seq_length = r.u64("max_length"),
     }
+    let mut trainer = trainer_settings(format, r);
+    if let Some(rl) = plan.rl.as_ref().filter(|_| format == Format::TrlGrpo) {
+        trainer.grpo = Some(grpo_settings(r, rl));
+    }
+    plan.trainer = Some(trainer);
     plan
+}
+
+/// The trainer's own settings of a TRL, transformers or LLaMA-Factory config.
+pub(crate) fn trainer_settings(format: Format, r: &Reader) -> TrainerSettings {
+    let is_trl = matches!(format, Format::TrlSft | Format::TrlDpo | Format::TrlGrpo);
+    let s = facts::Settings(r);
+    // TRL's configs override some TrainingArguments defaults.
+    let trl_or_hf = |key: &str| if is_trl && facts::has(Trl, key) { Trl } else { Transformers };
+    let fp16 = s.bool(Transformers, "fp16");
+    let bf16 = r.bool("bf16").unwrap_or_else(|| {
+        if is_trl {
+            Sourced::derived(!fp16.value, format!("bf16=None → not fp16 ({})", facts::get(Trl, "bf16").source))
+        } else {
+            facts::default(Transformers, "bf16", facts::flag(Transformers, "bf16"))
+        }
+    });
+    let logging_steps = s.number(trl_or_hf("logging_steps"), "logging_steps");
+    let eval_steps = r.f64("eval_steps").unwrap_or_else(|| {
+        Sourced::derived(
+            logging_steps.value,
+            format!("eval_steps=None → logging_steps ({})", facts::get(Transformers, "eval_steps").source),
+        )
+    });
+    let dtype = ["dtype", "torch_dtype", "model_init_kwargs.dtype"]
+        .iter()
+        .find_map(|k| r.nullable(k, |r, k| r.str(k)))
+        .unwrap_or_else(|| facts::default(TrlModel, "dtype", Some(facts::text(TrlModel, "dtype").to_string())));
+    let prefetch = r
+        .nullable("dataloader_prefetch_factor", |r, k| r.u64(k))
+        .unwrap_or_else(|| facts::default(Transformers, "dataloader_prefetch_factor", None));
+    TrainerSettings {
+        model_config: is_trl,
+        model_name_or_path: r.str("model_name_or_path"),
+        dtype,
+        use_peft: s.flag(TrlModel, "use_peft"),
+        load_in_4bit: s.flag(TrlModel, "load_in_4bit"),
+        load_in_8bit: s.flag(TrlModel, "load_in_8bit"),
+        fp16,
+        bf16,
+        fp16_full_eval: s.bool(Transformers, "fp16_full_eval"),
+        bf16_full_eval: s.bool(Transformers, "bf16_full_eval"),
+        max_grad_norm: s.number(Transformers, "max_grad_norm"),
+        auto_find_batch_size: s.flag(Transformers, "auto_find_batch_size"),
+        per_device_eval_batch_size: s.count(Transformers, "per_device_eval_batch_size"),
+        eval_strategy: s.text_of(Transformers, &["eval_strategy", "evaluation_strategy"]),
+        save_strategy: s.text(Transformers, "save_strategy"),
+        logging_steps,
+        eval_steps,
+        save_steps: s.number(Transformers, "save_steps"),
+        load_best_model_at_end: s.flag(Transformers, "load_best_model_at_end"),
+        lr_scheduler_type: s.text(Transformers, "lr_scheduler_type"),
+        dataloader_num_workers: s.count(Transformers, "dataloader_num_workers"),
+        dataloader_prefetch_factor: prefetch,
+        deepspeed: r
+            .entry("deepspeed")
+            .filter(|e| e.value.as_mapping().is_some())
+            .map(|_| deepspeed::settings(r, "deepspeed.")),
+        sft: (format == Format::TrlSft).then(|| SftSettings {
+            max_length: r
+                .nullable("max_length", |r, k| r.u64(k))
+                .unwrap_or_else(|| facts::default(TrlSft, "max_length", Some(facts::count(TrlSft, "max_length")))),
+            default_max_length: facts::count(TrlSft, "max_length"),
+        }),
+        dpo: (format == Format::TrlDpo).then(|| DpoSettings {
+            loss_type: r.nullable("loss_type", |r, k| r.strings(k, false)).unwrap_or_else(|| {
+                let default = facts::texts(TrlDpo, "loss_type").iter().map(|t| t.to_string()).collect();
+                facts::default(TrlDpo, "loss_type", Some(default))
+            }),
+            loss_weights: list_items(r, "loss_weights"),
+        }),
+        grpo: None,
+    }
+}
+
+/// The items of a list (each scalar's text; other items as empty strings).
+fn list_items(r: &Reader, path: &str) -> Option<Sourced<Vec<String>>> {
+    let entry = r.entry(path)?;
+    let items = entry.value.as_sequence()?;
+    let texts = items.iter().map(|n| n.as_scalar().map(|s| s.text.clone()).unwrap_or_default()).collect();
+    Some(Sourced::file(texts, entry.key_span, entry.value.span))
+}
+
+fn grpo_settings(r: &Reader, rl: &RlPlan) -> GrpoSettings {
+    let s = facts::Settings(r);
+    GrpoSettings {
+        num_generations_eval: r.u64("num_generations_eval").unwrap_or_else(|| {
+            Sourced::derived(
+                rl.num_generations.value,
+                format!(
+                    "num_generations_eval=None → num_generations ({})",
+                    facts::get(TrlGrpo, "num_generations_eval").source
+                ),
+            )
+        }),
+        sync_ref_model: s.flag(TrlGrpo, "sync_ref_model"),
+        use_vllm: s.flag(TrlGrpo, "use_vllm"),
+        vllm_mode: s.text(TrlGrpo, "vllm_mode"),
+        vllm_tensor_parallel_size: s.count(TrlGrpo, "vllm_tensor_parallel_size"),
+        vllm_enable_sleep_mode: s.flag(TrlGrpo, "vllm_enable_sleep_mode"),
+    }
+}
+
+/// The prompt length generation is sized for when the config sets none (`key` unset).
+pub(crate) fn assumed_prompt_length(key: &str) -> Sourced<u64> {
+    let fact = facts::get(TrlGrpo, "max_prompt_length");
+    Sourced::unknown(
+        facts::count(TrlGrpo, "max_prompt_length"),
+        format!("{key} unset: the prompts' length depends on the dataset (assumed {}, {})", fact.value, fact.source),
+    )
 }
 
 fn plan_grpo(plan: &mut Plan, r: &Reader, peft: bool) {
@@ -197,7 +316,8 @@ fn plan_grpo(plan: &mut Plan, r: &Reader, peft: bool) {
         trl_default(facts::count(TrlGrpo, "max_completion_length"), "GRPOConfig.max_completion_length (256 up to 1.9)")
     });
     let prompt = r.u64("max_prompt_length");
-    let beta = r.f64("beta").unwrap_or_else(|| trl_default(0.0, "GRPOConfig.beta (since 0.19)"));
+    let beta =
+        r.f64("beta").unwrap_or_else(|| trl_default(facts::number(TrlGrpo, "beta"), "GRPOConfig.beta (since 0.19)"));
     let vllm = r.bool("use_vllm").filter(|b| b.value).map(|_| VllmPlan {
         mode: r
             .str("vllm_mode")
@@ -222,8 +342,9 @@ fn plan_grpo(plan: &mut Plan, r: &Reader, peft: bool) {
         Some(Sourced::derived(beta.value != 0.0 && !peft, "GRPO loads a reference model when beta != 0 and no PEFT"));
     plan.rl = Some(RlPlan {
         num_generations: r
-            .u64("num_generations")
+            .count("num_generations")
             .unwrap_or_else(|| trl_default(facts::count(TrlGrpo, "num_generations"), "GRPOConfig.num_generations")),
+        prompt_length: prompt.clone().unwrap_or_else(|| assumed_prompt_length("max_prompt_length")),
         max_prompt_length: prompt,
         max_completion_length: completion,
         generation_batch_size: r.u64("generation_batch_size"),

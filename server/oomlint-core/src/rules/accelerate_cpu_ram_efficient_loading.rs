@@ -24,24 +24,18 @@
 //! accelerate `src/accelerate/utils/launch.py` (`prepare_multi_gpu_env`): "When using
 //! `--fsdp_cpu_ram_efficient_loading` set `--fsdp_sync_module_states` to `True`".
 
-use super::support::{self, set_value};
+use super::support;
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
-use crate::format::Format;
 use crate::syntax::Literal;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
-    if ctx.format != Format::Accelerate {
-        return;
-    }
-    let Some(r) = support::reader(ctx) else { return };
-    let Some(efficient) = r.entry("fsdp_config.fsdp_cpu_ram_efficient_loading").filter(|e| support::truthy(e)) else {
-        return;
-    };
-    let Some(sync) = r.entry("fsdp_config.fsdp_sync_module_states") else { return };
-    if r.bool("fsdp_config.fsdp_sync_module_states").is_some_and(|b| !b.value) {
-        out.report(sync.value.span, "`fsdp_sync_module_states: false` with `fsdp_cpu_ram_efficient_loading: true`: accelerate raises \"When using `--fsdp_cpu_ram_efficient_loading` set `--fsdp_sync_module_states` to `True`\"")
-            .with_related(efficient.key_span, "RAM-efficient loading set here")
-            .with_fix(set_value(ctx, sync, Literal::Bool(true), "Set `fsdp_sync_module_states: true`", Applicability::Safe));
-    }
+    let Some(a) = support::accelerate(ctx) else { return };
+    let efficient = &a.fsdp_cpu_ram_efficient_loading;
+    let (true, Some(efficient_key)) = (efficient.value, efficient.key_span()) else { return };
+    let Some(sync) = a.fsdp_sync_module_states.as_ref().filter(|s| !s.value) else { return };
+    let Some(span) = sync.value_span() else { return };
+    out.report(span, "`fsdp_sync_module_states: false` with `fsdp_cpu_ram_efficient_loading: true`: accelerate raises \"When using `--fsdp_cpu_ram_efficient_loading` set `--fsdp_sync_module_states` to `True`\"")
+        .with_related(efficient_key, "RAM-efficient loading set here")
+        .with_fix(support::set(ctx,sync, Literal::Bool(true), "Set `fsdp_sync_module_states: true`", Applicability::Safe));
 }

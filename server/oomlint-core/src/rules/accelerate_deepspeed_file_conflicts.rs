@@ -32,39 +32,15 @@
 
 use super::support;
 use super::{Context, Reporter};
-use crate::format::Format;
-
-const OWNED_BY_FILE: [&str; 8] = [
-    "gradient_accumulation_steps",
-    "gradient_clipping",
-    "zero_stage",
-    "offload_optimizer_device",
-    "offload_param_device",
-    "offload_param_nvme_path",
-    "offload_optimizer_nvme_path",
-    "zero3_save_16bit_model",
-];
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
-    if ctx.format != Format::Accelerate {
-        return;
-    }
-    let Some(r) = support::reader(ctx) else { return };
-    let Some(file) = r
-        .entry("deepspeed_config.deepspeed_config_file")
-        .filter(|_| support::is_set(&r, "deepspeed_config.deepspeed_config_file"))
-    else {
-        return;
-    };
-    let mut conflicts: Vec<(&str, crate::span::Span)> = OWNED_BY_FILE
-        .iter()
-        .filter_map(|k| r.entry(&format!("deepspeed_config.{k}")).map(|e| (*k, e.key_span)))
-        .collect();
-    if let Some(mp) = r.entry("mixed_precision").filter(|_| support::is_set(&r, "mixed_precision")) {
-        conflicts.push(("mixed_precision", mp.key_span));
-    }
-    for (key, span) in conflicts {
+    let Some(a) = support::accelerate(ctx) else { return };
+    let Some(file) = a.deepspeed_config_file.as_ref().and_then(|f| f.key_span()) else { return };
+    let owned = a.deepspeed_keys_owned_by_file.iter().map(|k| (k.value, k.key_span()));
+    let mixed_precision = a.mixed_precision.as_ref().map(|m| ("mixed_precision", m.key_span()));
+    for (key, span) in owned.chain(mixed_precision) {
+        let Some(span) = span else { continue };
         out.report(span, format!("`{key}` next to `deepspeed_config_file`: accelerate raises \"When using `deepspeed_config_file`, the following accelerate config variables will be ignored: […]. Please specify them appropriately in the DeepSpeed config file.\""))
-            .with_related(file.key_span, "DeepSpeed config file set here");
+            .with_related(file, "DeepSpeed config file set here");
     }
 }

@@ -22,35 +22,27 @@
 //! accelerate `src/accelerate/utils/dataclasses.py` (`FullyShardedDataParallelPlugin`):
 //! "FSDP2 does not support LOCAL_STATE_DICT. …".
 
-use super::support::{self, set_value};
+use super::support;
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
-use crate::format::Format;
 use crate::syntax::Literal;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
-    if ctx.format != Format::Accelerate {
+    let Some(a) = support::accelerate(ctx) else { return };
+    if a.fsdp_version.as_ref().is_none_or(|v| v.value != "2") {
         return;
     }
-    let Some(r) = support::reader(ctx) else { return };
-    if support::text(&r, "fsdp_config.fsdp_version") != Some("2") {
-        return;
-    }
-    let path = "fsdp_config.fsdp_state_dict_type";
-    let Some(entry) =
-        r.entry(path).filter(|_| support::text(&r, path).is_some_and(|t| t.eq_ignore_ascii_case("LOCAL_STATE_DICT")))
+    let Some(kind) = a.fsdp_state_dict_type.as_ref().filter(|t| t.value.eq_ignore_ascii_case("LOCAL_STATE_DICT"))
     else {
         return;
     };
-    out.report(
-        entry.value.span,
-        "`LOCAL_STATE_DICT` with FSDP2: accelerate raises \"FSDP2 does not support LOCAL_STATE_DICT.\"",
-    )
-    .with_fix(set_value(
-        ctx,
-        entry,
-        Literal::Str("SHARDED_STATE_DICT".into()),
-        "Use `SHARDED_STATE_DICT`",
-        Applicability::Safe,
-    ));
+    let Some(span) = kind.value_span() else { return };
+    out.report(span, "`LOCAL_STATE_DICT` with FSDP2: accelerate raises \"FSDP2 does not support LOCAL_STATE_DICT.\"")
+        .with_fix(support::set(
+            ctx,
+            kind,
+            Literal::Str("SHARDED_STATE_DICT".into()),
+            "Use `SHARDED_STATE_DICT`",
+            Applicability::Safe,
+        ));
 }

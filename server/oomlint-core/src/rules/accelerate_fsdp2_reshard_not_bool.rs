@@ -28,42 +28,34 @@
 //! {value}"); `src/accelerate/utils/dataclasses.py` (`FullyShardedDataParallelPlugin`);
 //! `src/accelerate/utils/launch.py` (`FSDP_RESHARD_AFTER_FORWARD`).
 
-use super::support::{self, set_value};
+use super::support;
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
-use crate::format::Format;
 use crate::syntax::Literal;
-use crate::syntax::ScalarKind;
 
 const TRUTH: [&str; 12] = ["y", "yes", "t", "true", "on", "1", "n", "no", "f", "false", "off", "0"];
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
-    if ctx.format != Format::Accelerate {
+    let Some(a) = support::accelerate(ctx) else { return };
+    if a.fsdp_version.as_ref().is_none_or(|v| v.value != "2") {
         return;
     }
-    let Some(r) = support::reader(ctx) else { return };
-    if support::text(&r, "fsdp_config.fsdp_version") != Some("2") {
+    let Some(reshard) = a.fsdp_reshard_after_forward.as_ref() else { return };
+    let value = reshard.value.as_str();
+    if TRUTH.contains(&value.to_ascii_lowercase().as_str()) {
         return;
     }
-    let path = "fsdp_config.fsdp_reshard_after_forward";
-    let Some(entry) = r.entry(path) else { return };
-    let Some(scalar) = entry.value.as_scalar() else { return };
-    if matches!(scalar.kind, ScalarKind::Bool(_) | ScalarKind::Null)
-        || TRUTH.contains(&scalar.text.to_ascii_lowercase().as_str())
-    {
-        return;
-    }
-    let value = scalar.text.as_str();
+    let Some(span) = reshard.value_span() else { return };
     let replacement = match value.to_ascii_uppercase().as_str() {
         "FULL_SHARD" | "HYBRID_SHARD" | "1" | "4" => Some(true),
         "SHARD_GRAD_OP" | "NO_SHARD" | "HYBRID_SHARD_ZERO2" => Some(false),
         _ => None,
     };
-    let diagnostic = out.report(entry.value.span, format!("`fsdp_reshard_after_forward: {value}` with FSDP2: accelerate parses it with str_to_bool and raises \"invalid truth value {}\"", value.to_ascii_lowercase()));
+    let diagnostic = out.report(span, format!("`fsdp_reshard_after_forward: {value}` with FSDP2: accelerate parses it with str_to_bool and raises \"invalid truth value {}\"", value.to_ascii_lowercase()));
     if let Some(replacement) = replacement {
-        diagnostic.with_fix(set_value(
+        diagnostic.with_fix(support::set(
             ctx,
-            entry,
+            reshard,
             Literal::Bool(replacement),
             format!("Use `{replacement}` (FSDP2 takes a bool)"),
             Applicability::Safe,

@@ -22,20 +22,14 @@
 
 use super::support;
 use super::{Context, Reporter};
-use crate::format::Format;
-use crate::span::Span;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
-    if ctx.format != Format::Accelerate {
+    let Some(a) = support::accelerate(ctx) else { return };
+    if a.distributed_type.is_some() {
         return;
     }
-    let Some(r) = support::reader(ctx) else { return };
-    if r.has("distributed_type") {
-        return;
-    }
-    let span = r.root.entries.first().map_or(Span::empty(0), |e| e.key_span);
     out.report(
-        span,
+        support::first_key(&[a.first_key]),
         "no `distributed_type`: accelerate raises \"A `distributed_type` must be specified in the config file.\"",
     );
 }

@@ -24,23 +24,15 @@
 
 use super::support;
 use super::{Context, Reporter};
-use crate::format::Format;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
-    if ctx.format != Format::Accelerate {
+    let Some(a) = support::accelerate(ctx) else { return };
+    let Some(distributed) = a.distributed_type.as_ref() else { return };
+    let Some(kind) = distributed.value.as_deref().filter(|k| *k != "NO") else { return };
+    let processes = &a.num_processes;
+    if processes.value.is_some_and(|n| n != -1) {
         return;
     }
-    let Some(r) = support::reader(ctx) else { return };
-    let Some(kind) = support::text(&r, "distributed_type") else { return };
-    if kind == "NO" {
-        return;
-    }
-    let unset = match r.i64("num_processes") {
-        Some(n) => n.value == -1,
-        None => !support::is_set(&r, "num_processes"),
-    };
-    if unset {
-        let span = support::anchor(&r, &["num_processes", "distributed_type"]);
-        out.report(span, format!("`num_processes` is not set for distributed_type {kind}: `accelerate launch` raises \"You need to manually pass in `--num_processes` using this config yaml.\" unless the command line passes it"));
-    }
+    let span = support::first_key(&[processes.key_span(), distributed.key_span()]);
+    out.report(span, format!("`num_processes` is not set for distributed_type {kind}: `accelerate launch` raises \"You need to manually pass in `--num_processes` using this config yaml.\" unless the command line passes it"));
 }

@@ -36,11 +36,13 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
         return;
     }
     // vLLM's sleep-mode check reads only the old name: keep it in vLLM configs.
-    let vllm = support::reader(ctx).is_some_and(|r| ["use_vllm", "trl.use_vllm"].iter().any(|k| support::flag(&r, k)));
-    if vllm {
+    let trl_vllm = plan.trainer.as_ref().and_then(|t| t.grpo.as_ref()).is_some_and(|g| g.use_vllm.value);
+    let axolotl_vllm = plan.axolotl.as_ref().is_some_and(|a| a.trl_use_vllm.value);
+    if trl_vllm || axolotl_vllm {
         return;
     }
     for legacy in &plan.allocator {
+        // The variable's literal spelling decides whether a rename edit is exact.
         let exact = ctx.text.get(legacy.key_span.start..legacy.key_span.end) == Some(legacy.variable.as_str());
         let diagnostic = out.report(legacy.key_span, format!("{} is deprecated since torch 2.10 (\"{} is deprecated, use PYTORCH_ALLOC_CONF instead\"); torch reads PYTORCH_ALLOC_CONF from 2.9, but honours its expandable_segments only from 2.11 (pytorch#183387)", legacy.variable, legacy.variable));
         // Before 2.11 the new name silently drops expandable_segments: renaming would

@@ -23,26 +23,24 @@
 //! Axolotl `src/axolotl/utils/schemas/validation.py` (`check_activation_offloading_wo_gc`):
 //! "activation_offloading requires gradient_checkpointing".
 
-use super::support::{self, set_value};
+use super::support;
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
-use crate::format::Format;
 use crate::syntax::Literal;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
-    if ctx.format != Format::Axolotl {
+    let Some(axolotl) = support::axolotl(ctx) else { return };
+    let offload = &axolotl.activation_offloading;
+    let (true, Some(span)) = (offload.value, offload.entry_span()) else { return };
+    let checkpointing = &axolotl.gradient_checkpointing;
+    if checkpointing.value {
         return;
     }
-    let Some(r) = support::reader(ctx) else { return };
-    let Some(offload) = r.entry("activation_offloading").filter(|e| support::truthy(e)) else { return };
-    if support::flag(&r, "gradient_checkpointing") {
-        return;
-    }
-    let diagnostic = out.report(offload.key_span.cover(offload.value.span), "`activation_offloading` without `gradient_checkpointing`: Axolotl raises \"activation_offloading requires gradient_checkpointing\"");
-    if let Some(gc) = r.entry("gradient_checkpointing") {
-        diagnostic.with_related(gc.key_span, "checkpointing off here").with_fix(set_value(
+    let diagnostic = out.report(span, "`activation_offloading` without `gradient_checkpointing`: Axolotl raises \"activation_offloading requires gradient_checkpointing\"");
+    if let Some(key) = checkpointing.key_span() {
+        diagnostic.with_related(key, "checkpointing off here").with_fix(support::set(
             ctx,
-            gc,
+            checkpointing,
             Literal::Bool(true),
             "Set `gradient_checkpointing: true`",
             Applicability::Safe,

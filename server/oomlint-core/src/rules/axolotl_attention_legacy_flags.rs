@@ -28,22 +28,16 @@
 //! `validate_attn_implementation`); `src/axolotl/utils/schemas/enums.py`
 //! (`LEGACY_ATTN_FLAG_TO_IMPL`, `SHORT_FORM_ALIAS_TO_CANONICAL`).
 
-use super::support::{self, set_value};
+use super::support;
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
-use crate::format::Format;
 use crate::syntax::Literal;
 
-const LEGACY_FLAGS: [&str; 6] =
-    ["xformers_attention", "sage_attention", "flex_attention", "flash_attention", "sdp_attention", "eager_attention"];
-
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
-    if ctx.format != Format::Axolotl {
-        return;
-    }
-    let Some(r) = support::reader(ctx) else { return };
-    let Some(entry) = r.entry("attn_implementation") else { return };
-    let Some(value) = support::text(&r, "attn_implementation") else { return };
+    let Some(axolotl) = support::axolotl(ctx) else { return };
+    let Some(attention) = axolotl.attn_implementation.as_ref() else { return };
+    let (Some(key), Some(value_span)) = (attention.key_span(), attention.value_span()) else { return };
+    let value = attention.value.as_str();
     let canonical = match value {
         "flash" => Some("flash_attention_2"),
         "flex" => Some("flex_attention"),
@@ -51,14 +45,14 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
         _ => None,
     };
     if let Some(canonical) = canonical {
-        out.report(entry.value.span, format!("attn_implementation `{value}`: Axolotl raises \"attn_implementation='{value}' is not accepted. Use the canonical name\" ({canonical})"))
-            .with_fix(set_value(ctx, entry, Literal::Str(canonical.into()), format!("Use `{canonical}`"), Applicability::Safe));
+        out.report(value_span, format!("attn_implementation `{value}`: Axolotl raises \"attn_implementation='{value}' is not accepted. Use the canonical name\" ({canonical})"))
+            .with_fix(support::set(ctx,attention, Literal::Str(canonical.into()), format!("Use `{canonical}`"), Applicability::Safe));
     }
-    let flags: Vec<&str> = LEGACY_FLAGS.into_iter().filter(|f| support::flag(&r, f)).collect();
-    if let Some(first) = flags.first().and_then(|f| r.entry(f)) {
-        let mut sorted = flags.clone();
+    let flags = &axolotl.legacy_attention;
+    if let Some(first) = flags.first().and_then(|f| f.key_span()) {
+        let mut sorted: Vec<&str> = flags.iter().map(|f| f.value).collect();
         sorted.sort_unstable();
-        out.report(first.key_span, format!("`attn_implementation` with legacy attention flags ({}): Axolotl raises \"attn_implementation='{value}' cannot be combined with legacy attention flags …\"", sorted.join(", ")))
-            .with_related(entry.key_span, "attn_implementation set here");
+        out.report(first, format!("`attn_implementation` with legacy attention flags ({}): Axolotl raises \"attn_implementation='{value}' cannot be combined with legacy attention flags …\"", sorted.join(", ")))
+            .with_related(key, "attn_implementation set here");
     }
 }

@@ -27,20 +27,21 @@
 
 use super::support;
 use super::{Context, Reporter};
-use crate::format::Format;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
-    if ctx.format != Format::Axolotl {
-        return;
-    }
-    let Some(r) = support::reader(ctx) else { return };
-    let Some(batch) = r.entry("batch_size").filter(|_| support::flag(&r, "batch_size")) else { return };
-    if support::flag(&r, "gradient_accumulation_steps") {
-        let diagnostic = out.report(batch.key_span, "`batch_size` with `gradient_accumulation_steps`: Axolotl raises \"please set only one of gradient_accumulation_steps or batch_size\"");
-        if let Some(key) = support::key_of(&r, "gradient_accumulation_steps") {
-            diagnostic.with_related(key, "gradient accumulation set here");
+    let (Some(plan), Some(axolotl)) = (ctx.plan, support::axolotl(ctx)) else { return };
+    let batch = &axolotl.batch_size;
+    let (Some(1..), Some(key)) = (batch.value, batch.key_span()) else { return };
+    // Axolotl tests the keys as written: set and not zero.
+    let written =
+        |setting: Option<&crate::plan::Sourced<u64>>| setting.is_some_and(|s| s.is_from_file() && s.value != 0);
+    let accumulation = plan.gradient_accumulation.as_ref();
+    if written(accumulation) {
+        let diagnostic = out.report(key, "`batch_size` with `gradient_accumulation_steps`: Axolotl raises \"please set only one of gradient_accumulation_steps or batch_size\"");
+        if let Some(span) = accumulation.and_then(|a| a.key_span()) {
+            diagnostic.with_related(span, "gradient accumulation set here");
         }
-    } else if !support::flag(&r, "micro_batch_size") {
-        out.report(batch.key_span, "`batch_size` without `micro_batch_size` or `gradient_accumulation_steps`: Axolotl raises \"At least two of micro_batch_size, gradient_accumulation_steps, batch_size must be set\"");
+    } else if !written(plan.micro_batch_size.as_ref()) {
+        out.report(key, "`batch_size` without `micro_batch_size` or `gradient_accumulation_steps`: Axolotl raises \"At least two of micro_batch_size, gradient_accumulation_steps, batch_size must be set\"");
     }
 }

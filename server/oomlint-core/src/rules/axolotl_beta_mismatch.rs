@@ -23,18 +23,14 @@
 
 use super::support;
 use super::{Context, Reporter};
-use crate::format::Format;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
-    if ctx.format != Format::Axolotl {
-        return;
-    }
-    let Some(r) = support::reader(ctx) else { return };
-    let (Some(top), Some(nested)) = (r.f64("beta"), r.f64("trl.beta")) else { return };
+    let Some(axolotl) = support::axolotl(ctx) else { return };
+    let (Some(top), Some(nested)) = (axolotl.beta.as_ref(), axolotl.trl_beta.as_ref()) else { return };
     if top.value == 0.0 || nested.value == 0.0 || top.value == nested.value {
         return;
     }
-    let (Some(top_entry), Some(nested_entry)) = (r.entry("beta"), r.entry("trl.beta")) else { return };
-    out.report(nested_entry.value.span, format!("`trl.beta` {} differs from `beta` {}: Axolotl raises \"beta and trl.beta must match or one must be removed\"", nested.value, top.value))
-        .with_related(top_entry.value.span, "top-level beta set here");
+    let (Some(top_span), Some(nested_span)) = (top.value_span(), nested.value_span()) else { return };
+    out.report(nested_span, format!("`trl.beta` {} differs from `beta` {}: Axolotl raises \"beta and trl.beta must match or one must be removed\"", nested.value, top.value))
+        .with_related(top_span, "top-level beta set here");
 }

@@ -21,19 +21,18 @@
 
 use super::support;
 use super::{Context, Reporter};
-use crate::format::Format;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
-    if ctx.format != Format::Axolotl {
+    let Some(axolotl) = support::axolotl(ctx) else { return };
+    let (deepspeed, fsdp) = (&axolotl.deepspeed, &axolotl.fsdp);
+    let (true, true, Some(fsdp_key), Some(deepspeed_key)) =
+        (deepspeed.value, fsdp.value, fsdp.key_span(), deepspeed.key_span())
+    else {
         return;
-    }
-    let Some(r) = support::reader(ctx) else { return };
-    let (Some(deepspeed), Some(fsdp)) = (r.entry("deepspeed"), r.entry("fsdp")) else { return };
-    if support::truthy(deepspeed) && support::truthy(fsdp) {
-        out.report(
-            fsdp.key_span,
-            "`deepspeed` and `fsdp` are both set: Axolotl raises \"deepspeed and fsdp cannot be used together.\"",
-        )
-        .with_related(deepspeed.key_span, "DeepSpeed set here");
-    }
+    };
+    out.report(
+        fsdp_key,
+        "`deepspeed` and `fsdp` are both set: Axolotl raises \"deepspeed and fsdp cannot be used together.\"",
+    )
+    .with_related(deepspeed_key, "DeepSpeed set here");
 }

@@ -24,29 +24,19 @@
 //! Axolotl `src/axolotl/utils/schemas/validation.py` (`check_fsdp2_w_8bit_optimizer`):
 //! "FSDP2 not compatible with {optimizer}, use `adamw_torch_8bit` instead".
 
-use super::support::{self, set_value};
+use super::support;
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
-use crate::format::Format;
 use crate::syntax::Literal;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
-    if ctx.format != Format::Axolotl {
+    let Some(axolotl) = support::axolotl(ctx) else { return };
+    if axolotl.fsdp_version.as_ref().is_none_or(|v| v.value != 2) {
         return;
     }
-    let Some(r) = support::reader(ctx) else { return };
-    let version =
-        ["fsdp_version", "fsdp_config.fsdp_version", "fsdp_config.version"].iter().find_map(|p| support::text(&r, p));
-    if version != Some("2") || !r.has("fsdp_config") {
-        return;
-    }
-    let Some(optimizer) = r
-        .entry("optimizer")
-        .filter(|_| matches!(support::text(&r, "optimizer"), Some("adamw_8bit" | "adamw_bnb_8bit")))
-    else {
-        return;
-    };
-    let name = support::text(&r, "optimizer").unwrap_or_default();
-    out.report(optimizer.value.span, format!("optimizer `{name}` with FSDP2: Axolotl raises \"FSDP2 not compatible with {name}, use `adamw_torch_8bit` instead\""))
-        .with_fix(set_value(ctx, optimizer, Literal::Str("adamw_torch_8bit".into()), "Use `adamw_torch_8bit`", Applicability::Safe));
+    let optimizer = &axolotl.optimizer;
+    let name = optimizer.value.as_str();
+    let (true, Some(span)) = (matches!(name, "adamw_8bit" | "adamw_bnb_8bit"), optimizer.value_span()) else { return };
+    out.report(span, format!("optimizer `{name}` with FSDP2: Axolotl raises \"FSDP2 not compatible with {name}, use `adamw_torch_8bit` instead\""))
+        .with_fix(support::set(ctx,optimizer, Literal::Str("adamw_torch_8bit".into()), "Use `adamw_torch_8bit`", Applicability::Safe));
 }

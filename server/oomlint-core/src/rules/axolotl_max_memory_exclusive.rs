@@ -21,16 +21,14 @@
 
 use super::support;
 use super::{Context, Reporter};
-use crate::format::Format;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
-    if ctx.format != Format::Axolotl {
+    let Some(axolotl) = support::axolotl(ctx) else { return };
+    let (max, limit) = (&axolotl.max_memory, &axolotl.gpu_memory_limit);
+    let (true, true, Some(max_key), Some(limit_key)) = (max.value, limit.value, max.key_span(), limit.key_span())
+    else {
         return;
-    }
-    let Some(r) = support::reader(ctx) else { return };
-    let (Some(max), Some(limit)) = (r.entry("max_memory"), r.entry("gpu_memory_limit")) else { return };
-    if support::is_set(&r, "max_memory") && support::is_set(&r, "gpu_memory_limit") {
-        out.report(max.key_span, "`max_memory` and `gpu_memory_limit` are both set: Axolotl raises \"max_memory and gpu_memory_limit are mutually exclusive and cannot be used together.\"")
-            .with_related(limit.key_span, "gpu_memory_limit set here");
-    }
+    };
+    out.report(max_key, "`max_memory` and `gpu_memory_limit` are both set: Axolotl raises \"max_memory and gpu_memory_limit are mutually exclusive and cannot be used together.\"")
+        .with_related(limit_key, "gpu_memory_limit set here");
 }

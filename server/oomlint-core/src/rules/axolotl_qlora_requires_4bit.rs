@@ -22,33 +22,18 @@
 //! Axolotl `src/axolotl/utils/schemas/peft.py` (`validate_qlora`): "Require
 //! cfg.load_in_4bit to be True for qlora".
 
-use super::support::{self, set_value};
+use super::support;
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
-use crate::format::Format;
 use crate::syntax::Literal;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
-    if ctx.format != Format::Axolotl {
+    let Some(axolotl) = support::axolotl(ctx) else { return };
+    let Some(adapter) = axolotl.adapter.as_ref().filter(|a| a.value == "qlora") else { return };
+    let Some(span) = adapter.value_span() else { return };
+    if [&axolotl.load_in_4bit, &axolotl.load_in_8bit, &axolotl.gptq, &axolotl.merge_lora].iter().any(|f| f.value) {
         return;
     }
-    let Some(r) = support::reader(ctx) else { return };
-    let Some(adapter) = r.entry("adapter").filter(|_| support::text(&r, "adapter") == Some("qlora")) else { return };
-    if support::flag(&r, "load_in_4bit")
-        || support::flag(&r, "load_in_8bit")
-        || support::flag(&r, "gptq")
-        || support::flag(&r, "merge_lora")
-    {
-        return;
-    }
-    let diagnostic = out.report(adapter.value.span, "`adapter: qlora` without `load_in_4bit: true`: Axolotl raises \"Require cfg.load_in_4bit to be True for qlora\"");
-    if let Some(entry) = r.entry("load_in_4bit") {
-        diagnostic.with_fix(set_value(
-            ctx,
-            entry,
-            Literal::Bool(true),
-            "Set `load_in_4bit: true`",
-            Applicability::Safe,
-        ));
-    }
+    out.report(span, "`adapter: qlora` without `load_in_4bit: true`: Axolotl raises \"Require cfg.load_in_4bit to be True for qlora\"")
+        .with_fix(support::set(ctx,&axolotl.load_in_4bit, Literal::Bool(true), "Set `load_in_4bit: true`", Applicability::Safe));
 }

@@ -21,21 +21,22 @@
 //! Axolotl `src/axolotl/utils/schemas/validation.py` (`check_sample_packing_w_rl`):
 //! "`sample_packing: true` does not work with RLHF training".
 
-use super::support::{self, set_value};
+use super::support;
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
-use crate::format::Format;
 use crate::syntax::Literal;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
-    if ctx.format != Format::Axolotl {
+    let (Some(plan), Some(axolotl)) = (ctx.plan, support::axolotl(ctx)) else { return };
+    let Some(packing) = plan.packing.as_ref() else { return };
+    let rl = &axolotl.rl;
+    let (true, true, Some(span), Some(rl_key)) = (packing.value, rl.value, packing.entry_span(), rl.key_span()) else {
         return;
-    }
-    let Some(r) = support::reader(ctx) else { return };
-    let (Some(packing), Some(rl)) = (r.entry("sample_packing"), r.entry("rl")) else { return };
-    if support::truthy(packing) && support::truthy(rl) {
-        out.report(packing.key_span.cover(packing.value.span), "`sample_packing: true` with `rl`: Axolotl raises \"`sample_packing: true` does not work with RLHF training\"")
-            .with_related(rl.key_span, "RL training set here")
-            .with_fix(set_value(ctx, packing, Literal::Bool(false), "Set `sample_packing: false`", Applicability::Safe));
-    }
+    };
+    out.report(
+        span,
+        "`sample_packing: true` with `rl`: Axolotl raises \"`sample_packing: true` does not work with RLHF training\"",
+    )
+    .with_related(rl_key, "RL training set here")
+    .with_fix(support::set(ctx, packing, Literal::Bool(false), "Set `sample_packing: false`", Applicability::Safe));
 }

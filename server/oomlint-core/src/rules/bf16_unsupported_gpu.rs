@@ -31,49 +31,46 @@
 //! support bf16/gpu. …"; TRL `trl/trainer/base_config.py` (`bf16 = not fp16` when unset);
 //! accelerate `src/accelerate/commands/launch.py` (`_validate_launch_command`).
 
-use super::support::{self, set_value};
+use super::support;
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
-use crate::format::Format;
+use crate::plan::Sourced;
 use crate::syntax::Literal;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let Some(gpu) = ctx.gpu.filter(|g| !g.bf16) else { return };
-    let Some(r) = support::reader(ctx) else { return };
-    if ctx.format == Format::Accelerate {
-        if let Some(entry) = r.entry("mixed_precision").filter(|_| support::text(&r, "mixed_precision") == Some("bf16"))
-        {
-            out.report(entry.value.span, format!("`mixed_precision: bf16` on {}, which has no bf16: accelerate raises \"bf16 mixed precision requires PyTorch >= 1.10 and a supported device.\"", gpu.name))
-                .with_fix(set_value(ctx, entry, Literal::Str("fp16".into()), "Use `mixed_precision: fp16`", Applicability::Unsafe));
-        }
+    if let Some(a) = support::accelerate(ctx) {
+        let Some(mode) = a.mixed_precision.as_ref().filter(|m| m.value == "bf16") else { return };
+        let Some(span) = mode.value_span() else { return };
+        out.report(span, format!("`mixed_precision: bf16` on {}, which has no bf16: accelerate raises \"bf16 mixed precision requires PyTorch >= 1.10 and a supported device.\"", gpu.name))
+            .with_fix(support::set(ctx,mode, Literal::Str("fp16".into()), "Use `mixed_precision: fp16`", Applicability::Unsafe));
         return;
     }
-    let trl = support::is_trl(ctx.format);
-    if !trl && !matches!(ctx.format, Format::Transformers | Format::Llamafactory | Format::Axolotl) {
+    // bf16 as the trainer resolves it; the TRL default (on unless fp16) has no key.
+    let bf16 = if let Some(a) = support::axolotl(ctx) {
+        a.bf16.clone().map(|b| b == Some(true))
+    } else if let Some(t) = support::trainer(ctx).filter(|_| support::has_training_arguments(ctx.format)) {
+        t.bf16.clone()
+    } else {
         return;
-    }
-    let fp16 = r.bool("fp16").is_some_and(|b| b.value);
-    let bf16 = r.bool("bf16").map(|b| b.value);
-    let on = match bf16 {
-        Some(on) => on,
-        None => trl && !fp16,
     };
-    if !on {
+    if !bf16.value {
         return;
     }
     let message = format!("bf16 training on {} (compute capability {}), which has no bf16: transformers raises \"Your setup doesn't support bf16/gpu. … You need Ampere+ GPU with cuda>=11.0.\"", gpu.name, gpu.compute_capability);
-    match r.entry("bf16").filter(|_| bf16.is_some()) {
-        Some(entry) => {
-            out.report(entry.key_span.cover(entry.value.span), message).with_fix(set_value(
+    match bf16.entry_span() {
+        Some(span) => {
+            out.report(span, message).with_fix(support::set(
                 ctx,
-                entry,
+                &bf16,
                 Literal::Bool(false),
                 "Set `bf16: false` (and `fp16: true`)",
                 Applicability::Unsafe,
             ));
         }
         None => {
-            let span = support::anchor(&r, &["model_name_or_path"]);
+            let model = support::trainer(ctx).and_then(|t| t.model_name_or_path.as_ref()).and_then(Sourced::key_span);
+            let span = support::first_key(&[model]);
             out.report(span, format!("{message} (TRL enables bf16 unless `fp16: true` is set)"));
         }
     }

@@ -29,25 +29,21 @@
 
 use super::support;
 use super::{Context, Reporter};
-use crate::format::Format;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
-    if !support::is_trl(ctx.format) && ctx.format != Format::Axolotl {
+    let (four, eight, message) = if let Some(axolotl) = support::axolotl(ctx) {
+        let qlora = axolotl.adapter.as_ref().is_some_and(|a| a.value == "qlora");
+        let four = &axolotl.load_in_4bit;
+        (four, &axolotl.load_in_8bit, (four.value || qlora).then_some("`load_in_8bit` with a 4-bit QLoRA setup: Axolotl raises \"Can't load qlora in 8bit\" (and bitsandbytes cannot load both ways)"))
+    } else if let Some(trainer) = support::trainer(ctx).filter(|_| support::is_trl(ctx.format)) {
+        let four = &trainer.load_in_4bit;
+        (four, &trainer.load_in_8bit, four.value.then_some("`load_in_4bit` and `load_in_8bit` are both true: TRL raises \"You can't use 8 bit and 4 bit precision at the same time\""))
+    } else {
         return;
-    }
-    let Some(r) = support::reader(ctx) else { return };
-    let (Some(four), Some(eight)) = (r.entry("load_in_4bit"), r.entry("load_in_8bit")) else { return };
-    if !support::flag(&r, "load_in_8bit") {
+    };
+    let (true, Some(message), Some(span), Some(four_key)) = (eight.value, message, eight.entry_span(), four.key_span())
+    else {
         return;
-    }
-    let qlora = ctx.format == Format::Axolotl && support::text(&r, "adapter") == Some("qlora");
-    if support::flag(&r, "load_in_4bit") || qlora {
-        let message = if ctx.format == Format::Axolotl {
-            "`load_in_8bit` with a 4-bit QLoRA setup: Axolotl raises \"Can't load qlora in 8bit\" (and bitsandbytes cannot load both ways)"
-        } else {
-            "`load_in_4bit` and `load_in_8bit` are both true: TRL raises \"You can't use 8 bit and 4 bit precision at the same time\""
-        };
-        out.report(eight.key_span.cover(eight.value.span), message)
-            .with_related(four.key_span, "4-bit loading set here");
-    }
+    };
+    out.report(span, message).with_related(four_key, "4-bit loading set here");
 }

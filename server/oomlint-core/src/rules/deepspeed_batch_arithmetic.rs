@@ -28,37 +28,39 @@
 
 use super::support;
 use super::{Context, Reporter};
-use crate::format::Format;
+use crate::plan::Sourced;
+
+/// An integer batch value (DeepSpeed asserts on integers; other numbers are left to the schema).
+fn integer(setting: &Option<Sourced<f64>>) -> Option<(i64, &Sourced<f64>)> {
+    let s = setting.as_ref().filter(|s| s.value.fract() == 0.0 && s.value.abs() < 9.0e15)?;
+    Some((s.value as i64, s))
+}
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
-    if ctx.format != Format::Deepspeed {
-        return;
-    }
-    let Some(r) = support::reader(ctx) else { return };
-    let number = |path: &str| r.i64(path).filter(|_| support::text(&r, path).is_some_and(|t| t != "auto"));
-    let keys = ["train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps"];
-    for key in keys {
-        if let (Some(v), Some(entry)) = (number(key), r.entry(key)) {
-            if v.value <= 0 {
-                out.report(
-                    entry.value.span,
-                    format!("`{key}` is {}: DeepSpeed asserts it \"has to be greater than 0\"", v.value),
-                );
+    let Some(ds) = support::deepspeed(ctx) else { return };
+    let keys = [
+        ("train_batch_size", integer(&ds.train_batch_size)),
+        ("train_micro_batch_size_per_gpu", integer(&ds.train_micro_batch_size_per_gpu)),
+        ("gradient_accumulation_steps", integer(&ds.gradient_accumulation_steps)),
+    ];
+    for (key, value) in keys {
+        if let Some((v, setting)) = value.filter(|(v, _)| *v <= 0) {
+            if let Some(span) = setting.value_span() {
+                out.report(span, format!("`{key}` is {v}: DeepSpeed asserts it \"has to be greater than 0\""));
                 return;
             }
         }
     }
-    let (Some(train), Some(micro), Some(accumulation)) = (number(keys[0]), number(keys[1]), number(keys[2])) else {
+    let [(_, Some((train, train_setting))), (_, Some((micro, _))), (_, Some((accumulation, _)))] = keys else { return };
+    let step = micro.saturating_mul(accumulation);
+    if step <= 0 || train % step == 0 {
         return;
-    };
-    let step = micro.value.saturating_mul(accumulation.value);
-    if step > 0 && train.value % step != 0 {
-        let Some(entry) = r.entry(keys[0]) else { return };
-        let diagnostic = out.report(entry.value.span, format!("train_batch_size {} is not a multiple of train_micro_batch_size_per_gpu x gradient_accumulation_steps = {step}, so no world size satisfies DeepSpeed's \"train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step * world_size\" assertion", train.value));
-        for key in &keys[1..] {
-            if let Some(k) = support::key_of(&r, key) {
-                diagnostic.with_related(k, format!("{key} set here"));
-            }
+    }
+    let Some(span) = train_setting.value_span() else { return };
+    let diagnostic = out.report(span, format!("train_batch_size {train} is not a multiple of train_micro_batch_size_per_gpu x gradient_accumulation_steps = {step}, so no world size satisfies DeepSpeed's \"train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step * world_size\" assertion"));
+    for (key, value) in &keys[1..] {
+        if let Some(span) = value.and_then(|(_, s)| s.key_span()) {
+            diagnostic.with_related(span, format!("{key} set here"));
         }
     }
 }

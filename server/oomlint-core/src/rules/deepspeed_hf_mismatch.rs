@@ -35,47 +35,41 @@
 //! `trainer_config_process`, `trainer_config_finalize`): "Please correct the following
 //! DeepSpeed config values that mismatch TrainingArguments values: …".
 
-use super::support::{self, set_value};
+use super::support;
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
-use crate::format::{Format, Reader};
+use crate::format::Format;
 use crate::syntax::Literal;
-use crate::syntax::ScalarKind;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
-    let trl = support::is_trl(ctx.format);
-    if !trl && ctx.format != Format::Transformers {
+    if !support::is_trl(ctx.format) && ctx.format != Format::Transformers {
         return;
     }
-    let Some(r) = support::reader(ctx) else { return };
-    let Some(ds) = r.entry("deepspeed").and_then(|e| e.value.as_mapping()) else { return };
-    let ds = Reader::new(ds);
-    let fp16 = r.bool("fp16").is_some_and(|b| b.value);
-    let bf16 = r.bool("bf16").map_or(trl && !fp16, |b| b.value);
-    let number = |path: &str, default: f64| r.f64(path).map_or(default, |v| v.value);
-    let checks: [(&str, f64, &str); 5] = [
-        ("fp16.enabled", f64::from(u8::from(fp16)), "fp16"),
-        ("bf16.enabled", f64::from(u8::from(bf16)), "bf16"),
-        ("train_micro_batch_size_per_gpu", number("per_device_train_batch_size", 8.0), "per_device_train_batch_size"),
-        ("gradient_accumulation_steps", number("gradient_accumulation_steps", 1.0), "gradient_accumulation_steps"),
-        ("gradient_clipping", number("max_grad_norm", 1.0), "max_grad_norm"),
+    let Some(plan) = ctx.plan else { return };
+    let Some(trainer) = plan.trainer.as_ref() else { return };
+    let Some(ds) = trainer.deepspeed.as_ref() else { return };
+    let count = |field: &Option<crate::plan::Sourced<u64>>| field.as_ref().map(|f| f.value as f64);
+    let (Some(micro), Some(accumulation)) = (count(&plan.micro_batch_size), count(&plan.gradient_accumulation)) else {
+        return;
+    };
+    let checks = [
+        ("fp16.enabled", &ds.fp16_enabled, f64::from(u8::from(trainer.fp16.value)), "fp16"),
+        ("bf16.enabled", &ds.bf16_enabled, f64::from(u8::from(trainer.bf16.value)), "bf16"),
+        ("train_micro_batch_size_per_gpu", &ds.train_micro_batch_size_per_gpu, micro, "per_device_train_batch_size"),
+        ("gradient_accumulation_steps", &ds.gradient_accumulation_steps, accumulation, "gradient_accumulation_steps"),
+        ("gradient_clipping", &ds.gradient_clipping, trainer.max_grad_norm.value, "max_grad_norm"),
     ];
-    for (ds_key, hf_value, hf_key) in checks {
-        let Some(entry) = ds.entry(ds_key) else { continue };
-        let Some(scalar) = entry.value.as_scalar() else { continue };
-        let ds_value = match scalar.kind {
-            ScalarKind::Bool(b) => f64::from(u8::from(b)),
-            _ => match scalar.as_f64() {
-                Some(v) => v,
-                None => continue, // "auto" and the like
-            },
-        };
+    for (ds_key, ds_setting, hf_value, hf_key) in checks {
+        // Absent and "auto" values are filled from TrainingArguments.
+        let Some(ds_setting) = ds_setting.as_ref() else { continue };
+        let ds_value = ds_setting.value;
         if ds_value == hf_value {
             continue;
         }
+        let Some(span) = ds_setting.value_span() else { continue };
         let shown = |v: f64, boolean: bool| if boolean { (v != 0.0).to_string() } else { v.to_string() };
         let boolean = ds_key.ends_with("enabled");
-        out.report(entry.value.span, format!("DeepSpeed `{ds_key}` = {} but TrainingArguments `{hf_key}` = {}: the Trainer raises \"Please correct the following DeepSpeed config values that mismatch TrainingArguments values … set these DeepSpeed config values to 'auto'.\"", shown(ds_value, boolean), shown(hf_value, boolean)))
-            .with_fix(set_value(ctx, entry, Literal::Str("auto".into()), format!("Set `{ds_key}` to auto"), Applicability::Safe));
+        out.report(span, format!("DeepSpeed `{ds_key}` = {} but TrainingArguments `{hf_key}` = {}: the Trainer raises \"Please correct the following DeepSpeed config values that mismatch TrainingArguments values … set these DeepSpeed config values to 'auto'.\"", shown(ds_value, boolean), shown(hf_value, boolean)))
+            .with_fix(support::set(ctx,ds_setting, Literal::Str("auto".into()), format!("Set `{ds_key}` to auto"), Applicability::Safe));
     }
 }

@@ -24,24 +24,19 @@
 
 use super::support;
 use super::{Context, Reporter};
-use crate::format::Format;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
-    if ctx.format != Format::Deepspeed {
+    let Some(ds) = support::deepspeed(ctx) else { return };
+    if !ds.offload_param_device.as_ref().is_some_and(|d| matches!(d.value.as_str(), "cpu" | "nvme")) {
         return;
     }
-    let Some(r) = support::reader(ctx) else { return };
-    let device = support::text(&r, "zero_optimization.offload_param.device");
-    if !matches!(device, Some("cpu" | "nvme")) {
+    let stage = &ds.zero_stage;
+    if stage.value >= 3 {
         return;
     }
-    let stage = r.i64("zero_optimization.stage").map_or(0, |s| s.value);
-    if stage >= 3 {
-        return;
-    }
-    let span = support::anchor(&r, &["zero_optimization.offload_param"]);
-    let diagnostic = out.report(span, format!("`offload_param` with ZeRO stage {stage}: parameter offloading works only with stage 3, so the parameters stay on the GPU"));
-    if let Some(key) = support::key_of(&r, "zero_optimization.stage") {
+    let span = support::first_key(&[ds.offload_param_key]);
+    let diagnostic = out.report(span, format!("`offload_param` with ZeRO stage {}: parameter offloading works only with stage 3, so the parameters stay on the GPU", stage.value));
+    if let Some(key) = stage.key_span() {
         diagnostic.with_related(key, "stage set here");
     }
 }

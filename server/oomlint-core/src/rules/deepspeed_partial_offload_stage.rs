@@ -22,22 +22,17 @@
 
 use super::support;
 use super::{Context, Reporter};
-use crate::format::Format;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
-    if ctx.format != Format::Deepspeed {
+    let Some(ds) = support::deepspeed(ctx) else { return };
+    let Some(ratio) = ds.offload_optimizer_ratio.as_ref().filter(|r| r.value < 1.0) else { return };
+    let stage = &ds.zero_stage;
+    if stage.value == 3 {
         return;
     }
-    let Some(r) = support::reader(ctx) else { return };
-    let path = "zero_optimization.offload_optimizer.ratio";
-    let Some(ratio) = r.f64(path).filter(|v| v.value < 1.0) else { return };
-    let stage = r.i64("zero_optimization.stage").map_or(0, |s| s.value);
-    if stage == 3 {
-        return;
-    }
-    let Some(entry) = r.entry(path) else { return };
-    let diagnostic = out.report(entry.value.span, format!("offload_optimizer ratio {} with ZeRO stage {stage}: DeepSpeed asserts \"Partial offloading only supported for ZeRO Stage 3.\"", ratio.value));
-    if let Some(key) = support::key_of(&r, "zero_optimization.stage") {
+    let Some(span) = ratio.value_span() else { return };
+    let diagnostic = out.report(span, format!("offload_optimizer ratio {} with ZeRO stage {}: DeepSpeed asserts \"Partial offloading only supported for ZeRO Stage 3.\"", ratio.value, stage.value));
+    if let Some(key) = stage.key_span() {
         diagnostic.with_related(key, "stage set here");
     }
 }

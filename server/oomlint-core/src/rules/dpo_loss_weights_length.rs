@@ -29,22 +29,16 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if ctx.format != Format::TrlDpo {
         return;
     }
-    let Some(r) = support::reader(ctx) else { return };
-    let Some(weights) = r.entry("loss_weights") else { return };
-    let Some(weight_count) = weights.value.as_sequence().map(<[_]>::len) else { return };
-    let types = r.entry("loss_type");
-    let type_count = match types {
-        Some(t) => match t.value.as_sequence() {
-            Some(items) => items.len(),
-            None if support::is_set(&r, "loss_type") => 1,
-            None => return,
-        },
-        None => 1, // default ["sigmoid"]
-    };
-    if weight_count != type_count {
-        let diagnostic = out.report(weights.value.span, format!("{weight_count} loss_weights for {type_count} loss_type(s): TRL raises \"`loss_weights` must have the same length as `loss_type` when combining multiple losses. Got {weight_count} weights for {type_count} loss types.\""));
-        if let Some(t) = types {
-            diagnostic.with_related(t.value.span, "loss types listed here");
-        }
+    let Some(dpo) = support::trainer(ctx).and_then(|t| t.dpo.as_ref()) else { return };
+    let Some(weights) = dpo.loss_weights.as_ref() else { return };
+    let Some(types) = dpo.loss_type.value.as_ref() else { return };
+    let (weight_count, type_count) = (weights.value.len(), types.len());
+    if weight_count == type_count {
+        return;
+    }
+    let Some(span) = weights.value_span() else { return };
+    let diagnostic = out.report(span, format!("{weight_count} loss_weights for {type_count} loss_type(s): TRL raises \"`loss_weights` must have the same length as `loss_type` when combining multiple losses. Got {weight_count} weights for {type_count} loss types.\""));
+    if let Some(span) = dpo.loss_type.value_span() {
+        diagnostic.with_related(span, "loss types listed here");
     }
 }

@@ -32,16 +32,18 @@ use crate::format::Format;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let Some(plan) = ctx.plan else { return };
-    let Some(r) = support::reader(ctx) else { return };
     let sleep = match ctx.format {
-        Format::TrlGrpo => support::flag(&r, "use_vllm") && support::flag(&r, "vllm_enable_sleep_mode"),
-        Format::Axolotl => support::flag(&r, "trl.vllm_enable_sleep_mode"),
-        _ => false,
+        Format::TrlGrpo => plan
+            .trainer
+            .as_ref()
+            .and_then(|t| t.grpo.as_ref())
+            .filter(|g| g.use_vllm.value)
+            .map(|g| &g.vllm_enable_sleep_mode),
+        Format::Axolotl => plan.axolotl.as_ref().map(|a| &a.trl_vllm_enable_sleep_mode),
+        _ => None,
     };
-    if !sleep {
-        return;
-    }
-    let sleep_key = support::anchor(&r, &["vllm_enable_sleep_mode", "trl.vllm_enable_sleep_mode"]);
+    let Some(sleep) = sleep.filter(|s| s.value) else { return };
+    let sleep_key = support::first_key(&[sleep.key_span()]);
     for setting in plan.allocator.iter().filter(|s| s.variable == "PYTORCH_CUDA_ALLOC_CONF") {
         let Some(at) = setting.value.find("expandable_segments:True") else { continue };
         let span = support::allocator_span(setting, crate::span::Span::new(at, at + "expandable_segments:True".len()));

@@ -24,24 +24,41 @@
 //! fp16 and bf16 can be True, but not both", "At most one of fp16 and bf16 can be True
 //! for full eval, but not both".
 
-use super::support::{self, set_value};
+use super::support;
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
-use crate::format::Format;
+use crate::plan::Sourced;
+use crate::span::Span;
 use crate::syntax::Literal;
 
+/// One fp16/bf16 pair: fp16, and where the file turns bf16 on (None: it does not).
+struct Pair<'p> {
+    fp16: &'p Sourced<bool>,
+    bf16_on: Option<Span>,
+}
+
+/// The key of a flag the file sets to true.
+fn on(flag: &Sourced<bool>) -> Option<Span> {
+    flag.key_span().filter(|_| flag.value)
+}
+
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
-    if !support::has_training_arguments(ctx.format) && ctx.format != Format::Axolotl {
+    let pairs = if let Some(a) = support::axolotl(ctx) {
+        let bf16 = a.bf16.key_span().filter(|_| a.bf16.value == Some(true));
+        [Pair { fp16: &a.fp16, bf16_on: bf16 }, Pair { fp16: &a.fp16_full_eval, bf16_on: on(&a.bf16_full_eval) }]
+    } else if let Some(t) = support::trainer(ctx).filter(|_| support::has_training_arguments(ctx.format)) {
+        [Pair { fp16: &t.fp16, bf16_on: on(&t.bf16) }, Pair { fp16: &t.fp16_full_eval, bf16_on: on(&t.bf16_full_eval) }]
+    } else {
         return;
-    }
-    let Some(r) = support::reader(ctx) else { return };
-    for (fp16, bf16, what) in [("fp16", "bf16", ""), ("fp16_full_eval", "bf16_full_eval", " for full eval")] {
-        let on = |path: &str| r.bool(path).is_some_and(|b| b.value);
-        let (Some(fp16_entry), Some(bf16_entry)) = (r.entry(fp16), r.entry(bf16)) else { continue };
-        if on(fp16) && on(bf16) {
-            out.report(fp16_entry.key_span.cover(fp16_entry.value.span), format!("`{fp16}` and `{bf16}` are both true: transformers raises \"At most one of fp16 and bf16 can be True{what}, but not both\""))
-                .with_related(bf16_entry.key_span, format!("{bf16} set here"))
-                .with_fix(set_value(ctx, fp16_entry, Literal::Bool(false), format!("Set `{fp16}: false`"), Applicability::Unsafe));
-        }
+    };
+    for (pair, (fp16_name, bf16_name, what)) in
+        pairs.into_iter().zip([("fp16", "bf16", ""), ("fp16_full_eval", "bf16_full_eval", " for full eval")])
+    {
+        let (true, Some(span), Some(bf16_key)) = (pair.fp16.value, pair.fp16.entry_span(), pair.bf16_on) else {
+            continue;
+        };
+        out.report(span, format!("`{fp16_name}` and `{bf16_name}` are both true: transformers raises \"At most one of fp16 and bf16 can be True{what}, but not both\""))
+            .with_related(bf16_key, format!("{bf16_name} set here"))
+            .with_fix(support::set(ctx,pair.fp16, Literal::Bool(false), format!("Set `{fp16_name}: false`"), Applicability::Unsafe));
     }
 }

@@ -23,7 +23,7 @@
 //! TRL `trl/trainer/grpo_config.py` (`GRPOConfig.__post_init__`): "auto_find_batch_size is
 //! not supported by GRPO, …".
 
-use super::support::{self, set_value};
+use super::support;
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
 use crate::format::Format;
@@ -33,10 +33,8 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if ctx.format != Format::TrlGrpo {
         return;
     }
-    let Some(r) = support::reader(ctx) else { return };
-    let Some(entry) = r.entry("auto_find_batch_size").filter(|_| support::flag(&r, "auto_find_batch_size")) else {
-        return;
-    };
-    out.report(entry.key_span.cover(entry.value.span), "`auto_find_batch_size` with GRPO: TRL raises \"auto_find_batch_size is not supported by GRPO, because the generation batch must contain full prompt groups of num_generations completions …\"")
-        .with_fix(set_value(ctx, entry, Literal::Bool(false), "Set `auto_find_batch_size: false`", Applicability::Safe));
+    let Some(setting) = support::trainer(ctx).map(|t| &t.auto_find_batch_size) else { return };
+    let (true, Some(span)) = (setting.value, setting.entry_span()) else { return };
+    out.report(span, "`auto_find_batch_size` with GRPO: TRL raises \"auto_find_batch_size is not supported by GRPO, because the generation batch must contain full prompt groups of num_generations completions …\"")
+        .with_fix(support::set(ctx,setting, Literal::Bool(false), "Set `auto_find_batch_size: false`", Applicability::Safe));
 }

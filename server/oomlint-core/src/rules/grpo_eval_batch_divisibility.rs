@@ -27,7 +27,7 @@
 //! TRL `trl/trainer/grpo_config.py` (`GRPOConfig.__post_init__`): "The global eval batch
 //! size ({b} * {p}) must be divisible by the number of generations used for evaluation ({n})."
 
-use super::support::{self, set_value};
+use super::support;
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
 use crate::format::Format;
@@ -37,29 +37,30 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if ctx.format != Format::TrlGrpo {
         return;
     }
-    let Some(r) = support::reader(ctx) else { return };
-    let strategy = support::text(&r, "eval_strategy").or_else(|| support::text(&r, "evaluation_strategy"));
-    if strategy.is_none_or(|s| s == "no") {
+    let Some(plan) = ctx.plan else { return };
+    let (Some(trainer), Some(rl)) = (plan.trainer.as_ref(), plan.rl.as_ref()) else { return };
+    let Some(grpo) = trainer.grpo.as_ref() else { return };
+    if trainer.eval_strategy.value == "no" {
         return;
     }
-    let Some(b) = support::grpo_batch(ctx, &r) else { return };
-    let generations = r
-        .u64("num_generations_eval")
-        .filter(|_| support::is_set(&r, "num_generations_eval"))
-        .map_or(b.num_generations, |v| v.value);
-    let per_device = r.u64("per_device_eval_batch_size").map_or(8, |v| v.value);
-    if generations == 0 || (per_device * b.processes) % generations == 0 {
+    let generations = grpo.num_generations_eval.value;
+    let per_device_setting = &trainer.per_device_eval_batch_size;
+    let per_device = per_device_setting.value;
+    let processes = plan.world_size();
+    if generations == 0 || (per_device * processes) % generations == 0 {
         return;
     }
-    let span = support::anchor(
-        &r,
-        &["per_device_eval_batch_size", "num_generations_eval", "num_generations", "eval_strategy"],
-    );
-    let diagnostic = out.report(span, format!("the global eval batch ({per_device} * {} processes) is not a multiple of the {generations} generations used for evaluation: TRL raises \"The global eval batch size ({per_device} * {}) must be divisible by the number of generations used for evaluation ({generations}).\"", b.processes, b.processes));
-    if let (1, Some(entry)) = (b.processes, r.entry("per_device_eval_batch_size")) {
-        diagnostic.with_fix(set_value(
+    let span = support::first_key(&[
+        per_device_setting.key_span(),
+        grpo.num_generations_eval.key_span(),
+        rl.num_generations.key_span(),
+        trainer.eval_strategy.key_span(),
+    ]);
+    let diagnostic = out.report(span, format!("the global eval batch ({per_device} * {processes} processes) is not a multiple of the {generations} generations used for evaluation: TRL raises \"The global eval batch size ({per_device} * {processes}) must be divisible by the number of generations used for evaluation ({generations}).\""));
+    if processes == 1 {
+        diagnostic.with_fix(support::set(
             ctx,
-            entry,
+            per_device_setting,
             Literal::from(generations),
             format!("Evaluate {generations} completions per device"),
             Applicability::Unsafe,

@@ -21,7 +21,6 @@
 //! TRL `trl/trainer/grpo_config.py` (`GRPOConfig.__post_init__`): "'generation_batch_size'
 //! and 'steps_per_generation' can not be both configured at the same time".
 
-use super::support;
 use super::{Context, Reporter};
 use crate::format::Format;
 
@@ -29,10 +28,11 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if ctx.format != Format::TrlGrpo {
         return;
     }
-    let Some(r) = support::reader(ctx) else { return };
-    let (Some(gbs), Some(steps)) = (r.entry("generation_batch_size"), r.entry("steps_per_generation")) else { return };
-    if support::is_set(&r, "generation_batch_size") && support::is_set(&r, "steps_per_generation") {
-        out.report(steps.key_span, "`generation_batch_size` and `steps_per_generation` are both set: TRL raises \"'generation_batch_size' and 'steps_per_generation' can not be both configured at the same time\"")
-            .with_related(gbs.key_span, "generation_batch_size set here");
+    let Some(rl) = ctx.plan.and_then(|p| p.rl.as_ref()) else { return };
+    let gbs = rl.generation_batch_size.as_ref().and_then(|g| g.key_span());
+    let steps = rl.steps_per_generation.as_ref().and_then(|s| s.key_span());
+    if let (Some(gbs), Some(steps)) = (gbs, steps) {
+        out.report(steps, "`generation_batch_size` and `steps_per_generation` are both set: TRL raises \"'generation_batch_size' and 'steps_per_generation' can not be both configured at the same time\"")
+            .with_related(gbs, "generation_batch_size set here");
     }
 }

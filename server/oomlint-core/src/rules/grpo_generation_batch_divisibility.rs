@@ -34,7 +34,7 @@
 //! be divisible by the global batch size ({b})."; Axolotl
 //! `src/axolotl/utils/schemas/validation.py` (`check_grpo_batch_size_divisibility`).
 
-use super::support::{self, set_value};
+use super::support;
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
 use crate::syntax::Literal;
@@ -48,36 +48,39 @@ fn gcd(a: u64, b: u64) -> u64 {
 }
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
-    let Some(r) = support::reader(ctx) else { return };
-    let Some(b) = support::grpo_batch(ctx, &r) else { return };
-    if b.num_generations < 2 || (b.generation_batch_size.is_some() && b.steps_per_generation.is_some()) {
+    let Some(b) = support::grpo_batch(ctx) else { return };
+    let num_generations = b.num_generations.value;
+    let generation_batch_size = b.generation_batch_size.map(|g| g.value);
+    let steps_per_generation = b.steps_per_generation.map(|s| s.value);
+    if num_generations < 2 || (generation_batch_size.is_some() && steps_per_generation.is_some()) {
         return; // grpo-min-generations, grpo-generation-batch-and-steps
     }
-    let global = b.per_device.saturating_mul(b.processes);
-    if let (false, Some(g)) = (b.axolotl, b.generation_batch_size) {
+    let (per_device_key, generation_batch_key) = b.keys();
+    let (per_device, accumulation) = (b.per_device_value(), b.accumulation_value());
+    let global = per_device.saturating_mul(b.processes);
+    if let (false, Some(g)) = (b.axolotl, generation_batch_size) {
         if global > 0 && g % global != 0 {
             out.report(
-                support::anchor(&r, &[b.generation_batch_path]),
-                format!("generation_batch_size ({g}) must be divisible by the global batch size ({global} = per_device_train_batch_size {} x {} processes), as TRL's GRPOConfig requires", b.per_device, b.processes),
+                support::first_key(&[b.generation_batch_size.and_then(|g| g.key_span())]),
+                format!("generation_batch_size ({g}) must be divisible by the global batch size ({global} = per_device_train_batch_size {per_device} x {} processes), as TRL's GRPOConfig requires", b.processes),
             );
             return;
         }
     }
-    let steps = b.steps_per_generation.unwrap_or(b.accumulation);
-    let generation = b.generation_batch_size.unwrap_or(global.saturating_mul(steps));
-    if b.num_generations == 0 || generation % b.num_generations == 0 {
+    let steps = steps_per_generation.unwrap_or(accumulation);
+    let generation = generation_batch_size.unwrap_or(global.saturating_mul(steps));
+    if num_generations == 0 || generation % num_generations == 0 {
         return;
     }
-    let how = match (b.generation_batch_size, b.axolotl) {
-        (Some(_), _) => format!("{} = {generation}", b.generation_batch_path),
+    let how = match (generation_batch_size, b.axolotl) {
+        (Some(_), _) => format!("{generation_batch_key} = {generation}"),
         (None, true) => {
-            format!("micro_batch_size {} x gradient_accumulation_steps {} = {generation}", b.per_device, b.accumulation)
+            format!("micro_batch_size {per_device} x gradient_accumulation_steps {accumulation} = {generation}")
         }
         (None, false) => format!(
-            "per_device_train_batch_size {} x {} processes x {} {steps} = {generation}",
-            b.per_device,
+            "per_device_train_batch_size {per_device} x {} processes x {} {steps} = {generation}",
             b.processes,
-            if b.steps_per_generation.is_some() { "steps_per_generation" } else { "gradient_accumulation_steps" }
+            if steps_per_generation.is_some() { "steps_per_generation" } else { "gradient_accumulation_steps" }
         ),
     };
     let framework = if b.axolotl {
@@ -85,33 +88,28 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     } else {
         "TRL raises \"generation_batch_size (…) must be divisible by num_generations (…).\""
     };
-    let span = support::anchor(&r, &[b.num_generations_path]);
+    let span = support::first_key(&[b.num_generations.key_span()]);
     let diagnostic = out.report(
         span,
-        format!(
-            "the generation batch ({how}) is not a multiple of num_generations ({}): {framework}",
-            b.num_generations
-        ),
+        format!("the generation batch ({how}) is not a multiple of num_generations ({num_generations}): {framework}"),
     );
-    for path in [
-        "per_device_train_batch_size",
-        "micro_batch_size",
-        "gradient_accumulation_steps",
-        "steps_per_generation",
-        b.generation_batch_path,
+    for (key, setting) in [
+        (per_device_key, Some(b.per_device)),
+        ("gradient_accumulation_steps", Some(b.accumulation)),
+        ("steps_per_generation", b.steps_per_generation),
+        (generation_batch_key, b.generation_batch_size),
     ] {
-        if let Some(key) = support::key_of(&r, path) {
-            diagnostic.with_related(key, format!("{path} set here"));
+        if let Some(span) = setting.and_then(|s| s.key_span()) {
+            diagnostic.with_related(span, format!("{key} set here"));
         }
     }
-    let fixable = b.generation_batch_size.is_none() && b.steps_per_generation.is_none();
-    if let (true, Some(entry)) = (fixable, r.entry("gradient_accumulation_steps")) {
+    if generation_batch_size.is_none() && steps_per_generation.is_none() {
         let unit = global.max(1);
-        let needed = b.num_generations / gcd(b.num_generations, unit);
-        let accumulation = needed * b.accumulation.div_ceil(needed).max(1);
-        diagnostic.with_fix(set_value(
+        let needed = num_generations / gcd(num_generations, unit);
+        let accumulation = needed * accumulation.div_ceil(needed).max(1);
+        diagnostic.with_fix(support::set(
             ctx,
-            entry,
+            b.accumulation,
             Literal::from(accumulation),
             format!("Set gradient_accumulation_steps to {accumulation}"),
             Applicability::Unsafe,

@@ -25,26 +25,26 @@
 //! 2 generations per prompt to calculate the advantages. …"; Axolotl
 //! `src/axolotl/utils/schemas/validation.py` (`check_grpo_batch_size_divisibility`).
 
-use super::support::{self, set_value};
+use super::support;
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
 use crate::syntax::Literal;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
-    let Some(r) = support::reader(ctx) else { return };
-    let Some(b) = support::grpo_batch(ctx, &r) else { return };
-    if b.num_generations >= 2 {
+    let Some(b) = support::grpo_batch(ctx) else { return };
+    let generations = b.num_generations;
+    if generations.value >= 2 {
         return;
     }
-    let Some(entry) = r.entry(b.num_generations_path) else { return };
+    let Some(span) = generations.value_span() else { return };
     let framework = if b.axolotl {
         "Axolotl raises \"GRPO requires `trl.num_generations >= 2`\""
     } else {
         "TRL raises \"GRPO requires at least 2 generations per prompt to calculate the advantages.\""
     };
-    out.report(entry.value.span, format!("num_generations {}: {framework}", b.num_generations)).with_fix(set_value(
+    out.report(span, format!("num_generations {}: {framework}", generations.value)).with_fix(support::set(
         ctx,
-        entry,
+        generations,
         Literal::Int(2),
         "Use 2 generations per prompt",
         Applicability::Unsafe,

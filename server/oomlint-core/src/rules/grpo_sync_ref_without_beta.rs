@@ -24,7 +24,7 @@
 //! `sync_ref_model=True` while `beta=0.0`, which means the reference model is not used
 //! during training. …"; `beta` default in `trl/trainer/grpo_config.py`.
 
-use super::support::{self, set_value};
+use super::support;
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
 use crate::format::Format;
@@ -34,16 +34,26 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if ctx.format != Format::TrlGrpo {
         return;
     }
-    let Some(r) = support::reader(ctx) else { return };
-    let Some(sync) = r.entry("sync_ref_model").filter(|_| support::flag(&r, "sync_ref_model")) else { return };
-    let default_beta = if support::trl_at_least(ctx, "0.19") { 0.0 } else { 0.04 };
-    let beta = r.f64("beta").map_or(default_beta, |b| b.value);
-    if beta != 0.0 {
+    let Some(plan) = ctx.plan else { return };
+    let (Some(rl), Some(grpo)) = (plan.rl.as_ref(), plan.trainer.as_ref().and_then(|t| t.grpo.as_ref())) else {
+        return;
+    };
+    let sync = &grpo.sync_ref_model;
+    let (true, Some(span)) = (sync.value, sync.entry_span()) else { return };
+    // The plan's default beta holds since TRL 0.19; before, an unset beta was 0.04.
+    let beta = &rl.beta;
+    if beta.value != 0.0 || !(beta.is_from_file() || support::trl_at_least(ctx, "0.19")) {
         return;
     }
-    let diagnostic = out.report(sync.key_span.cover(sync.value.span), "`sync_ref_model: true` while beta is 0.0: TRL raises \"You passed `sync_ref_model=True` while `beta=0.0`, which means the reference model is not used during training. …\"");
-    if let Some(key) = support::key_of(&r, "beta") {
+    let diagnostic = out.report(span, "`sync_ref_model: true` while beta is 0.0: TRL raises \"You passed `sync_ref_model=True` while `beta=0.0`, which means the reference model is not used during training. …\"");
+    if let Some(key) = beta.key_span() {
         diagnostic.with_related(key, "beta set here");
     }
-    diagnostic.with_fix(set_value(ctx, sync, Literal::Bool(false), "Set `sync_ref_model: false`", Applicability::Safe));
+    diagnostic.with_fix(support::set(
+        ctx,
+        sync,
+        Literal::Bool(false),
+        "Set `sync_ref_model: false`",
+        Applicability::Safe,
+    ));
 }

@@ -29,34 +29,30 @@ use super::support;
 use super::{Context, Reporter};
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
-    if !support::is_litgpt(ctx.format) {
-        return;
-    }
-    let Some(r) = support::reader(ctx) else { return };
-    let batch = support::litgpt_batch(ctx.format, &r);
+    let Some(batch) = support::litgpt_batch(ctx) else { return };
     let Some(world) = batch.world else { return };
-    let per_rank = batch.global / world.max(1);
-    let accumulation = per_rank.checked_div(batch.micro);
+    let (global, micro) = (batch.global.value, batch.micro.value);
+    let per_rank = global / world.max(1);
+    let accumulation = per_rank.checked_div(micro);
     if per_rank > 0 && accumulation.is_some_and(|a| a > 0) {
         return;
     }
     let message = if per_rank == 0 {
-        format!("global_batch_size {} // {world} ranks = 0 samples per rank: LitGPT fails `assert batch_size > 0` (litgpt/args.py)", batch.global)
+        format!("global_batch_size {global} // {world} ranks = 0 samples per rank: LitGPT fails `assert batch_size > 0` (litgpt/args.py)")
     } else {
         format!(
-            "{per_rank} samples per rank // micro_batch_size {} = 0 accumulation steps: LitGPT fails `assert gradient_accumulation_iters > 0` (litgpt/args.py); global_batch_size must be at least micro_batch_size x devices x num_nodes = {}",
-            batch.micro,
-            batch.micro.saturating_mul(world)
+            "{per_rank} samples per rank // micro_batch_size {micro} = 0 accumulation steps: LitGPT fails `assert gradient_accumulation_iters > 0` (litgpt/args.py); global_batch_size must be at least micro_batch_size x devices x num_nodes = {}",
+            micro.saturating_mul(world)
         )
     };
-    let span = support::anchor(&r, &["train.global_batch_size", "train.micro_batch_size"]);
+    let span = support::first_key(&[batch.global.key_span(), batch.micro.key_span(), batch.train_key]);
     let diagnostic = out.report(span, message);
-    for (path, note) in [
-        ("train.micro_batch_size", "micro batch set here"),
-        ("devices", "devices set here"),
-        ("num_nodes", "nodes set here"),
+    for (key, note) in [
+        (batch.micro.key_span(), "micro batch set here"),
+        (batch.devices_key, "devices set here"),
+        (batch.nodes_key, "nodes set here"),
     ] {
-        if let Some(key) = support::key_of(&r, path).filter(|k| *k != span) {
+        if let Some(key) = key.filter(|k| *k != span) {
             diagnostic.with_related(key, note);
         }
     }

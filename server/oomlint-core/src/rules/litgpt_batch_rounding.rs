@@ -25,31 +25,25 @@
 //! LitGPT `litgpt/args.py` (`TrainArgs.batch_size`: `global_batch_size // (devices * num_nodes)`;
 //! `gradient_accumulation_iters`: `batch_size // micro_batch_size`).
 
-use super::support::{self, set_value};
+use super::support;
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
 use crate::syntax::Literal;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
-    if !support::is_litgpt(ctx.format) {
-        return;
-    }
-    let Some(r) = support::reader(ctx) else { return };
-    let batch = support::litgpt_batch(ctx.format, &r);
+    let Some(batch) = support::litgpt_batch(ctx) else { return };
     let Some(world) = batch.world else { return };
-    let step = batch.micro.saturating_mul(world);
-    let accumulation = (batch.global / world.max(1)).checked_div(batch.micro).unwrap_or(0);
-    if step == 0 || accumulation == 0 || batch.global.is_multiple_of(step) {
+    let (global, micro) = (batch.global.value, batch.micro.value);
+    let step = micro.saturating_mul(world);
+    let accumulation = (global / world.max(1)).checked_div(micro).unwrap_or(0);
+    if step == 0 || accumulation == 0 || global.is_multiple_of(step) {
         return;
     }
     let effective = accumulation * step;
-    let Some(entry) = r.entry("train.global_batch_size") else { return };
+    let Some(span) = batch.global.value_span() else { return };
     out.report(
-        entry.value.span,
-        format!(
-            "global_batch_size {} is not a multiple of micro_batch_size x devices x num_nodes = {step}: LitGPT floors it and trains with {effective} samples per optimizer step",
-            batch.global
-        ),
+        span,
+        format!("global_batch_size {global} is not a multiple of micro_batch_size x devices x num_nodes = {step}: LitGPT floors it and trains with {effective} samples per optimizer step"),
     )
-    .with_fix(set_value(ctx, entry, Literal::from(effective), format!("Write the effective batch {effective}"), Applicability::Safe));
+    .with_fix(support::set(ctx,batch.global, Literal::from(effective), format!("Write the effective batch {effective}"), Applicability::Safe));
 }

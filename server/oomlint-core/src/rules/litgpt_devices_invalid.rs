@@ -23,24 +23,14 @@
 
 use super::support;
 use super::{Context, Reporter};
-use crate::syntax::ScalarKind;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
-    if !support::is_litgpt(ctx.format) {
-        return;
-    }
-    let Some(r) = support::reader(ctx) else { return };
-    let Some(entry) = r.entry("devices") else { return };
-    let count = match entry.value.as_scalar() {
-        Some(s) if s.kind == ScalarKind::Str => s.text.trim().parse::<i64>().ok(),
-        Some(s) => s.as_i64(),
-        None => None,
-    };
-    if count.is_some_and(|c| c == 0 || c < -1) {
-        let shown = ctx.text.get(entry.value.span.start..entry.value.span.end).unwrap_or_default();
-        out.report(
-            entry.value.span,
-            format!("devices: {shown}: LitGPT raises \"Devices must be 'auto' or a positive integer, got: {shown}\"; select GPUs with CUDA_VISIBLE_DEVICES and give their count here"),
-        );
-    }
+    let Some(devices) = support::litgpt(ctx).and_then(|l| l.devices.as_ref()) else { return };
+    let Some(span) = devices.value_span().filter(|_| devices.value == 0 || devices.value < -1) else { return };
+    // The message quotes the value as written.
+    let shown = ctx.text.get(span.start..span.end).unwrap_or_default();
+    out.report(
+        span,
+        format!("devices: {shown}: LitGPT raises \"Devices must be 'auto' or a positive integer, got: {shown}\"; select GPUs with CUDA_VISIBLE_DEVICES and give their count here"),
+    );
 }

@@ -30,7 +30,7 @@
 //! "Quantization and mixed precision is not supported."; the default precision comes
 //! from `litgpt/utils.py` `get_default_supported_precision(training=True)`.
 
-use super::support::{self, set_value};
+use super::support;
 use super::{Context, Reporter};
 use crate::diagnostic::{Applicability, Edit, Fix};
 use crate::syntax::Literal;
@@ -39,35 +39,37 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if !support::litgpt_quantizes(ctx.format) {
         return;
     }
-    let Some(r) = support::reader(ctx) else { return };
-    let Some(quantize) = r.entry("quantize") else { return };
-    let Some(mode) = support::text(&r, "quantize").filter(|q| q.starts_with("bnb.")) else { return };
-    let precision = r.entry("precision");
-    match (precision, support::text(&r, "precision")) {
-        (Some(entry), Some(p)) if p.contains("mixed") => {
-            let replacement = p.replace("mixed", "true");
-            out.report(
-                entry.value.span,
-                format!("`precision: {p}` cannot be combined with `quantize: {mode}`: LitGPT raises \"Quantization and mixed precision is not supported.\""),
-            )
-            .with_related(quantize.value.span, "quantization set here")
-            .with_fix(set_value(ctx, entry, Literal::Str(replacement.clone()), format!("Use `precision: {replacement}`"), Applicability::Safe));
-        }
-        (_, Some(_)) => {}
-        (Some(entry), None) => {
-            out.report(entry.key_span, default_message(mode))
-                .with_related(quantize.value.span, "quantization set here")
-                .with_fix(set_value(
-                    ctx,
-                    entry,
-                    Literal::Str("bf16-true".into()),
-                    "Set `precision: bf16-true`",
-                    Applicability::Unsafe,
-                ));
-        }
-        (None, None) => {
-            let diagnostic = out.report(quantize.key_span, default_message(mode));
-            if let Some(at) = support::top_level_line_start(ctx, quantize.key_span) {
+    let Some(litgpt) = support::litgpt(ctx) else { return };
+    let Some(quantize) = litgpt.quantize.as_ref().filter(|q| q.value.starts_with("bnb.")) else { return };
+    let (Some(quantize_key), Some(quantize_value)) = (quantize.key_span(), quantize.value_span()) else { return };
+    let mode = quantize.value.as_str();
+    match litgpt.precision.as_ref() {
+        Some(precision) => match (&precision.value, precision.key_span(), precision.value_span()) {
+            (Some(p), _, Some(span)) if p.contains("mixed") => {
+                let replacement = p.replace("mixed", "true");
+                out.report(
+                    span,
+                    format!("`precision: {p}` cannot be combined with `quantize: {mode}`: LitGPT raises \"Quantization and mixed precision is not supported.\""),
+                )
+                .with_related(quantize_value, "quantization set here")
+                .with_fix(support::set(ctx,precision, Literal::Str(replacement.clone()), format!("Use `precision: {replacement}`"), Applicability::Safe));
+            }
+            (None, Some(key), _) => {
+                out.report(key, default_message(mode)).with_related(quantize_value, "quantization set here").with_fix(
+                    support::set(
+                        ctx,
+                        precision,
+                        Literal::Str("bf16-true".into()),
+                        "Set `precision: bf16-true`",
+                        Applicability::Unsafe,
+                    ),
+                );
+            }
+            _ => {}
+        },
+        None => {
+            let diagnostic = out.report(quantize_key, default_message(mode));
+            if let Some(at) = support::top_level_line_start(ctx, quantize_key) {
                 diagnostic.with_fix(Fix {
                     title: "Add `precision: bf16-true`".into(),
                     applicability: Applicability::Unsafe,

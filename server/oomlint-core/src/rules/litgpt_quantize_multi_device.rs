@@ -26,7 +26,7 @@
 //! LitGPT `litgpt/finetune/lora.py`, `adapter.py`, `adapter_v2.py` (`setup`):
 //! "Quantization is currently not supported for multi-GPU training. …"
 
-use super::support::{self, set_value};
+use super::support;
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
 use crate::syntax::Literal;
@@ -35,19 +35,21 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if !support::litgpt_quantizes(ctx.format) {
         return;
     }
-    let Some(r) = support::reader(ctx) else { return };
-    let Some(quantize) = r.entry("quantize").filter(|e| support::truthy(e)) else { return };
-    let devices = r.i64("devices").map_or(1, |d| d.value);
-    let nodes = r.i64("num_nodes").map_or(1, |n| n.value);
+    let Some(litgpt) = support::litgpt(ctx) else { return };
+    let Some(quantize) = litgpt.quantize.as_ref().and_then(|q| q.value_span()) else { return };
+    let count = |n: &Option<crate::plan::Sourced<i64>>| n.as_ref().map_or(1, |n| n.value);
+    let (devices, nodes) = (count(&litgpt.devices), count(&litgpt.num_nodes));
     if devices < 1 || nodes < 1 || devices * nodes <= 1 {
         return;
     }
-    let (path, value) = if devices > 1 { ("devices", devices) } else { ("num_nodes", nodes) };
-    let Some(entry) = r.entry(path) else { return };
+    let (path, value, setting) =
+        if devices > 1 { ("devices", devices, &litgpt.devices) } else { ("num_nodes", nodes, &litgpt.num_nodes) };
+    let Some(setting) = setting.as_ref() else { return };
+    let Some(span) = setting.value_span() else { return };
     out.report(
-        entry.value.span,
+        span,
         format!("`quantize` cannot be used with {path}={value}: LitGPT raises \"Quantization is currently not supported for multi-GPU training. Please set devices=1 and num_nodes=1 when using the --quantize flag.\""),
     )
-    .with_related(quantize.value.span, "quantization set here")
-    .with_fix(set_value(ctx, entry, Literal::Int(1), format!("Set `{path}: 1`"), Applicability::Unsafe));
+    .with_related(quantize, "quantization set here")
+    .with_fix(support::set(ctx,setting, Literal::Int(1), format!("Set `{path}: 1`"), Applicability::Unsafe));
 }

@@ -27,7 +27,7 @@
 //! format only supports the AdamW optimizer."; called from `litgpt/finetune/lora.py`,
 //! `adapter.py`, `adapter_v2.py` (`main`).
 
-use super::support::{self, set_value};
+use super::support;
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
 use crate::syntax::Literal;
@@ -36,34 +36,28 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if !support::litgpt_quantizes(ctx.format) {
         return;
     }
-    let Some(r) = support::reader(ctx) else { return };
-    let Some(quantize) =
-        r.entry("quantize").filter(|_| support::text(&r, "quantize").is_some_and(|q| q.starts_with("bnb.")))
+    let Some(litgpt) = support::litgpt(ctx) else { return };
+    let Some(quantize) = litgpt.quantize.as_ref().filter(|q| q.value.starts_with("bnb.")).and_then(|q| q.value_span())
     else {
         return;
     };
-    let (entry, name, replacement) = if let Some(entry) = r.entry("optimizer.class_path") {
-        (entry, support::text(&r, "optimizer.class_path").unwrap_or_default(), "torch.optim.AdamW")
-    } else if r.entry("optimizer").is_some_and(|e| e.value.as_mapping().is_some()) {
-        let Some(entry) = r.entry("optimizer") else { return };
-        (entry, "", "torch.optim.AdamW")
-    } else {
-        let Some(name) = support::text(&r, "optimizer") else { return };
-        let Some(entry) = r.entry("optimizer") else { return };
-        (entry, name, "AdamW")
-    };
+    let Some(optimizer) = litgpt.optimizer.as_ref() else { return };
+    let name = optimizer.value.as_str();
     if name.contains("AdamW") {
         return;
     }
+    let replacement = if litgpt.optimizer_is_class { "torch.optim.AdamW" } else { "AdamW" };
+    let span = if name.is_empty() { optimizer.key_span() } else { optimizer.value_span() };
+    let Some(span) = span else { return };
     let diagnostic = out.report(
-        if name.is_empty() { entry.key_span } else { entry.value.span },
+        span,
         format!("optimizer `{name}` cannot be used with `quantize`: LitGPT raises \"The chosen quantization format only supports the AdamW optimizer.\""),
     );
-    diagnostic.with_related(quantize.value.span, "quantization set here");
+    diagnostic.with_related(quantize, "quantization set here");
     if !name.is_empty() {
-        diagnostic.with_fix(set_value(
+        diagnostic.with_fix(support::set(
             ctx,
-            entry,
+            optimizer,
             Literal::Str(replacement.into()),
             format!("Use `{replacement}`"),
             Applicability::Unsafe,

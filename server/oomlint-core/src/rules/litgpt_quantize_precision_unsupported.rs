@@ -26,7 +26,7 @@
 //! LitGPT `litgpt/finetune/lora.py`, `adapter.py`, `adapter_v2.py` (`setup`:
 //! `dtype = {"16-true": torch.float16, "bf16-true": torch.bfloat16, "32-true": torch.float32}[precision]`).
 
-use super::support::{self, set_value};
+use super::support;
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
 use crate::syntax::Literal;
@@ -37,14 +37,13 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if !support::litgpt_quantizes(ctx.format) {
         return;
     }
-    let Some(r) = support::reader(ctx) else { return };
-    let Some(quantize) =
-        r.entry("quantize").filter(|_| support::text(&r, "quantize").is_some_and(|q| q.starts_with("bnb.")))
+    let Some(litgpt) = support::litgpt(ctx) else { return };
+    let Some(quantize) = litgpt.quantize.as_ref().filter(|q| q.value.starts_with("bnb.")).and_then(|q| q.value_span())
     else {
         return;
     };
-    let Some(entry) = r.entry("precision") else { return };
-    let Some(precision) = support::text(&r, "precision") else { return };
+    let Some(setting) = litgpt.precision.as_ref() else { return };
+    let (Some(precision), Some(span)) = (setting.value.as_deref(), setting.value_span()) else { return };
     if ACCEPTED.contains(&precision) || precision.contains("mixed") {
         return;
     }
@@ -55,14 +54,14 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
         _ => None,
     };
     let diagnostic = out.report(
-        entry.value.span,
+        span,
         format!("`precision: {precision}` with `quantize`: LitGPT only maps 16-true, bf16-true and 32-true to a dtype and raises KeyError: '{precision}'"),
     );
-    diagnostic.with_related(quantize.value.span, "quantization set here");
+    diagnostic.with_related(quantize, "quantization set here");
     if let Some(replacement) = replacement {
-        diagnostic.with_fix(set_value(
+        diagnostic.with_fix(support::set(
             ctx,
-            entry,
+            setting,
             Literal::Str(replacement.into()),
             format!("Use `precision: {replacement}`"),
             Applicability::Unsafe,

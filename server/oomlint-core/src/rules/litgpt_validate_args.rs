@@ -32,46 +32,74 @@
 //! argument. This is set in {args}", "{script} requires the {name!r} argument. This is
 //! set in {args}", "Can't provide both `--resume` and `--initial_checkpoint_dir`. Choose one."
 
-use super::support::{self, set_value};
+use super::support;
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
 use crate::format::{litgpt, Format};
+use crate::plan::{LitgptSettings, Sourced};
 use crate::syntax::Literal;
+
+/// Arguments by name, each given a value, null, or absent.
+type Arguments<'a> = Vec<(&'static str, &'a Option<Sourced<bool>>)>;
+
+/// Whether `validate_args` sees the argument given: set and not null.
+fn given(setting: &Option<Sourced<bool>>) -> Option<&Sourced<bool>> {
+    setting.as_ref().filter(|s| s.value)
+}
+
+/// The argument is written as null.
+fn null(setting: &Option<Sourced<bool>>) -> Option<&Sourced<bool>> {
+    setting.as_ref().filter(|s| !s.value && s.is_from_file())
+}
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if !support::is_litgpt(ctx.format) {
         return;
     }
-    let Some(r) = support::reader(ctx) else { return };
+    let Some(l) = support::litgpt(ctx) else { return };
     let script = litgpt::script(ctx.format);
-    let (unsupported, required): (&[&str], &[&str]) = if ctx.format == Format::LitgptPretrain {
-        (&["train.epochs", "eval.max_new_tokens"], &["train.max_tokens", "train.max_norm"])
+    let pretrain = ctx.format == Format::LitgptPretrain;
+    let fraction = l.lr_warmup_fraction.as_ref().map(|f| f.clone().map(|v| v.is_some()));
+    let (unsupported, required): (Arguments, Arguments) = if pretrain {
+        (
+            vec![("epochs", &l.epochs), ("max_new_tokens", &l.max_new_tokens)],
+            vec![("max_tokens", &l.max_tokens), ("max_norm", &l.max_norm)],
+        )
     } else {
         (
-            &["train.max_tokens", "train.max_norm", "train.tie_embeddings", "train.lr_warmup_fraction"],
-            &["train.epochs", "eval.max_new_tokens"],
+            vec![
+                ("max_tokens", &l.max_tokens),
+                ("max_norm", &l.max_norm),
+                ("tie_embeddings", &l.tie_embeddings),
+                ("lr_warmup_fraction", &fraction),
+            ],
+            vec![("epochs", &l.epochs), ("max_new_tokens", &l.max_new_tokens)],
         )
     };
-    for path in unsupported {
-        let Some(entry) = r.entry(path).filter(|_| support::is_set(&r, path)) else { continue };
-        let name = path.rsplit('.').next().unwrap_or(path);
-        out.report(entry.key_span, format!("`litgpt {script}` doesn't support the '{name}' argument: LitGPT's validate_args raises \"… doesn't support the '{name}' argument\""))
-            .with_fix(set_value(ctx, entry, Literal::Null, format!("Set `{name}` to null"), Applicability::Unsafe));
+    for (name, setting) in unsupported {
+        let Some(setting) = given(setting) else { continue };
+        let Some(key) = setting.key_span() else { continue };
+        out.report(key, format!("`litgpt {script}` doesn't support the '{name}' argument: LitGPT's validate_args raises \"… doesn't support the '{name}' argument\""))
+            .with_fix(support::set(ctx,setting, Literal::Null, format!("Set `{name}` to null"), Applicability::Unsafe));
     }
-    for path in required {
+    for (name, setting) in required {
         // Absent keys take the script's default, which is set; only an explicit null fails.
-        let Some(entry) = r.entry(path).filter(|_| r.is_null(path)) else { continue };
-        let name = path.rsplit('.').next().unwrap_or(path);
-        out.report(entry.key_span, format!("`litgpt {script}` requires the '{name}' argument, but it is null: LitGPT's validate_args raises \"… requires the '{name}' argument\""));
+        let Some(key) = null(setting).and_then(|s| s.key_span()) else { continue };
+        out.report(key, format!("`litgpt {script}` requires the '{name}' argument, but it is null: LitGPT's validate_args raises \"… requires the '{name}' argument\""));
     }
-    if ctx.format == Format::LitgptPretrain
-        && support::flag(&r, "resume")
-        && support::is_set(&r, "initial_checkpoint_dir")
-    {
-        let span = support::anchor(&r, &["initial_checkpoint_dir"]);
-        let diagnostic = out.report(span, "`resume` together with `initial_checkpoint_dir`: LitGPT raises \"Can't provide both `--resume` and `--initial_checkpoint_dir`. Choose one.\"");
-        if let Some(key) = support::key_of(&r, "resume") {
-            diagnostic.with_related(key, "resume set here");
-        }
+    if pretrain {
+        resume_and_initial_checkpoint(l, out);
+    }
+}
+
+fn resume_and_initial_checkpoint(l: &LitgptSettings, out: &mut Reporter) {
+    let (resume, initial) = (&l.resume, &l.initial_checkpoint_dir);
+    if !(resume.value && initial.value) {
+        return;
+    }
+    let span = support::first_key(&[initial.key_span()]);
+    let diagnostic = out.report(span, "`resume` together with `initial_checkpoint_dir`: LitGPT raises \"Can't provide both `--resume` and `--initial_checkpoint_dir`. Choose one.\"");
+    if let Some(key) = resume.key_span() {
+        diagnostic.with_related(key, "resume set here");
     }
 }

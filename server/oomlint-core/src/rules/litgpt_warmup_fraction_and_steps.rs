@@ -25,7 +25,7 @@
 //! `--train.lr_warmup_fraction` and `--train.lr_warmup_steps`. Choose one.",
 //! "`--train.lr_warmup_fraction` must be between 0 and 1."
 
-use super::support::{self, set_value};
+use super::support;
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
 use crate::syntax::Literal;
@@ -34,18 +34,21 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if !support::is_litgpt(ctx.format) {
         return;
     }
-    let Some(r) = support::reader(ctx) else { return };
-    let Some(fraction) = r.entry("train.lr_warmup_fraction").filter(|e| support::truthy(e)) else { return };
-    let steps = r.entry("train.lr_warmup_steps");
-    // Absent: the script default (100 or 2000) is truthy.
-    let steps_truthy = steps.is_none_or(support::truthy);
-    if steps_truthy {
+    let Some(litgpt) = support::litgpt(ctx) else { return };
+    let Some(fraction_setting) = litgpt.lr_warmup_fraction.as_ref() else { return };
+    let Some(fraction) = fraction_setting.value.filter(|f| *f != 0.0) else { return };
+    let (Some(fraction_key), Some(fraction_span)) = (fraction_setting.key_span(), fraction_setting.value_span()) else {
+        return;
+    };
+    // Unset, the script's default (100 or 2000) is non-zero.
+    let steps = &litgpt.lr_warmup_steps;
+    if steps.value.is_some_and(|s| s != 0.0) {
         let diagnostic = out.report(
-            fraction.key_span,
+            fraction_key,
             "`train.lr_warmup_fraction` with a non-zero `train.lr_warmup_steps` (the default is 100 for fine-tuning, 2000 for pretrain): LitGPT raises \"Can't provide both `--train.lr_warmup_fraction` and `--train.lr_warmup_steps`. Choose one.\"",
         );
-        if let Some(steps) = steps {
-            diagnostic.with_related(steps.key_span, "warmup steps set here").with_fix(set_value(
+        if let Some(key) = steps.key_span() {
+            diagnostic.with_related(key, "warmup steps set here").with_fix(support::set(
                 ctx,
                 steps,
                 Literal::Null,
@@ -54,7 +57,7 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
             ));
         }
     }
-    if let Some(value) = r.f64("train.lr_warmup_fraction").filter(|v| !(0.0..=1.0).contains(&v.value)) {
-        out.report(fraction.value.span, format!("lr_warmup_fraction {} is outside [0, 1]: LitGPT raises \"`--train.lr_warmup_fraction` must be between 0 and 1.\"", value.value));
+    if !(0.0..=1.0).contains(&fraction) {
+        out.report(fraction_span, format!("lr_warmup_fraction {fraction} is outside [0, 1]: LitGPT raises \"`--train.lr_warmup_fraction` must be between 0 and 1.\""));
     }
 }

@@ -26,7 +26,7 @@
 //! (`get_lr_scheduler`: `LambdaLR(optimizer, lambda step: step / warmup_steps)`);
 //! PyTorch `torch/optim/lr_scheduler.py` (`LambdaLR` steps once in `__init__`).
 
-use super::support::{self, set_value};
+use super::support;
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
 use crate::format::Format;
@@ -36,19 +36,13 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if !support::is_litgpt(ctx.format) || ctx.format == Format::LitgptPretrain {
         return;
     }
-    let Some(r) = support::reader(ctx) else { return };
-    let path = "train.lr_warmup_steps";
-    let Some(entry) = r.entry(path) else { return };
-    let problem = if r.is_null(path) {
-        "null: the scheduler's `step / warmup_steps` raises TypeError"
-    } else if r.f64(path).is_some_and(|v| v.value == 0.0) {
-        "0: the scheduler's `step / warmup_steps` raises ZeroDivisionError"
-    } else {
-        return;
+    let Some(steps) = support::litgpt(ctx).map(|l| &l.lr_warmup_steps) else { return };
+    let Some(span) = steps.entry_span() else { return };
+    let problem = match steps.value {
+        None => "null: the scheduler's `step / warmup_steps` raises TypeError",
+        Some(0.0) => "0: the scheduler's `step / warmup_steps` raises ZeroDivisionError",
+        Some(_) => return,
     };
-    out.report(
-        entry.value.span.cover(entry.key_span),
-        format!("train.lr_warmup_steps is {problem} when LitGPT builds its LambdaLR warmup"),
-    )
-    .with_fix(set_value(ctx, entry, Literal::Int(1), "Use one warmup step", Applicability::Safe));
+    out.report(span, format!("train.lr_warmup_steps is {problem} when LitGPT builds its LambdaLR warmup"))
+        .with_fix(support::set(ctx, steps, Literal::Int(1), "Use one warmup step", Applicability::Safe));
 }

@@ -34,22 +34,18 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if !support::has_training_arguments(ctx.format) {
         return;
     }
-    let Some(r) = support::reader(ctx) else { return };
-    let Some(flag) = r.entry("load_best_model_at_end").filter(|_| support::flag(&r, "load_best_model_at_end")) else {
+    let Some(t) = support::trainer(ctx) else { return };
+    let (true, Some(flag_key)) = (t.load_best_model_at_end.value, t.load_best_model_at_end.key_span()) else {
         return;
     };
-    let eval = support::text(&r, "eval_strategy").or_else(|| support::text(&r, "evaluation_strategy")).unwrap_or("no");
-    let save = support::text(&r, "save_strategy").unwrap_or("steps");
+    let (eval, save) = (t.eval_strategy.value.as_str(), t.save_strategy.value.as_str());
     if save == "best" {
         return;
     }
     let message = if eval != save {
         format!("`load_best_model_at_end` with eval strategy `{eval}` and save strategy `{save}`: transformers raises \"--load_best_model_at_end requires the save and eval strategy to match, except when --save_strategy=\\\"best\\\"\"")
     } else if eval == "steps" {
-        let logging =
-            r.f64("logging_steps").map_or(if support::is_trl(ctx.format) { 10.0 } else { 500.0 }, |v| v.value);
-        let eval_steps = r.f64("eval_steps").filter(|_| support::is_set(&r, "eval_steps")).map_or(logging, |v| v.value);
-        let save_steps = r.f64("save_steps").map_or(500.0, |v| v.value);
+        let (eval_steps, save_steps) = (t.eval_steps.value, t.save_steps.value);
         let whole = eval_steps >= 1.0 && save_steps >= 1.0;
         if !whole || eval_steps == 0.0 || save_steps % eval_steps == 0.0 {
             return;
@@ -58,7 +54,10 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     } else {
         return;
     };
-    let span = support::anchor(&r, &["save_strategy", "eval_strategy", "evaluation_strategy", "save_steps"]);
-    let span = if eval != save { span } else { support::anchor(&r, &["save_steps", "eval_steps"]) };
-    out.report(span, message).with_related(flag.key_span, "load_best_model_at_end set here");
+    let span = if eval != save {
+        support::first_key(&[t.save_strategy.key_span(), t.eval_strategy.key_span(), t.save_steps.key_span()])
+    } else {
+        support::first_key(&[t.save_steps.key_span(), t.eval_steps.key_span()])
+    };
+    out.report(span, message).with_related(flag_key, "load_best_model_at_end set here");
 }

@@ -394,4 +394,83 @@ mod tests {
         expected.sort();
         assert_eq!(sorted, expected, "keep the registry in code order");
     }
+
+    /// Rules about the text itself: syntax, duplicate keys, schema findings, suppression
+    /// comments and unreadable bytes. They may read the document; every other rule reads
+    /// the plan (and the text only to quote a value or place an edit).
+    const TEXT_RULES: &[&str] = &[
+        "yaml-syntax",
+        "duplicate-key",
+        "unknown-key",
+        "invalid-value",
+        "removed-key",
+        "unreadable-input",
+        "unused-suppression",
+    ];
+
+    /// Rules about meaning that still read the document, and why.
+    const NOT_YET_ON_THE_PLAN: &[(&str, &str)] = &[(
+        "unsloth-precision-conflict",
+        "reads the loader call of the Python program: the Python plan does not carry the 4/8/16-bit and fp8 flags yet",
+    )];
+
+    /// What reading the document looks like in a rule's code.
+    const DOCUMENT_ACCESS: &[&str] =
+        &["ctx.document", "ctx.schema", "Reader", "root_mapping", "entry_path", "program_of", "syntax::"];
+
+    /// A source without its comments.
+    fn code(source: &str) -> String {
+        source.lines().map(|l| l.split("//").next().unwrap_or_default()).collect::<Vec<_>>().join("\n")
+    }
+
+    /// Syntax types that are values, not the document: the typed value a fix writes and
+    /// the language that spells it (the plan carries it).
+    const VALUES: &[&str] = &["syntax::Literal", "syntax::Language"];
+
+    fn reads_the_document(source: &str) -> Option<&'static str> {
+        let code = VALUES.iter().fold(code(source), |code, value| code.replace(value, ""));
+        DOCUMENT_ACCESS.iter().copied().find(|token| code.contains(token))
+    }
+
+    #[test]
+    fn only_text_rules_read_the_document() {
+        let mut offenders = Vec::new();
+        let mut readers = 0;
+        for rule in RULES {
+            let allowed = TEXT_RULES.contains(&rule.name) || NOT_YET_ON_THE_PLAN.iter().any(|(n, _)| *n == rule.name);
+            match (reads_the_document(rule.source), allowed) {
+                (Some(token), false) => offenders.push(format!("{} (`{token}`)", rule.name)),
+                (None, true) if !TEXT_RULES.contains(&rule.name) => {
+                    offenders.push(format!("{} reads the plan now: take it off NOT_YET_ON_THE_PLAN", rule.name))
+                }
+                (Some(_), _) => readers += 1,
+                (None, _) => {}
+            }
+        }
+        if let Some(token) = reads_the_document(include_str!("support.rs")) {
+            offenders.push(format!("rules/support.rs (`{token}`)"));
+        }
+        assert!(offenders.is_empty(), "rules about meaning read the plan, not the document:\n{}", offenders.join("\n"));
+        assert!(readers <= TEXT_RULES.len() + NOT_YET_ON_THE_PLAN.len());
+    }
+
+    /// Without a plan (a file that does not parse) a rule about meaning has nothing to
+    /// read: a partial tree would report keys as missing that follow the syntax error.
+    #[test]
+    fn a_file_that_does_not_parse_gets_only_syntax_findings() {
+        let text = "# oomlint: format=trl-sft\nmodel_name_or_path: Qwen/Qwen2.5-0.5B\nload_in_4bit: true\noutput_dir: [out\nuse_peft: true\ndtype: bfloat16\n";
+        let options = crate::analysis::Options::default();
+        let analysis = crate::analysis::analyze_text(std::path::Path::new("sft.yaml"), text.to_string(), &options);
+        let rules: Vec<&str> = analysis.diagnostics.iter().map(|d| d.rule).collect();
+        assert_eq!(rules, ["yaml-syntax"]);
+    }
+
+    #[test]
+    fn the_document_check_can_fail() {
+        assert_eq!(reads_the_document("let n = 1; // not ctx.document"), None);
+        assert_eq!(reads_the_document("let Some(r) = Reader::new(root) else { return };"), Some("Reader"));
+        assert_eq!(reads_the_document("for p in &ctx.document.problems {}"), Some("ctx.document"));
+        assert_eq!(reads_the_document("use crate::syntax::Literal;"), None);
+        assert_eq!(reads_the_document("use crate::syntax::{Entry, Literal};"), Some("syntax::"));
+    }
 }

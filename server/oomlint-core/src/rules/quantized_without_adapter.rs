@@ -29,35 +29,36 @@
 //! `src/axolotl/utils/schemas/peft.py` (`check_adapter`): "load_in_8bit and load_in_4bit
 //! are not supported without setting an adapter for training. …"
 
-use super::support::{self, set_value};
+use super::support;
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
-use crate::format::Format;
+use crate::plan::Sourced;
 use crate::syntax::Literal;
 
+/// The first of the 4-bit and 8-bit flags that is on, with its key.
+fn first_on<'a>(four: &'a Sourced<bool>, eight: &'a Sourced<bool>) -> Option<(&'static str, &'a Sourced<bool>)> {
+    [("load_in_4bit", four), ("load_in_8bit", eight)].into_iter().find(|(_, f)| f.value)
+}
+
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
-    let axolotl = ctx.format == Format::Axolotl;
-    if !support::is_trl(ctx.format) && !axolotl {
-        return;
-    }
-    let Some(r) = support::reader(ctx) else { return };
-    let Some(quantized) = ["load_in_4bit", "load_in_8bit"].into_iter().find(|k| support::flag(&r, k)) else { return };
-    let Some(entry) = r.entry(quantized) else { return };
-    if axolotl {
-        if !support::is_set(&r, "adapter") {
-            out.report(entry.key_span.cover(entry.value.span), format!("`{quantized}: true` without an `adapter`: Axolotl raises \"load_in_8bit and load_in_4bit are not supported without setting an adapter for training. …\""));
+    if let Some(axolotl) = support::axolotl(ctx) {
+        let Some((quantized, flag)) = first_on(&axolotl.load_in_4bit, &axolotl.load_in_8bit) else { return };
+        let Some(span) = flag.entry_span() else { return };
+        if axolotl.adapter.is_none() {
+            out.report(span, format!("`{quantized}: true` without an `adapter`: Axolotl raises \"load_in_8bit and load_in_4bit are not supported without setting an adapter for training. …\""));
         }
         return;
     }
-    if support::flag(&r, "use_peft") {
-        return;
-    }
+    let Some(trainer) = support::trainer(ctx).filter(|_| support::is_trl(ctx.format)) else { return };
+    let Some((quantized, flag)) = first_on(&trainer.load_in_4bit, &trainer.load_in_8bit) else { return };
+    let (false, Some(span)) = (trainer.use_peft.value, flag.entry_span()) else { return };
     let diagnostic = out.report(
-        entry.key_span.cover(entry.value.span),
+        span,
         format!("`{quantized}: true` without `use_peft: true`: the Trainer raises \"You cannot perform fine-tuning on purely quantized models. Please attach trainable adapters …\""),
     );
-    if let Some(peft) = r.entry("use_peft") {
-        diagnostic.with_related(peft.key_span, "adapter disabled here").with_fix(set_value(
+    let peft = &trainer.use_peft;
+    if let Some(key) = peft.key_span() {
+        diagnostic.with_related(key, "adapter disabled here").with_fix(support::set(
             ctx,
             peft,
             Literal::Bool(true),

@@ -29,16 +29,11 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if !support::has_training_arguments(ctx.format) {
         return;
     }
-    let Some(r) = support::reader(ctx) else { return };
-    let Some(scheduler) =
-        support::text(&r, "lr_scheduler_type").filter(|s| matches!(*s, "reduce_lr_on_plateau" | "greedy"))
-    else {
-        return;
-    };
-    let eval = support::text(&r, "eval_strategy").or_else(|| support::text(&r, "evaluation_strategy")).unwrap_or("no");
-    if eval != "no" {
+    let Some(trainer) = support::trainer(ctx) else { return };
+    let scheduler = &trainer.lr_scheduler_type;
+    if !matches!(scheduler.value.as_str(), "reduce_lr_on_plateau" | "greedy") || trainer.eval_strategy.value != "no" {
         return;
     }
-    let Some(entry) = r.entry("lr_scheduler_type") else { return };
-    out.report(entry.value.span, format!("`lr_scheduler_type: {scheduler}` without an eval strategy: transformers raises \"lr_scheduler_type {scheduler} requires an eval strategy\""));
+    let Some(span) = scheduler.value_span() else { return };
+    out.report(span, format!("`lr_scheduler_type: {}` without an eval strategy: transformers raises \"lr_scheduler_type {} requires an eval strategy\"", scheduler.value, scheduler.value));
 }

@@ -39,8 +39,8 @@
 //! `training_args.py`, TRL `trl/trainer/*_config.py` and `model_config.py`, Axolotl
 //! `utils/schemas/deprecated.py` (each entry names the release).
 
-use super::trl_unknown_keys::Outcome;
-use super::{support, Context, Reporter};
+use super::trl_unknown_keys::{self, Outcome};
+use super::{Context, Reporter};
 use crate::diagnostic::{Applicability, Edit, Fix, Severity};
 use crate::format::Format;
 use crate::span::Span;
@@ -68,7 +68,7 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
         let detail = if removed.message.is_empty() { String::new() } else { format!(": {}", removed.message) };
         // To TRL's parser a removed key is an unknown key: some releases drop those.
         let from_hf = removed.since.as_ref().is_some_and(|(f, _)| matches!(f.as_str(), "trl" | "transformers"));
-        let parser = match support::trl_unknown_key_outcome(ctx).filter(|_| from_hf && !removed.deprecated_only) {
+        let parser = match trl_unknown_keys::for_config_file(ctx).filter(|_| from_hf && !removed.deprecated_only) {
             Some(Outcome::Depends(why) | Outcome::Ignored(why)) => Some(why),
             _ => None,
         };

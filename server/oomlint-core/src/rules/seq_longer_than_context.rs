@@ -31,7 +31,7 @@
 //! size is only {block_size}."); model context sizes from oomlint's model catalog
 //! (`config.json` `max_position_embeddings` / LitGPT `block_size`).
 
-use super::support::{self, set_value};
+use super::support;
 use super::{Context, Reporter};
 use crate::catalog::models::resolve_model;
 use crate::diagnostic::{Applicability, Severity};
@@ -39,18 +39,24 @@ use crate::format::Format;
 use crate::syntax::Literal;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
-    let path = match ctx.format {
-        f if support::is_litgpt(f) => "train.max_seq_length",
-        Format::TrlSft | Format::TrlDpo => "max_length",
-        Format::Axolotl => "sequence_len",
-        Format::Llamafactory => "cutoff_len",
+    let Some(plan) = ctx.plan else { return };
+    let sft = || plan.trainer.as_ref().and_then(|t| t.sft.as_ref()).map(|s| s.max_length.clone());
+    let length = || plan.max_seq_length.as_ref().map(|m| m.clone().map(Some));
+    // The key as the format names it; an SFT config's own `max_length` (the plan's length
+    // also takes the removed `max_seq_length`, and a script's loader length).
+    let (path, setting) = match ctx.format {
+        f if support::is_litgpt(f) => ("train.max_seq_length", length()),
+        Format::TrlSft => ("max_length", sft()),
+        Format::TrlDpo => ("max_length", length()),
+        Format::Axolotl => ("sequence_len", length()),
+        Format::Llamafactory => ("cutoff_len", length()),
         _ => return,
     };
-    let Some(r) = support::reader(ctx) else { return };
-    let Some(length) = r.u64(path) else { return };
-    let Some(model) = ctx.plan.and_then(|p| p.model.as_ref()) else { return };
+    let Some(setting) = setting.filter(|s| s.is_from_file()) else { return };
+    let (Some(length), Some(span)) = (setting.value, setting.value_span()) else { return };
+    let Some(model) = plan.model.as_ref() else { return };
     let Ok(arch) = resolve_model(&model.value.name) else { return };
-    if arch.block_size == 0 || length.value <= arch.block_size {
+    if arch.block_size == 0 || length <= arch.block_size {
         return;
     }
     let litgpt = support::is_litgpt(ctx.format);
@@ -59,25 +65,21 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if !litgpt && arch.sliding_window_size == Some(arch.block_size) {
         return;
     }
-    let Some(entry) = r.entry(path) else { return };
     let consequence = if litgpt {
-        format!("LitGPT raises \"Cannot attend to {}, block size is only {}.\"", length.value, arch.block_size)
+        format!("LitGPT raises \"Cannot attend to {length}, block size is only {}.\"", arch.block_size)
     } else {
         "positions past the trained range degrade quality, and memory grows with the length".to_string()
     };
     let diagnostic = out.report(
-        entry.value.span,
-        format!(
-            "{path} {} is longer than the {}-token context of {}: {consequence}",
-            length.value, arch.block_size, arch.name
-        ),
+        span,
+        format!("{path} {length} is longer than the {}-token context of {}: {consequence}", arch.block_size, arch.name),
     );
     if let Some(key) = model.key_span() {
         diagnostic.with_related(key, "model set here");
     }
-    diagnostic.with_fix(set_value(
+    diagnostic.with_fix(support::set(
         ctx,
-        entry,
+        &setting,
         Literal::from(arch.block_size),
         format!("Use the model's context, {}", arch.block_size),
         Applicability::Unsafe,

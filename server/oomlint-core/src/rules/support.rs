@@ -1,17 +1,17 @@
-//! Shared helpers for the framework rules: reading the document, placing findings,
-//! building minimal value edits, and the framework version each rule assumes.
+//! Shared helpers for the framework rules: the plan's settings of each framework, placing
+//! findings, building minimal value edits, and the framework version each rule assumes.
+//! The rules read the plan, never the document (see `rules::tests`).
 
 use super::Context;
 use crate::diagnostic::{Applicability, Edit, Fix};
-use crate::format::facts::{self, Framework as Defaults};
-use crate::format::{Format, Reader};
+use crate::format::Format;
+use crate::plan::{
+    AccelerateSettings, AxolotlSettings, DeepspeedSettings, LitgptSettings, Origin, RlAlgorithm, Sourced,
+    TrainerSettings,
+};
 use crate::span::Span;
-use crate::syntax::{Entry, Language, Literal, ScalarKind};
-
-/// The root mapping as a [`Reader`], when the document has one.
-pub(super) fn reader<'a>(ctx: &Context<'a>) -> Option<Reader<'a>> {
-    ctx.document.root_mapping().map(Reader::new)
-}
+use crate::syntax::Language;
+use crate::syntax::Literal;
 
 /// TRL CLI configs (flat YAML over TrainingArguments + the TRL config + ModelConfig).
 pub(super) fn is_trl(format: Format) -> bool {
@@ -39,78 +39,29 @@ pub(super) fn litgpt_quantizes(format: Format) -> bool {
     matches!(format, Format::LitgptLora | Format::LitgptAdapter | Format::LitgptAdapterV2)
 }
 
-/// The span to report a finding on: the key of the first present path, else the key of
-/// the nearest present ancestor of the first path, else the document start.
-pub(super) fn anchor(r: &Reader, paths: &[&str]) -> Span {
-    if let Some(entry) = paths.iter().find_map(|p| r.entry(p)) {
-        return entry.key_span;
-    }
-    let mut path = paths.first().copied().unwrap_or_default();
-    while let Some((parent, _)) = path.rsplit_once('.') {
-        if let Some(entry) = r.entry(parent) {
-            return entry.key_span;
-        }
-        path = parent;
-    }
-    Span::empty(0)
-}
-
-/// The key span of an entry that is present.
-pub(super) fn key_of(r: &Reader, path: &str) -> Option<Span> {
-    r.entry(path).map(|e| e.key_span)
-}
-
-/// Whether the scalar at `path` is present and not null.
-pub(super) fn is_set(r: &Reader, path: &str) -> bool {
-    r.entry(path).is_some_and(|e| e.value.as_scalar().is_none_or(|s| !s.is_null()))
-}
-
-/// The scalar text at `path` (not null).
-pub(super) fn text<'a>(r: &Reader<'a>, path: &str) -> Option<&'a str> {
-    let scalar = r.entry(path)?.value.as_scalar()?;
-    (!scalar.is_null()).then_some(scalar.text.as_str())
-}
-
-/// A truthy value as Python sees it: a true boolean, a non-zero number, a non-empty
-/// string other than the boolean words `false`/`no`/`off`/`0` (which CLI-style parsers
-/// turn into False), or any list or mapping.
-pub(super) fn truthy(entry: &Entry) -> bool {
-    match entry.value.as_scalar() {
-        Some(s) => match s.kind {
-            ScalarKind::Bool(b) => b,
-            ScalarKind::Int(i) => i != 0,
-            ScalarKind::Float(f) => f != 0.0,
-            ScalarKind::BigInt => true,
-            ScalarKind::Null => false,
-            ScalarKind::Str => {
-                !s.text.is_empty() && !matches!(s.text.to_ascii_lowercase().as_str(), "false" | "no" | "off" | "0")
-            }
-        },
-        None => true,
-    }
-}
-
-/// Whether the entry at `path` is present and truthy.
-pub(super) fn flag(r: &Reader, path: &str) -> bool {
-    r.entry(path).is_some_and(truthy)
-}
-
-/// A fix that sets the value of `entry` to `value` as the file's language writes it (only
-/// the value's bytes, so comments and layout survive; in a script, the literal that
-/// defines it). An empty value (`key:`) gets a leading space so `key: value` stays a
-/// mapping entry. None where the language cannot write the value.
-pub(super) fn set_value(
+/// A fix that sets the value the file writes for `setting` to `value` as the file's
+/// language writes it (`Edit::set`: only the value's bytes, so comments and layout survive;
+/// in a script, the literal that defines it). An empty value (`key:`) gets a leading space
+/// so the entry stays a mapping entry. None when the value does not come from the file or
+/// the language cannot write it.
+pub(super) fn set<T>(
     ctx: &Context,
-    entry: &Entry,
+    setting: &Sourced<T>,
     value: Literal,
     title: impl Into<String>,
     applicability: Applicability,
 ) -> Option<Fix> {
-    let mut edit = Edit::set(entry.value.span, &value, ctx.document.language)?;
-    if entry.value.span.is_empty() {
+    let span = setting.value_span()?;
+    let mut edit = Edit::set(span, &value, ctx.plan?.language)?;
+    if span.is_empty() {
         edit.content.insert(0, ' ');
     }
     Some(Fix { title: title.into(), applicability, edits: vec![edit] })
+}
+
+/// The key of the first setting the file writes, else the document start.
+pub(super) fn first_key(keys: &[Option<Span>]) -> Span {
+    keys.iter().flatten().next().copied().unwrap_or(Span::empty(0))
 }
 
 /// Whether the framework version pinned near the config (or set in `oomlint.toml`) is
@@ -132,97 +83,130 @@ pub(super) fn torch_at_least(ctx: &Context, version: &str) -> bool {
 /// The start of the line holding `key` when the key begins that line of a YAML file (a
 /// top-level block key), so a sibling `key: value` line can be inserted there.
 pub(super) fn top_level_line_start(ctx: &Context, key: Span) -> Option<usize> {
-    if ctx.document.language != Language::Yaml {
+    if ctx.plan?.language != Language::Yaml {
         return None;
     }
     let line_start = ctx.text.get(..key.start)?.rfind('\n').map_or(0, |n| n + 1);
     (line_start == key.start).then_some(line_start)
 }
 
-/// LitGPT batch settings with the script's defaults (`litgpt/finetune/*.py`,
-/// `litgpt/pretrain.py` `setup`), and the world size when the file fixes it.
-pub(super) struct LitgptBatch {
-    pub global: u64,
-    pub micro: u64,
+/// LitGPT batch settings, and the world size when the file fixes it.
+pub(super) struct LitgptBatch<'p> {
+    pub global: &'p Sourced<u64>,
+    pub micro: &'p Sourced<u64>,
     /// `devices * num_nodes`; None with `devices: auto`/-1 (every visible GPU).
     pub world: Option<u64>,
+    pub train_key: Option<Span>,
+    pub devices_key: Option<Span>,
+    pub nodes_key: Option<Span>,
 }
 
-pub(super) fn litgpt_batch(format: Format, r: &Reader) -> LitgptBatch {
-    let pretrain = format == Format::LitgptPretrain;
-    let (global_default, micro_default) = if pretrain { (512, 4) } else { (16, 1) };
-    let global = r.u64("train.global_batch_size").map_or(global_default, |g| g.value);
-    let micro = r.u64("train.micro_batch_size").map_or(micro_default, |m| m.value);
-    let devices = match r.i64("devices") {
-        Some(d) if d.value > 0 => u64::try_from(d.value).ok(),
-        Some(_) => None,
-        None if r.has("devices") || pretrain => None,
-        None => Some(1),
-    };
-    let nodes = r.u64("num_nodes").map_or(1, |n| n.value.max(1));
-    LitgptBatch { global, micro, world: devices.map(|d| d.saturating_mul(nodes)) }
+pub(super) fn litgpt_batch<'p>(ctx: &Context<'p>) -> Option<LitgptBatch<'p>> {
+    let plan = ctx.plan.filter(|_| is_litgpt(ctx.format))?;
+    let devices = plan.devices.as_ref()?;
+    let nodes = plan.num_nodes.as_ref();
+    let known = !matches!(devices.origin, Origin::Unknown { .. });
+    Some(LitgptBatch {
+        global: plan.global_batch_size.as_ref()?,
+        micro: plan.micro_batch_size.as_ref()?,
+        world: known.then(|| devices.value.saturating_mul(nodes.map_or(1, |n| n.value.max(1)))),
+        train_key: plan.litgpt.as_ref().and_then(|l| l.train_key),
+        devices_key: devices.key_span(),
+        nodes_key: nodes.and_then(|n| n.key_span()),
+    })
+}
+
+/// The settings of a LitGPT plan.
+pub(super) fn litgpt<'p>(ctx: &Context<'p>) -> Option<&'p LitgptSettings> {
+    ctx.plan?.litgpt.as_ref().filter(|_| is_litgpt(ctx.format))
 }
 
 /// The GRPO batch settings of a TRL `grpo` config or an Axolotl `rl: grpo` config.
-pub(super) struct GrpoBatch {
+pub(super) struct GrpoBatch<'p> {
     pub axolotl: bool,
-    pub per_device: u64,
-    pub accumulation: u64,
-    /// `num_processes` (TRL forwards it to `accelerate launch`); 1 when absent.
+    /// `per_device_train_batch_size` (Axolotl: `micro_batch_size`).
+    pub per_device: &'p Sourced<u64>,
+    pub accumulation: &'p Sourced<u64>,
+    /// The world size (TRL forwards `num_processes` to `accelerate launch`); Axolotl checks one rank.
     pub processes: u64,
-    pub num_generations: u64,
-    pub generation_batch_size: Option<u64>,
-    pub steps_per_generation: Option<u64>,
-    /// Path of `num_generations` in the file (`num_generations` or `trl.num_generations`).
-    pub num_generations_path: &'static str,
-    pub generation_batch_path: &'static str,
+    pub num_generations: &'p Sourced<u64>,
+    pub generation_batch_size: Option<&'p Sourced<u64>>,
+    /// TRL only: Axolotl's check does not read it.
+    pub steps_per_generation: Option<&'p Sourced<u64>>,
 }
 
-/// Reads the GRPO batch settings with the frameworks' defaults; None for other configs
-/// (and for Axolotl configs that leave `trl.num_generations` unset, which Axolotl does
-/// not validate).
-pub(super) fn grpo_batch(ctx: &Context, r: &Reader) -> Option<GrpoBatch> {
-    let axolotl = ctx.format == Format::Axolotl;
-    if axolotl {
-        if text(r, "rl") != Some("grpo") {
-            return None;
+impl GrpoBatch<'_> {
+    /// Axolotl validates batch sizes of at least 1.
+    fn floor(&self, value: u64) -> u64 {
+        if self.axolotl {
+            value.max(1)
+        } else {
+            value
         }
-        let num_generations = r.i64("trl.num_generations")?;
-        return Some(GrpoBatch {
-            axolotl,
-            per_device: r
-                .u64("micro_batch_size")
-                .map_or(facts::count(Defaults::Axolotl, "micro_batch_size"), |v| v.value.max(1)),
-            accumulation: r
-                .u64("gradient_accumulation_steps")
-                .map_or(facts::count(Defaults::Axolotl, "gradient_accumulation_steps"), |v| v.value.max(1)),
-            processes: 1,
-            num_generations: u64::try_from(num_generations.value).unwrap_or(0),
-            generation_batch_size: r.u64("trl.generation_batch_size").map(|v| v.value),
-            steps_per_generation: None,
-            num_generations_path: "trl.num_generations",
-            generation_batch_path: "trl.generation_batch_size",
-        });
     }
-    if ctx.format != Format::TrlGrpo {
-        return None;
+
+    pub(super) fn per_device_value(&self) -> u64 {
+        self.floor(self.per_device.value)
     }
-    let set = |path: &str| r.u64(path).filter(|_| is_set(r, path)).map(|v| v.value);
+
+    pub(super) fn accumulation_value(&self) -> u64 {
+        self.floor(self.accumulation.value)
+    }
+
+    /// The key names, for messages: (per device, generation batch).
+    pub(super) fn keys(&self) -> (&'static str, &'static str) {
+        if self.axolotl {
+            ("micro_batch_size", "trl.generation_batch_size")
+        } else {
+            ("per_device_train_batch_size", "generation_batch_size")
+        }
+    }
+}
+
+/// The GRPO batch settings of the plan; None for other configs (and for Axolotl configs
+/// that leave `trl.num_generations` unset, which Axolotl does not validate).
+pub(super) fn grpo_batch<'p>(ctx: &Context<'p>) -> Option<GrpoBatch<'p>> {
+    let plan = ctx.plan?;
+    let rl = plan.rl.as_ref()?;
+    let axolotl = match ctx.format {
+        Format::TrlGrpo => false,
+        Format::Axolotl
+            if plan.algorithm.as_ref().is_some_and(|a| a.value == RlAlgorithm::Grpo)
+                && rl.num_generations.is_from_file() =>
+        {
+            true
+        }
+        _ => return None,
+    };
     Some(GrpoBatch {
         axolotl,
-        per_device: set("per_device_train_batch_size")
-            .unwrap_or_else(|| facts::count(Defaults::Transformers, "per_device_train_batch_size")),
-        accumulation: set("gradient_accumulation_steps")
-            .unwrap_or_else(|| facts::count(Defaults::Transformers, "gradient_accumulation_steps")),
-        processes: set("num_processes").unwrap_or(1).max(1),
-        num_generations: r
-            .i64("num_generations")
-            .map_or(facts::count(Defaults::TrlGrpo, "num_generations"), |v| u64::try_from(v.value).unwrap_or(0)),
-        generation_batch_size: set("generation_batch_size"),
-        steps_per_generation: set("steps_per_generation"),
-        num_generations_path: "num_generations",
-        generation_batch_path: "generation_batch_size",
+        per_device: plan.micro_batch_size.as_ref()?,
+        accumulation: plan.gradient_accumulation.as_ref()?,
+        processes: if axolotl { 1 } else { plan.world_size() },
+        num_generations: &rl.num_generations,
+        generation_batch_size: rl.generation_batch_size.as_ref(),
+        steps_per_generation: rl.steps_per_generation.as_ref().filter(|_| !axolotl),
     })
+}
+
+/// The settings of an Axolotl plan.
+pub(super) fn axolotl<'p>(ctx: &Context<'p>) -> Option<&'p AxolotlSettings> {
+    ctx.plan?.axolotl.as_ref().filter(|_| ctx.format == Format::Axolotl)
+}
+
+/// The settings of an accelerate config's plan.
+pub(super) fn accelerate<'p>(ctx: &Context<'p>) -> Option<&'p AccelerateSettings> {
+    ctx.plan?.accelerate.as_ref().filter(|_| ctx.format == Format::Accelerate)
+}
+
+/// The settings of a DeepSpeed config's plan.
+pub(super) fn deepspeed<'p>(ctx: &Context<'p>) -> Option<&'p DeepspeedSettings> {
+    ctx.plan?.deepspeed.as_ref().filter(|_| ctx.format == Format::Deepspeed)
+}
+
+/// The trainer settings of a TRL, transformers or LLaMA-Factory plan.
+pub(super) fn trainer<'p>(ctx: &Context<'p>) -> Option<&'p TrainerSettings> {
+    ctx.plan?.trainer.as_ref()
 }
 
 /// The span inside the file of a span relative to an allocator setting's value, when
@@ -233,12 +217,4 @@ pub(super) fn allocator_span(setting: &crate::plan::AllocatorSetting, relative: 
     } else {
         setting.value_span
     }
-}
-
-/// For a TRL config file (YAML or JSON, not a script, which names its class): what an
-/// unknown key leads to under the TRL release it runs with.
-pub(crate) fn trl_unknown_key_outcome(ctx: &Context) -> Option<super::trl_unknown_keys::Outcome> {
-    let trl = matches!(ctx.format, Format::TrlSft | Format::TrlDpo | Format::TrlGrpo);
-    let config_file = matches!(ctx.document.language, crate::syntax::Language::Yaml | crate::syntax::Language::Json);
-    (trl && config_file).then(|| super::trl_unknown_keys::outcome(ctx.format, ctx.versions))
 }

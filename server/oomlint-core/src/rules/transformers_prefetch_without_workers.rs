@@ -28,17 +28,15 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if !support::has_training_arguments(ctx.format) {
         return;
     }
-    let Some(r) = support::reader(ctx) else { return };
-    let Some(prefetch) =
-        r.entry("dataloader_prefetch_factor").filter(|_| support::is_set(&r, "dataloader_prefetch_factor"))
-    else {
-        return;
-    };
-    if r.u64("dataloader_num_workers").is_some_and(|w| w.value > 0) {
+    let Some(trainer) = support::trainer(ctx) else { return };
+    let prefetch = &trainer.dataloader_prefetch_factor;
+    let (Some(_), Some(key)) = (prefetch.value, prefetch.key_span()) else { return };
+    let workers = &trainer.dataloader_num_workers;
+    if workers.value > 0 {
         return;
     }
-    let diagnostic = out.report(prefetch.key_span, "`dataloader_prefetch_factor` without dataloader workers: transformers raises \"--dataloader_prefetch_factor can only be set when data is loaded in a different process, i.e. when --dataloader_num_workers > 1.\"");
-    if let Some(key) = support::key_of(&r, "dataloader_num_workers") {
+    let diagnostic = out.report(key, "`dataloader_prefetch_factor` without dataloader workers: transformers raises \"--dataloader_prefetch_factor can only be set when data is loaded in a different process, i.e. when --dataloader_num_workers > 1.\"");
+    if let Some(key) = workers.key_span() {
         diagnostic.with_related(key, "no workers here");
     }
 }

@@ -29,26 +29,23 @@
 use super::support;
 use super::{Context, Reporter};
 use crate::diagnostic::{Applicability, Edit, Fix};
-use crate::syntax::Language;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if !support::is_trl(ctx.format) || !support::trl_at_least(ctx, "0.27") {
         return;
     }
     // `ModelConfig.dtype` belongs to the `trl` CLI; a script loads its model itself.
-    if matches!(ctx.document.language, Language::Python | Language::Notebook) {
-        return;
-    }
-    let Some(r) = support::reader(ctx) else { return };
+    let Some(trainer) = support::trainer(ctx).filter(|t| t.model_config) else { return };
     // A written `torch_dtype` is the removed alias (a `removed-key` finding), not this.
-    if r.has("dtype") || r.has("torch_dtype") || r.has("model_init_kwargs.dtype") {
+    if trainer.dtype.is_from_file() {
         return;
     }
-    let span = support::anchor(&r, &["model_name_or_path"]);
+    let model = trainer.model_name_or_path.as_ref();
+    let span = support::first_key(&[model.and_then(|m| m.key_span())]);
     let diagnostic = out.report(span, "`dtype` is not set: TRL (since 0.27) loads the model in float32, 4 bytes per parameter; write `dtype: bfloat16` or `dtype: auto` to load 16-bit weights");
-    let Some(model) = r.entry("model_name_or_path") else { return };
-    if support::top_level_line_start(ctx, model.key_span).is_some() {
-        let line_end = ctx.text[model.value.span.end..].find('\n').map(|n| model.value.span.end + n + 1);
+    let Some((key, value)) = model.and_then(|m| Some((m.key_span()?, m.value_span()?))) else { return };
+    if support::top_level_line_start(ctx, key).is_some() {
+        let line_end = ctx.text[value.end..].find('\n').map(|n| value.end + n + 1);
         if let Some(at) = line_end {
             diagnostic.with_fix(Fix {
                 title: "Load in bfloat16 (`dtype: bfloat16`)".into(),

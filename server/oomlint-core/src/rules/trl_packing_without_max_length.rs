@@ -22,7 +22,7 @@
 //! TRL `trl/trainer/sft_trainer.py` (`_prepare_dataset`): "When packing is enabled,
 //! `max_length` can't be `None`."
 
-use super::support::{self, set_value};
+use super::support;
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
 use crate::format::Format;
@@ -32,11 +32,24 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if ctx.format != Format::TrlSft {
         return;
     }
-    let Some(r) = support::reader(ctx) else { return };
-    let (Some(packing), Some(max_length)) = (r.entry("packing"), r.entry("max_length")) else { return };
-    if support::flag(&r, "packing") && r.is_null("max_length") {
-        out.report(max_length.key_span.cover(max_length.value.span), "`packing: true` with `max_length: null`: TRL raises \"When packing is enabled, `max_length` can't be `None`.\"")
-            .with_related(packing.key_span, "packing enabled here")
-            .with_fix(set_value(ctx, max_length, Literal::Int(1024), "Pack to 1024 tokens (TRL's default)", Applicability::Unsafe));
-    }
+    let Some(plan) = ctx.plan else { return };
+    let (Some(packing), Some(sft)) = (plan.packing.as_ref(), plan.trainer.as_ref().and_then(|t| t.sft.as_ref())) else {
+        return;
+    };
+    let max_length = &sft.max_length;
+    let (true, None, Some(span), Some(packing_key)) =
+        (packing.value, max_length.value, max_length.entry_span(), packing.key_span())
+    else {
+        return;
+    };
+    let default = sft.default_max_length;
+    out.report(span, "`packing: true` with `max_length: null`: TRL raises \"When packing is enabled, `max_length` can't be `None`.\"")
+        .with_related(packing_key, "packing enabled here")
+        .with_fix(support::set(
+            ctx,
+            max_length,
+            Literal::from(default),
+            format!("Pack to {default} tokens (TRL's default)"),
+            Applicability::Unsafe,
+        ));
 }

@@ -27,7 +27,7 @@
 //! without packing, `max_length` is not enforced. …"; default `max_length=1024` in
 //! `trl/trainer/sft_config.py`.
 
-use super::support::{self, set_value};
+use super::support;
 use super::{Context, Reporter};
 use crate::diagnostic::Applicability;
 use crate::format::Format;
@@ -37,18 +37,21 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if ctx.format != Format::TrlSft {
         return;
     }
-    let Some(r) = support::reader(ctx) else { return };
-    let Some(padding_free) = r.entry("padding_free").filter(|_| support::flag(&r, "padding_free")) else { return };
-    if support::flag(&r, "packing") || r.is_null("max_length") {
+    let Some(plan) = ctx.plan else { return };
+    let (Some(padding_free), Some(packing), Some(sft)) =
+        (plan.padding_free.as_ref(), plan.packing.as_ref(), plan.trainer.as_ref().and_then(|t| t.sft.as_ref()))
+    else {
         return;
-    }
-    let length = support::text(&r, "max_length").unwrap_or("1024 (the default)");
+    };
+    let (true, Some(span)) = (padding_free.value, padding_free.entry_span()) else { return };
+    let Some(length) = sft.max_length.value.filter(|_| !packing.value) else { return };
+    let length = if sft.max_length.is_from_file() { length.to_string() } else { format!("{length} (the default)") };
     let diagnostic = out.report(
-        padding_free.key_span.cover(padding_free.value.span),
+        span,
         format!("`padding_free: true` without packing while max_length is {length}: TRL raises \"When `padding_free=True` without packing, `max_length` is not enforced. Either enable packing …, provide already truncated inputs, or set `max_length=None`.\""),
     );
-    if let Some(packing) = r.entry("packing") {
-        diagnostic.with_related(packing.key_span, "packing is off").with_fix(set_value(
+    if let Some(key) = packing.key_span() {
+        diagnostic.with_related(key, "packing is off").with_fix(support::set(
             ctx,
             packing,
             Literal::Bool(true),

@@ -16,7 +16,9 @@
 //! (`parse_args_and_config`, `fail_with_unknown_args` since 0.19), `trl/cli.py` (0.18 –
 //! 0.28), `trl/cli/main.py` (0.29), `trl/cli/commands/training.py` (≥ 1.0).
 
+use super::Context;
 use crate::format::Format;
+use crate::syntax::Language;
 use crate::versions::{Version, Versions};
 
 /// What an unknown key in a TRL config file leads to.
@@ -48,6 +50,14 @@ pub(crate) fn outcome(format: Format, versions: &Versions) -> Outcome {
             "under the pinned TRL (0.22 to 0.28), `trl dpo|grpo` drops it while a script's `TrlParser` raises",
         )
     }
+}
+
+/// For a TRL config file (YAML or JSON, not a script, which names its class): what an
+/// unknown key leads to under the TRL release it runs with.
+pub(crate) fn for_config_file(ctx: &Context) -> Option<Outcome> {
+    let trl = matches!(ctx.format, Format::TrlSft | Format::TrlDpo | Format::TrlGrpo);
+    let config_file = matches!(ctx.document.language, Language::Yaml | Language::Json);
+    (trl && config_file).then(|| outcome(ctx.format, ctx.versions))
 }
 
 #[cfg(test)]

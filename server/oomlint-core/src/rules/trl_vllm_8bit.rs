@@ -30,14 +30,16 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if ctx.format != Format::TrlGrpo {
         return;
     }
-    let Some(r) = support::reader(ctx) else { return };
-    let colocate = support::text(&r, "vllm_mode").is_none_or(|m| m == "colocate");
-    if !support::flag(&r, "use_vllm") || !colocate || support::flag(&r, "load_in_4bit") {
+    let Some(trainer) = support::trainer(ctx) else { return };
+    let Some(grpo) = trainer.grpo.as_ref() else { return };
+    let colocate = grpo.vllm_mode.value == "colocate";
+    if !grpo.use_vllm.value || !colocate || trainer.load_in_4bit.value {
         return;
     }
-    let Some(entry) = r.entry("load_in_8bit").filter(|_| support::flag(&r, "load_in_8bit")) else { return };
-    let diagnostic = out.report(entry.key_span.cover(entry.value.span), "`load_in_8bit` with colocated vLLM generation: TRL raises \"vLLM does not support in-flight 8-bit quantization.\"");
-    if let Some(key) = support::key_of(&r, "use_vllm") {
+    let eight = &trainer.load_in_8bit;
+    let (true, Some(span)) = (eight.value, eight.entry_span()) else { return };
+    let diagnostic = out.report(span, "`load_in_8bit` with colocated vLLM generation: TRL raises \"vLLM does not support in-flight 8-bit quantization.\"");
+    if let Some(key) = grpo.use_vllm.key_span() {
         diagnostic.with_related(key, "vLLM enabled here");
     }
 }

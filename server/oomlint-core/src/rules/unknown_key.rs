@@ -38,14 +38,14 @@
 //! jsonargparse CLI (`litgpt/__main__.py`), accelerate `commands/config/config_args.py`
 //! and DeepSpeed `runtime/zero/config.py`.
 
-use super::trl_unknown_keys::Outcome;
-use super::{support, Context, Reporter};
+use super::trl_unknown_keys::{self, Outcome};
+use super::{Context, Reporter};
 use crate::diagnostic::{Applicability, Edit, Fix, Severity};
 use crate::format::Format;
 use crate::syntax::Language;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
-    let parser = support::trl_unknown_key_outcome(ctx);
+    let parser = trl_unknown_keys::for_config_file(ctx);
     let package = own_config_classes(ctx);
     for unknown in &ctx.schema.unknown_keys {
         let place = if unknown.parent.is_empty() { String::new() } else { format!(" in `{}`", unknown.parent) };

@@ -35,8 +35,8 @@
 //! `unsloth_zoo/vllm_utils.py` (`approximate_vllm_memory_usage`: `gpu_memory_utilization
 //! × free_memory`; `load_vllm`: the standby target).
 
-use super::{Context, Reporter};
-use crate::diagnostic::{Applicability, Edit, Fix};
+use super::{support, Context, Reporter};
+use crate::diagnostic::Applicability;
 use crate::estimate::{format_bytes, Estimate};
 use crate::plan::VllmMode;
 use crate::syntax::Literal;
@@ -81,13 +81,14 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let base = claim.free_at_start.unwrap_or(gpu.memory_bytes) as f64;
     let fitting = gpu.memory_bytes.saturating_sub(claim.training) as f64 / base;
     let suggested = ((fitting - 0.05) * 100.0).floor() / 100.0;
-    if let (Some(value_span), true) = (fraction.value_span(), suggested >= 0.05) {
-        let edit = Edit::set(value_span, &Literal::Fixed(suggested, 2), ctx.document.language);
-        diagnostic.with_fix(edit.map(|edit| Fix {
-            title: format!("Lower the vLLM memory fraction to {suggested:.2}"),
-            applicability: Applicability::Unsafe,
-            edits: vec![edit],
-        }));
+    if suggested >= 0.05 {
+        diagnostic.with_fix(support::set(
+            ctx,
+            fraction,
+            Literal::Fixed(suggested, 2),
+            format!("Lower the vLLM memory fraction to {suggested:.2}"),
+            Applicability::Unsafe,
+        ));
     }
 }
 

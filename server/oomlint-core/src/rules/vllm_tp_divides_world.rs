@@ -23,7 +23,6 @@
 //! TRL `trl/generation/vllm_generation.py` (colocate set-up): "tensor_parallel_size ({tp})
 //! must divide world size ({w}) evenly."
 
-use super::support;
 use super::{Context, Reporter};
 use crate::format::Format;
 
@@ -31,19 +30,23 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if ctx.format != Format::TrlGrpo {
         return;
     }
-    let Some(r) = support::reader(ctx) else { return };
-    let colocate = support::text(&r, "vllm_mode").is_none_or(|m| m == "colocate");
-    if !support::flag(&r, "use_vllm") || !colocate {
+    let Some(plan) = ctx.plan else { return };
+    let Some(grpo) = plan.trainer.as_ref().and_then(|t| t.grpo.as_ref()) else { return };
+    let colocate = grpo.vllm_mode.value == "colocate";
+    if !grpo.use_vllm.value || !colocate {
         return;
     }
-    let Some(tp) = r.u64("vllm_tensor_parallel_size").filter(|t| t.value > 1) else { return };
-    let processes = r.u64("num_processes").map_or(1, |p| p.value.max(1));
+    let tp = &grpo.vllm_tensor_parallel_size;
+    if tp.value <= 1 {
+        return;
+    }
+    let processes = plan.world_size();
     if processes % tp.value == 0 {
         return;
     }
-    let Some(entry) = r.entry("vllm_tensor_parallel_size") else { return };
-    let diagnostic = out.report(entry.value.span, format!("vllm_tensor_parallel_size {} does not divide the {processes} training process(es): TRL raises \"tensor_parallel_size ({}) must divide world size ({processes}) evenly.\"", tp.value, tp.value));
-    if let Some(key) = support::key_of(&r, "num_processes") {
+    let Some(span) = tp.value_span() else { return };
+    let diagnostic = out.report(span, format!("vllm_tensor_parallel_size {} does not divide the {processes} training process(es): TRL raises \"tensor_parallel_size ({}) must divide world size ({processes}) evenly.\"", tp.value, tp.value));
+    if let Some(key) = plan.devices.as_ref().and_then(|d| d.key_span()) {
         diagnostic.with_related(key, "num_processes set here");
     }
 }

@@ -654,15 +654,15 @@ fn notebook_cells_are_analysed_together_and_findings_land_on_their_cell() {
     assert_eq!((first["version"].clone(), codes(&first)), (json!(2), Vec::<String>::new()), "{first}");
     assert_eq!(codes(&session.diagnostics(&cell_uri("c4"))), ["OOM005"]);
     assert_eq!(session.diagnostics(&cell_uri("c2")), json!({"uri": cell_uri("c2"), "diagnostics": []}));
-    // A cell edited through `textDocument/didChange` is still read with the others (8
-    // generations do not divide the batch of 4; alone,
-    // `Config` would be an unknown name and the cell no config at all).
-    let fourth = cells[3].1["text"].as_str().unwrap().replace("num_generations=4", "num_generations=8");
+    // A cell edited through `textDocument/didChange` is still read with the others (one
+    // generation per prompt gives GRPO no advantage to compute; alone, `Config` would be an
+    // unknown name and the cell no config at all).
+    let fourth = cells[3].1["text"].as_str().unwrap().replace("num_generations=4", "num_generations=1");
     session.change(&cell_uri("c4"), 3, &fourth);
     let config = session.diagnostics(&cell_uri("c4"));
     assert_eq!(
         (config["version"].clone(), codes(&config)),
-        (json!(3), vec!["OOM207".to_string(), "OOM005".to_string()])
+        (json!(3), vec!["OOM004".to_string(), "OOM208".to_string(), "OOM005".to_string()])
     );
 
     session.notify(

@@ -188,7 +188,14 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
         _ => Versions::default(),
     };
     versions.merge_missing(Versions::clone(&options.versions));
-    let versions = versions.with_overrides(&settings.framework_versions).with_launcher_requirements(format);
+    let mut versions = versions.with_overrides(&settings.framework_versions);
+    if let Some((launcher, requirements)) = format::launcher_requirements(format) {
+        versions = versions.with_launcher_requirements(launcher, requirements);
+    }
+    let mut plan = plan;
+    if let Some(plan) = plan.as_mut() {
+        format::python::unsloth_grpo_batch(plan, &versions);
+    }
     let releases = estimate::Context::from_versions(&versions);
     let estimate = match (&plan, model.as_ref().and_then(ModelLookup::architecture)) {
         (Some(plan), Some(arch)) if format.framework().is_some_and(|f| f.trains()) => {

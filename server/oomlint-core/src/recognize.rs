@@ -89,7 +89,8 @@ fn foreign_tool(root: &Mapping) -> Option<&'static str> {
             if let Some((_, tool)) = FOREIGN.iter().find(|(key, _)| *key == entry.key) {
                 return Some(tool);
             }
-            if depth < 8 {
+            // Those keys sit at the top or one level down (torchtune's `model:`, `optimizer:`).
+            if depth < 2 {
                 if let Some(found) = children(&entry.value).find_map(|m| visit(m, depth + 1)) {
                     return Some(found);
                 }

@@ -10,7 +10,6 @@
 //! (LLaMA-Factory) pins the frameworks it checks unless the project pins them itself. Without
 //! a pin a rule assumes the newest version it knows.
 
-use crate::format::Format;
 use crate::syntax::{self, Language, Mapping};
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -29,15 +28,6 @@ pub const FRAMEWORKS: [&str; 11] = [
     "unsloth",
     "vllm",
     "bitsandbytes",
-];
-
-/// LLaMA-Factory's `check_dependencies()` raises outside these ranges unless
-/// `DISABLE_VERSION_CHECK=1` (hiyouga/LLaMA-Factory src/llamafactory/extras/misc.py @ ff6d4d1, 2026-08).
-const LLAMAFACTORY_REQUIREMENTS: &[&str] = &[
-    "transformers>=4.55.0,<=5.8.0,!=4.57.0,!=5.6.0",
-    "accelerate>=1.3.0,<=1.15.0",
-    "peft>=0.18.0,<=0.20.0",
-    "trl>=0.18.0,<=0.24.0",
 ];
 
 /// A release number such as `4.46.0` (pre-release and local suffixes are dropped).
@@ -236,13 +226,9 @@ impl Versions {
         versions
     }
 
-    /// Adds the ranges the launcher of `format` enforces at start-up, for the frameworks the
-    /// project does not pin itself.
-    pub fn with_launcher_requirements(mut self, format: Format) -> Versions {
-        let (launcher, requirements) = match format {
-            Format::Llamafactory => ("LLaMA-Factory", LLAMAFACTORY_REQUIREMENTS),
-            _ => return self,
-        };
+    /// Adds the ranges a launcher enforces at start-up (`format::launcher_requirements`),
+    /// for the frameworks the project does not pin itself.
+    pub fn with_launcher_requirements(mut self, launcher: &'static str, requirements: &[&str]) -> Versions {
         for requirement in requirements {
             if let Some((name, mut pin)) = parse_requirement(requirement, Path::new("")) {
                 pin.source = PinSource::Launcher(launcher);
@@ -628,18 +614,18 @@ mod tests {
 
     #[test]
     fn llamafactory_configs_are_pinned_to_its_checked_ranges_unless_the_project_pins() {
-        let unpinned = Versions::default().with_launcher_requirements(Format::Llamafactory);
+        let (launcher, requirements) =
+            ("LLaMA-Factory", ["transformers>=4.55.0,<=5.8.0,!=4.57.0,!=5.6.0", "trl>=0.18.0,<=0.24.0"]);
+        let unpinned = Versions::default().with_launcher_requirements(launcher, &requirements);
         assert!(unpinned.at_least("transformers", &v("5.8")));
         assert!(!unpinned.at_least("transformers", &v("5.10")));
         assert!(!unpinned.at_least("trl", &v("0.25")));
         let pin = unpinned.get("transformers").unwrap();
         assert_eq!(pin.describe(), "transformers>=4.55.0,<=5.8.0,!=4.57.0,!=5.6.0 (required by LLaMA-Factory)");
         let pinned =
-            from("requirements.txt", "transformers==5.12.0\n").with_launcher_requirements(Format::Llamafactory);
+            from("requirements.txt", "transformers==5.12.0\n").with_launcher_requirements(launcher, &requirements);
         assert!(pinned.at_least("transformers", &v("5.12")), "the project's own pin wins");
         assert!(!pinned.at_least("trl", &v("0.25")), "frameworks it leaves open get the launcher's range");
-        let other = Versions::default().with_launcher_requirements(Format::TrlSft);
-        assert!(other.get("transformers").is_none());
     }
 
     #[test]

@@ -105,7 +105,9 @@ pub fn run(args: &CheckArgs) -> ExitCode {
             return usage_error(e);
         }
     }
-    files.retain(|file| !excluded.is_match(file) && !file.ancestors().any(|dir| excluded.is_match(dir)));
+    if !excluded.is_empty() {
+        files.retain(|file| !file.ancestors().any(|path| excluded.is_match(path)));
+    }
     if args.skip_unrecognized {
         named.clear();
     }

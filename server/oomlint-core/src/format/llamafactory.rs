@@ -16,6 +16,15 @@ use crate::plan::{
     RlAlgorithm, Sharding, Sourced,
 };
 
+/// LLaMA-Factory's `check_dependencies()` raises outside these ranges unless
+/// `DISABLE_VERSION_CHECK=1` (hiyouga/LLaMA-Factory src/llamafactory/extras/misc.py @ ff6d4d1, 2026-08).
+pub(crate) const REQUIREMENTS: &[&str] = &[
+    "transformers>=4.55.0,<=5.8.0,!=4.57.0,!=5.6.0",
+    "accelerate>=1.3.0,<=1.15.0",
+    "peft>=0.18.0,<=0.20.0",
+    "trl>=0.18.0,<=0.24.0",
+];
+
 const VERSION: &str = "LLaMA-Factory 0.9.6";
 const TRAINER: &str = "transformers TrainingArguments";
 

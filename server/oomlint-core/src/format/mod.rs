@@ -18,6 +18,12 @@ pub(crate) mod litgpt;
 pub(crate) mod llamafactory;
 pub(crate) mod oomlint;
 pub mod python;
+/// The framework ranges the launcher of `format` checks at start-up and refuses to run
+/// outside of (LLaMA-Factory's `check_dependencies`).
+pub fn launcher_requirements(format: Format) -> Option<(&'static str, &'static [&'static str])> {
+    (format == Format::Llamafactory).then_some(("LLaMA-Factory", llamafactory::REQUIREMENTS))
+}
+
 #[cfg(test)]
 mod test_support;
 pub(crate) mod trl;

@@ -33,11 +33,12 @@ use super::hf_names::{attention_kind, lora_targets};
 use super::trl::{self, dtype_of};
 use super::{Format, Reader};
 use crate::plan::{
-    Checkpointing, Dtype, Framework, LoraPlan, LossImpl, Method, ModelRef, Origin, Plan, Quantization, Sourced,
-    VllmMode, VllmPlan,
+    Checkpointing, Dtype, Framework, LoraPlan, LossImpl, Method, ModelRef, Origin, Plan, Quantization, RlAlgorithm,
+    Sourced, VllmMode, VllmPlan,
 };
 use crate::syntax::python::{PyValue, Static};
 use crate::syntax::{notebook, python, Document, Language};
+use crate::versions::{Version, Versions};
 
 const UNSLOTH: &str = "Unsloth";
 
@@ -401,6 +402,52 @@ impl Builder<'_> {
         if let (Some(lora), Some(why)) = (plan.lora.as_mut(), unknown(self.peft(), "r")) {
             lora.rank = Sourced::unknown(lora.rank.value, why);
         }
+    }
+}
+
+/// Unsloth's patched `GRPOConfig` replaces `per_device_train_batch_size` with
+/// `num_generations`, with a printed notice, when the generation batch would not hold whole
+/// prompt groups, so TRL's divisibility check never sees the original value. The condition
+/// depends on the releases (`unsloth/models/rl.py`, the `check_num_generations` text):
+///
+/// * Unsloth 2025.11.4 and newer with TRL 0.18 and newer: when `steps_per_generation` and
+///   `generation_batch_size` are unset and `per_device × gradient_accumulation_steps ×
+///   WORLD_SIZE` is not a multiple of `num_generations` (`WORLD_SIZE` is 1 under plain
+///   `python` or a notebook, as Unsloth reads it when the config is built);
+/// * Unsloth 2025.5.8 and newer otherwise: when `per_device` alone is not a multiple;
+/// * Unsloth 2025.2.10 to 2025.5.7, with TRL 0.15 to 0.17 only: the same per-device test.
+///
+/// With no pin, the newest releases are assumed.
+pub(crate) fn unsloth_grpo_batch(plan: &mut Plan, versions: &Versions) {
+    let grpo = plan.algorithm.as_ref().is_some_and(|a| a.value == RlAlgorithm::Grpo);
+    if plan.framework != Framework::Unsloth || !grpo {
+        return;
+    }
+    let (Some(rl), Some(per_device), Some(accumulation)) =
+        (&plan.rl, &plan.micro_batch_size, &plan.gradient_accumulation)
+    else {
+        return;
+    };
+    let n = rl.num_generations.value;
+    if n == 0 {
+        return;
+    }
+    let unsloth = |parts: &[u64]| versions.at_least("unsloth", &Version::release(parts));
+    let trl = |parts: &[u64]| versions.at_least("trl", &Version::release(parts));
+    let whole_batch = unsloth(&[2025, 11, 4]) && trl(&[0, 18]);
+    let per_device_only = unsloth(&[2025, 5, 8]) || (unsloth(&[2025, 2, 10]) && trl(&[0, 15]) && !trl(&[0, 18]));
+    let replaced = if whole_batch {
+        let unset = rl.steps_per_generation.is_none() && rl.generation_batch_size.is_none();
+        unset && (per_device.value * accumulation.value.max(1)) % n != 0
+    } else {
+        per_device_only && per_device.value % n != 0
+    };
+    if replaced {
+        let before = per_device.value;
+        plan.micro_batch_size = Some(Sourced::derived(
+            n,
+            format!("Unsloth replaces per_device_train_batch_size {before} with num_generations {n} (\"We will change the batch size of {before} to the `num_generations` of {n}\")"),
+        ));
     }
 }
 

@@ -32,8 +32,11 @@ impl<'a> Reader<'a> {
         Self { root }
     }
 
+    /// The entry at `path`; none when its value is a placeholder (`${VAR}`, `{{ var }}`):
+    /// a value filled in before the framework reads the file is not known, and the plan
+    /// must not take it for set, true or a number.
     pub fn entry(&self, path: &str) -> Option<&'a Entry> {
-        self.root.entry_path(path)
+        self.root.entry_path(path).filter(|e| !e.value.as_scalar().is_some_and(|s| s.is_template()))
     }
 
     pub fn has(&self, path: &str) -> bool {

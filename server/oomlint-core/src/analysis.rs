@@ -198,7 +198,7 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
     }
     let releases = estimate::Context::from_versions(&versions);
     let estimate = match (&plan, model.as_ref().and_then(ModelLookup::architecture)) {
-        (Some(plan), Some(arch)) if format.framework().is_some_and(|f| f.trains()) => {
+        (Some(plan), Some(arch)) if format.framework().is_some_and(|f| f.trains()) && plan.trains() => {
             Some(estimate::estimate_with(plan, arch, gpu.as_ref(), &releases, options.levers))
         }
         _ => None,

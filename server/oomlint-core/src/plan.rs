@@ -612,6 +612,12 @@ impl Framework {
 pub const ALLOCATOR_VARIABLES: [&str; 3] = ["PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF"];
 
 impl Plan {
+    /// Whether the run trains: an export, an inference (`chat`) config or a script that
+    /// builds no trainer does not.
+    pub fn trains(&self) -> bool {
+        !matches!(self.command.as_deref(), Some("export" | "chat" | "inference"))
+    }
+
     /// The allocator setting PyTorch reads: the first of [`ALLOCATOR_VARIABLES`] the file sets.
     pub fn effective_allocator(&self) -> Option<&AllocatorSetting> {
         ALLOCATOR_VARIABLES.iter().find_map(|name| self.allocator.iter().find(|s| s.variable == *name))

@@ -336,7 +336,16 @@ fn v1_plan(r: &Reader, plan: &mut Plan) {
 
 pub(crate) fn plan(r: &Reader) -> Plan {
     let mut plan = Plan::new(Framework::Llamafactory);
-    plan.command = Some("train".to_string());
+    // `llamafactory-cli export` and `chat`/`api` configs name where to write or how to
+    // serve, and do not train (`do_train` defaults to False: `run_sft` trains only with it).
+    let trains = r.bool("do_train").is_some_and(|b| b.value);
+    let command = match (r.has("export_dir"), r.has("infer_backend")) {
+        _ if trains => "train",
+        (true, _) => "export",
+        (false, true) => "chat",
+        _ => "train",
+    };
+    plan.command = Some(command.to_string());
     if is_v1(r) {
         v1_plan(r, &mut plan);
     } else {
@@ -355,6 +364,19 @@ mod tests {
 
     fn plan_of(text: &str) -> Plan {
         plan_with(text, Language::Yaml, plan)
+    }
+
+    #[test]
+    fn inference_and_export_configs_do_not_train() {
+        let chat =
+            plan_of("model_name_or_path: Qwen/Qwen3-4B-Instruct-2507\ntemplate: qwen3\ninfer_backend: huggingface\n");
+        assert_eq!(chat.command.as_deref(), Some("chat"));
+        assert!(!chat.trains());
+        let export = plan_of("model_name_or_path: saves/sft\ntemplate: qwen3\nexport_dir: saves/merged\n");
+        assert!(!export.trains());
+        let train =
+            plan_of("model_name_or_path: m\nstage: sft\ndo_train: true\nfinetuning_type: lora\ninfer_backend: vllm\n");
+        assert!(train.trains(), "do_train wins");
     }
 
     const QLORA: &str = "\

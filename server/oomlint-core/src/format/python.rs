@@ -109,6 +109,17 @@ pub fn plan(format: Format, doc: &Document) -> Option<Plan> {
         script.hf(&mut plan);
     }
     script.mark_unknown(&mut plan);
+    // A script that loads a model but builds no trainer and no training config runs
+    // inference (or exports): it is not estimated as training.
+    // (Any call of a `…Trainer` or `.train()` counts as training, recognized or not:
+    // ORPOTrainer, UnslothTrainer, a custom loop.)
+    let trains = |c: &python::Call| {
+        c.path.last().is_some_and(|name| name.ends_with("Trainer") || name == "train" || name == "fit")
+    };
+    let trains_somewhere = doc.program.as_ref().is_some_and(|p| p.calls.iter().any(|c| !c.dead && trains(c)));
+    if roles.trainer.is_none() && roles.config.is_none() && !trains_somewhere {
+        plan.command = Some("inference".to_string());
+    }
     Some(plan)
 }
 

@@ -233,3 +233,12 @@ fn old_sft_trainer_arguments_are_read() {
     assert_eq!(slice(OLD_SFT_TRAINER, p.max_seq_length.as_ref().unwrap()), "512");
     assert!(p.packing.as_ref().unwrap().value);
 }
+
+#[test]
+fn a_script_that_builds_no_trainer_runs_inference() {
+    let inference = "from unsloth import FastLanguageModel\nmodel, tok = FastLanguageModel.from_pretrained(model_name=\"unsloth/Llama-3.1-8B-Instruct\", load_in_4bit=True)\nFastLanguageModel.for_inference(model)\nout = model.generate(**tok([\"Hi\"], return_tensors=\"pt\").to(\"cuda\"), max_new_tokens=64)\n";
+    let (_, plan) = plan_of(inference);
+    assert!(!plan.trains(), "{:?}", plan.command);
+    let custom = format!("{inference}from trl import ORPOConfig, ORPOTrainer\ntrainer = ORPOTrainer(model=model, args=ORPOConfig(output_dir=\"o\"))\ntrainer.train()\n");
+    assert!(plan_of(&custom).1.trains(), "an unrecognized trainer still trains");
+}

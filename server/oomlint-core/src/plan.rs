@@ -9,6 +9,7 @@ use crate::alloc_conf::AllocConf;
 use crate::span::Span;
 use crate::syntax::{yaml, Language, Literal};
 use serde::Serialize;
+use std::borrow::Cow;
 
 /// Where a plan value came from.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -17,8 +18,9 @@ pub enum Origin {
     /// Set by the file: `key` is the key's span, `value` the value's span (the span
     /// an edit replaces). Both are byte ranges into the analysed text.
     File { key: Span, value: Span },
-    /// The framework's default when the key is absent, e.g. "TRL 1.10 GRPOConfig".
-    Default { of: String },
+    /// The framework's default when the key is absent, e.g. "TRL 1.10 GRPOConfig" (most
+    /// are rows of `format::facts`, described once: borrowed, not copied per file).
+    Default { of: Cow<'static, str> },
     /// Derived from other fields; `from` explains how.
     Derived { from: String },
     /// Could not be known statically (e.g. `devices: auto`).
@@ -37,7 +39,7 @@ impl<T> Sourced<T> {
         Self { value, origin: Origin::File { key, value: value_span } }
     }
 
-    pub fn default_of(value: T, of: impl Into<String>) -> Self {
+    pub fn default_of(value: T, of: impl Into<Cow<'static, str>>) -> Self {
         Self { value, origin: Origin::Default { of: of.into() } }
     }
 

@@ -5,6 +5,9 @@
 
 use super::Reader;
 use crate::plan::Sourced;
+use foldhash::fast::FixedState;
+use std::collections::HashMap;
+use std::sync::OnceLock;
 
 /// One default of one framework.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -42,7 +45,7 @@ impl std::fmt::Display for Value {
 }
 
 /// Whose default a fact is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Framework {
     Transformers,
     /// Every TRL config class (`SFTConfig`, `DPOConfig`, `GRPOConfig`, …).
@@ -450,15 +453,36 @@ pub(crate) const FACTS: &[Fact] = &[
 /// # Panics
 /// When the table has no such row: a plan builder asked for a default nobody wrote down.
 pub(crate) fn get(framework: Framework, key: &str) -> &'static Fact {
-    FACTS
-        .iter()
-        .find(|f| f.framework == framework && f.key == key)
-        .unwrap_or_else(|| panic!("no default for {framework:?} {key} in format::facts"))
+    let index = row(framework, key).unwrap_or_else(|| panic!("no default for {framework:?} {key} in format::facts"));
+    &FACTS[index]
 }
 
 /// Whether the table has a row for `key` of `framework`.
 pub(crate) fn has(framework: Framework, key: &str) -> bool {
-    FACTS.iter().any(|f| f.framework == framework && f.key == key)
+    row(framework, key).is_some()
+}
+
+/// The row index of `key` of `framework`: plan builders ask for hundreds of defaults per
+/// file, so the table is indexed once (it is a constant).
+fn row(framework: Framework, key: &str) -> Option<usize> {
+    type Rows = HashMap<Framework, HashMap<&'static str, usize, FixedState>, FixedState>;
+    static INDEX: OnceLock<Rows> = OnceLock::new();
+    let index = INDEX.get_or_init(|| {
+        let mut rows = Rows::default();
+        for (i, fact) in FACTS.iter().enumerate() {
+            rows.entry(fact.framework).or_default().insert(fact.key, i);
+        }
+        rows
+    });
+    index.get(&framework)?.get(key).copied()
+}
+
+/// How a default is described in the plan ("key=value (source)"), made once per row.
+fn description(index: usize) -> &'static str {
+    static DESCRIPTIONS: OnceLock<Vec<String>> = OnceLock::new();
+    let all =
+        DESCRIPTIONS.get_or_init(|| FACTS.iter().map(|f| format!("{}={} ({})", f.key, f.value, f.source)).collect());
+    &all[index]
 }
 
 /// A numeric default.
@@ -512,8 +536,8 @@ pub(crate) fn texts(framework: Framework, key: &str) -> &'static [&'static str] 
 
 /// The default of `key` as a plan value, its origin naming the key, the value and the source.
 pub(crate) fn default<T>(framework: Framework, key: &str, value: T) -> Sourced<T> {
-    let fact = get(framework, key);
-    Sourced::default_of(value, format!("{key}={} ({})", fact.value, fact.source))
+    let index = row(framework, key).unwrap_or_else(|| panic!("no default for {framework:?} {key} in format::facts"));
+    Sourced::default_of(value, description(index))
 }
 
 /// Reads settings from a document, each with its framework's default when absent.

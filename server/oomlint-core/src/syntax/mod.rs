@@ -395,6 +395,10 @@ pub(crate) fn json_depth_exceeds(text: &str, limit: usize) -> Option<usize> {
 /// Whether `text` holds a placeholder: `${VAR}` (shell, envsubst, Hydra/OmegaConf
 /// interpolation), `{{ var }}` (Jinja, Helm) or a whole `$VAR`.
 pub fn is_template(text: &str) -> bool {
+    // Most values hold neither `$` nor `{`: one byte scan answers for them.
+    if !text.bytes().any(|b| b == b'$' || b == b'{') {
+        return false;
+    }
     let braced = |open: &str, close: &str| text.find(open).is_some_and(|at| text[at + open.len()..].contains(close));
     let whole_variable = text.strip_prefix('$').is_some_and(|name| {
         name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')

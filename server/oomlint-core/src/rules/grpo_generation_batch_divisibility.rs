@@ -13,6 +13,10 @@
 //! generation batch size must be divisible by `trl.num_generations`" at validation). In
 //! GRPO `per_device_train_batch_size` counts completions, not prompts.
 //!
+//! TRL's generation batch counts every process: when neither the file nor the launch gives
+//! the world size (no `num_processes`; a notebook runs one process), a batch that fails on
+//! one process but divides on others is a warning that says how many processes divide it.
+//!
 //! ## Example
 //! ```yaml
 //! per_device_train_batch_size: 4
@@ -88,11 +92,24 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     } else {
         "TRL raises \"generation_batch_size (…) must be divisible by num_generations (…).\""
     };
+    // TRL's generation batch grows with the world size, which the launch sets: unless the
+    // file states it (or a notebook runs one process), it fails on some world sizes only.
+    let world_known = ctx.plan.and_then(|p| p.devices.as_ref()).is_some_and(|d| d.is_from_file())
+        || ctx.plan.is_some_and(|p| p.language == crate::syntax::Language::Notebook);
+    let depends_on_world = !b.axolotl && generation_batch_size.is_none() && !world_known;
+    let mut message =
+        format!("the generation batch ({how}) is not a multiple of num_generations ({num_generations}): {framework}");
+    if depends_on_world {
+        let divides_with = num_generations / gcd(num_generations, per_device.saturating_mul(steps).max(1));
+        message.push_str(&format!(
+            " on one process; the world size is set at launch (`--num_processes`), and a multiple of {divides_with} processes divides it"
+        ));
+    }
     let span = support::first_key(&[b.num_generations.key_span()]);
-    let diagnostic = out.report(
-        span,
-        format!("the generation batch ({how}) is not a multiple of num_generations ({num_generations}): {framework}"),
-    );
+    let diagnostic = out.report(span, message);
+    if depends_on_world {
+        diagnostic.severity = crate::diagnostic::Severity::Warning;
+    }
     for (key, setting) in [
         (per_device_key, Some(b.per_device)),
         ("gradient_accumulation_steps", Some(b.accumulation)),

@@ -3,28 +3,13 @@
 //! finding; fixing the whole file converges. Plus `oomlint check --fix` end to end:
 //! counts, permissions, and leaving the file untouched when it cannot be written.
 
+mod common;
+
+use common::oomlint;
 use oomlint::analysis::{analyze_bytes, analyze_text, Analysis, Options};
 use oomlint::diagnostic::{Applicability, Fix};
 use oomlint::fix;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn fixtures() -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    let mut dirs = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).expect("fixtures dir").flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if oomlint::format::language_of(&path).is_some() {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    files
-}
 
 fn syntax_errors(analysis: &Analysis) -> usize {
     analysis.diagnostics.iter().filter(|d| d.rule == "yaml-syntax").count()
@@ -52,7 +37,7 @@ fn outside_edits_unchanged(text: &str, fix: &Fix, fixed: &str) -> bool {
 fn every_fix_is_local_reparses_and_removes_its_finding() {
     let mut checked = 0;
     let mut problems = Vec::new();
-    for path in fixtures() {
+    for path in common::fixture_files() {
         let bytes = std::fs::read(&path).expect("read fixture");
         let options = Options::default();
         let analysis = analyze_bytes(&path, &bytes, &options);
@@ -85,7 +70,7 @@ fn every_fix_is_local_reparses_and_removes_its_finding() {
 
 #[test]
 fn fixing_every_fixture_converges() {
-    for path in fixtures() {
+    for path in common::fixture_files() {
         let bytes = std::fs::read(&path).expect("read fixture");
         let analysis = analyze_bytes(&path, &bytes, &Options::default());
         if analysis.diagnostics.iter().all(|d| d.fixes.is_empty()) {
@@ -96,10 +81,6 @@ fn fixing_every_fixture_converges() {
         let again = fix::fix_text(&path, &fixed.text, &Options::default(), Applicability::Unsafe);
         assert_eq!(again.count, 0, "{}: fixing the fixed text changed it", path.display());
     }
-}
-
-fn oomlint(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_oomlint")).args(args).env("NO_COLOR", "1").output().expect("run oomlint")
 }
 
 /// Pins releases that removed the `removed-key` fixture's keys next to it: a rename is safe
@@ -209,7 +190,7 @@ fn fixes_write_through_symlinks() {
 /// syntax layer places empty values after the colon.
 #[test]
 fn fixing_truncated_fixtures_does_not_panic() {
-    for path in fixtures() {
+    for path in common::fixture_files() {
         let text = std::fs::read_to_string(&path).expect("read fixture");
         for step in 1..8 {
             let mut cut = text.len() * step / 8;

@@ -306,31 +306,13 @@ fn snapshots_beside_the_fixtures() {
 /// `Sometimes` rules whose fixtures show only one of the two cases, with the reason.
 const SHOWN_ONE_WAY: &[(&str, &str)] = &[];
 
-/// Every fixture file oomlint reads, under `fixtures/`.
-fn every_fixture() -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    let mut dirs = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).expect("fixtures dir").flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if oomlint::format::language_of(&path).is_some() {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    files
-}
-
 /// As ruff's test harness does: a rule declared `Always` offers a fix on every finding
 /// in the fixtures, `None` on none, and `Sometimes` on some but not all.
 #[test]
 fn declared_fix_availability_matches_the_fixtures() {
     // rule → (a finding with a fix, a finding without), as fixture paths.
     let mut shown: BTreeMap<&str, (Option<String>, Option<String>)> = BTreeMap::new();
-    for path in every_fixture() {
+    for path in common::fixture_files() {
         let analysis = analyze(&path, &std::fs::read(&path).expect("read fixture"));
         for d in &analysis.diagnostics {
             let (with, without) = shown.entry(d.rule).or_default();

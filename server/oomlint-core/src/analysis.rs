@@ -221,7 +221,10 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
     let line_index = LineIndex::new(&text);
     // Files of no known format get no findings: oomlint runs over whole repositories. One
     // the user named gets a note saying so, and its syntax errors.
-    let diagnostics = if format == Format::Unknown {
+    let diagnostics = if format == Format::Unknown && !options.named_by_user {
+        Vec::new()
+    } else if format == Format::Unknown {
+        let reason = recognition.reason.as_deref().unwrap_or(NOT_A_TRAINING_CONFIG);
         let ctx = rules::Context {
             text: &text,
             document: &document,
@@ -233,15 +236,11 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
             rejected: None,
             versions: &versions,
             schema: &findings,
-            unrecognized: None,
+            unrecognized: Some(reason),
             suppressions: None,
         };
-        let reason = recognition.reason.as_deref().unwrap_or(NOT_A_TRAINING_CONFIG);
-        let named = rules::Context { unrecognized: Some(reason), ..ctx };
-        let diagnostics = if !options.named_by_user {
-            Vec::new()
-        } else if document.problems.is_empty() {
-            rules::check_only(&["unrecognized-file"], &named)
+        let diagnostics = if document.problems.is_empty() {
+            rules::check_only(&["unrecognized-file"], &ctx)
         } else if matches!(document.language, Language::Yaml | Language::Json | Language::Toml) {
             rules::check_only(&["yaml-syntax"], &ctx)
         } else {

@@ -2,7 +2,8 @@
 //! `textDocument/publishDiagnostics` carrying its version, on a 200-line TRL config with
 //! a GPU set (so every change runs the estimator and the memory rules), over real stdio.
 //!
-//! Run with `cargo bench --bench lsp_latency`; target: median ≤ 2 ms.
+//! Run with `cargo bench --bench lsp_latency`; target: median ≤ 2 ms. To compare releases,
+//! `OOMLINT_BENCH_BINARY=/path/to/other/oomlint` runs the same session against that binary.
 
 #[path = "lsp_session.rs"]
 mod lsp_session;
@@ -68,7 +69,8 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 fn main() {
     let text = config();
     let uri = "file:///bench/sft.yaml";
-    let (mut server, first) = Server::open(env!("CARGO_BIN_EXE_oomlint"), uri, &text);
+    let binary = std::env::var("OOMLINT_BENCH_BINARY").unwrap_or_else(|_| env!("CARGO_BIN_EXE_oomlint").to_string());
+    let (mut server, first) = Server::open(&binary, uri, &text);
     let findings = first["params"]["diagnostics"].as_array().map_or(0, Vec::len);
 
     let mut samples = Vec::with_capacity(CHANGES);
@@ -87,6 +89,7 @@ fn main() {
 
     samples.sort();
     let median = percentile(&samples, 0.5);
+    println!("server: {binary}");
     println!(
         "didChange → publishDiagnostics, {} lines, {} findings, {} changes: median {:.3} ms, p90 {:.3} ms, max {:.3} ms",
         text.lines().count(),

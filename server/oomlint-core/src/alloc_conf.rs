@@ -9,7 +9,7 @@
 
 use crate::diagnostic::Severity;
 use crate::span::Span;
-use std::collections::HashMap;
+use crate::HashMap;
 
 /// Keys of the generic accelerator parser (`AcceleratorAllocatorConfig::getKeys`).
 const GENERIC_KEYS: [&str; 6] = [
@@ -150,7 +150,7 @@ impl AllocConf {
 pub fn parse(text: &str) -> AllocConf {
     let tokens = tokenize(text);
     let mut parser =
-        Parser { text, tokens: &tokens, out: AllocConf::default(), seen: HashMap::new(), merged_value: None };
+        Parser { text, tokens: &tokens, out: AllocConf::default(), seen: HashMap::default(), merged_value: None };
     parser.run();
     parser.check_combinations();
     parser.out

@@ -13,6 +13,12 @@
 //! GPU) the leaves (CLI, language server, playground) hand it as values and through
 //! [`analysis::Resolver`].
 
+/// The core's hash maps: keys are short strings and offsets from one file or the core's
+/// tables, so a fast hash with a fixed seed (deterministic runs, no entropy to ask for in
+/// WebAssembly) serves better than std's SipHash with random keys.
+pub(crate) type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::FixedState>;
+pub(crate) type HashSet<T> = std::collections::HashSet<T, foldhash::fast::FixedState>;
+
 pub mod alloc_conf;
 pub mod analysis;
 pub mod catalog;

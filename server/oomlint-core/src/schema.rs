@@ -14,9 +14,9 @@ use crate::similarity::{jaro_winkler_at_least, Word};
 use crate::span::Span;
 use crate::syntax::{Document, Mapping, Node, ScalarKind, ScalarStyle, Value as Tree};
 use crate::versions::Version;
+use crate::{HashMap, HashSet};
 use jsonschema::error::ValidationErrorKind;
 use serde_json::{Map, Value};
-use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, LazyLock, Mutex, OnceLock, PoisonError};
 
 pub mod keywords;
@@ -134,7 +134,7 @@ pub fn get(name: &str) -> Option<&'static Schema> {
         .get_or_init(|| {
             let (name, _, text) = SOURCES.get(index)?;
             let root = parsed(index)?;
-            let mut marked = HashSet::new();
+            let mut marked = HashSet::default();
             collect_marked(root, &mut marked);
             Some(Schema { name, validator: compile(root, text)?, root, marked })
         })

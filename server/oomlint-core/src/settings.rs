@@ -26,9 +26,10 @@ use crate::format::Format;
 use crate::rules::{self, Rule};
 use crate::syntax::{self, Language, Mapping, Node};
 use crate::versions::Version;
+use crate::HashMap;
 use globset::{Glob, GlobMatcher};
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
 /// The keys [`Settings`] reads (`schema/oomlint.json` describes the same set).

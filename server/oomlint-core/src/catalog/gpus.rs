@@ -11,8 +11,8 @@
 //! silently decide the verdict. `h100` names the 80 GB SXM card (the PCIe card has the same
 //! capacity within 0.1 %; the 94 GB NVL must be named).
 
+use crate::HashMap;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::OnceLock;
 
@@ -87,7 +87,7 @@ fn index() -> &'static GpuIndex {
         // The embedded file is checked by the tests; a parse failure is a build defect.
         let file: GpuFile =
             serde_json::from_str(include_str!("../../data/gpus.json")).expect("server/data/gpus.json is valid");
-        let mut by_key = HashMap::new();
+        let mut by_key = HashMap::default();
         for (i, gpu) in file.gpus.iter().enumerate() {
             for key in gpu_keys(gpu) {
                 by_key.entry(normalize(key)).or_insert(i);
@@ -283,7 +283,7 @@ mod tests {
     fn entries_are_consistent() {
         let gpus = all_gpus();
         assert!(gpus.len() >= 25, "{} GPUs", gpus.len());
-        let mut owner: HashMap<String, &str> = HashMap::new();
+        let mut owner: HashMap<String, &str> = HashMap::default();
         for g in gpus {
             let cc: f64 = g.compute_capability.parse().unwrap_or(0.0);
             assert!(cc >= 6.0, "{}: compute capability", g.name);

@@ -20,8 +20,8 @@
 //! else is an [`UnknownModel`] with up to three similar known names.
 
 use crate::similarity::{jaro_winkler, upper_bound, Word};
+use crate::HashMap;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::OnceLock;
 
@@ -429,7 +429,7 @@ fn index() -> &'static ModelIndex {
         // The embedded file is checked by the tests; a parse failure is a build defect.
         let models: Vec<Architecture> =
             serde_json::from_str(include_str!("../../data/models.json")).expect("server/data/models.json is valid");
-        let mut by_key = HashMap::new();
+        let mut by_key = HashMap::default();
         let mut spellings: Vec<Spelling> = Vec::new();
         for (i, model) in models.iter().enumerate() {
             for key in model_keys(model) {

@@ -133,16 +133,21 @@ impl Setup {
             None if implementation == Implementation::Litgpt && world > 1 => Checkpointing::Full,
             None => Checkpointing::None,
         };
-        let attention = plan.attention.as_ref().map_or(
-            match implementation {
-                Implementation::Litgpt | Implementation::Hf => Attention::Sdpa,
-                Implementation::Unsloth => Attention::Flash,
-            },
-            |a| a.value,
-        );
+        // Every plan builder sets attention, optimizer and loss (from the file or its
+        // framework's facts); a plan without them gets the plainest choice, and says so.
+        let attention = match &plan.attention {
+            Some(a) => a.value,
+            None => {
+                missing.push("attention implementation not in the plan; assumed sdpa".to_string());
+                Attention::Sdpa
+            }
+        };
         let optimizer = match &plan.optimizer {
             Some(o) => o.value.clone(),
-            None => Optimizer::AdamW,
+            None => {
+                missing.push("optimizer not in the plan; assumed AdamW (two fp32 moments)".to_string());
+                Optimizer::AdamW
+            }
         };
         // LitGPT swaps the optimizer for bitsandbytes PagedAdamW whenever it quantizes.
         let optimizer = if implementation == Implementation::Litgpt && quantization.is_some() {
@@ -150,21 +155,24 @@ impl Setup {
         } else {
             optimizer
         };
-        let loss = plan.loss.as_ref().map_or(
-            match implementation {
-                Implementation::Litgpt => LossImpl::LitgptChunked,
-                Implementation::Hf => LossImpl::Full,
-                // Unsloth's fused cross-entropy computes the head and the loss chunk by chunk.
-                Implementation::Unsloth => LossImpl::Liger,
-            },
-            |l| l.value,
-        );
+        let loss = match &plan.loss {
+            Some(l) => l.value,
+            None => {
+                missing.push("loss implementation not in the plan; assumed fp32 logits of the whole batch".to_string());
+                LossImpl::Full
+            }
+        };
         let behaviour = context.behaviour(plan.framework);
         let (loss, fused_head) = trl_loss(plan.framework, loss, behaviour.trl_loss);
         let (shard_params, shard_grads, shard_optimizer) = shard_factors(sharding, world, implementation);
         let (lora_rank, lora_dropout, lora_targets) = match &plan.lora {
             Some(l) => (l.rank.value, l.dropout.value > 0.0, l.targets.value.clone()),
-            None => (8, false, LoraTargets::default()),
+            None if matches!(method, Method::Lora | Method::Qlora) => {
+                missing.push("adapter shape not in the plan; its parameters are not counted".to_string());
+                (1, false, LoraTargets::default())
+            }
+            // Full fine-tuning trains no adapter.
+            None => (1, false, LoraTargets::default()),
         };
         let arch = &bounded(arch);
         let counts = weights::count(arch, implementation);

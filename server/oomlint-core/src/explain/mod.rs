@@ -18,11 +18,11 @@ pub(crate) mod traceback;
 pub mod units;
 
 use crate::span::Span;
+use crate::{HashMap, HashSet};
 use advice::{smallest_sufficient_set, Advice, Lever, LeverChoice};
 use diagnose::{diagnose, Diagnosis};
 use message::{Numbers, ANCHOR};
 use scan::Log;
-use std::collections::{HashMap, HashSet};
 use torch::TorchHints;
 use traceback::{Frame, Site};
 
@@ -77,7 +77,7 @@ pub fn explain(text: &str) -> Vec<OomError> {
     let log = Log::new(text);
     let torch = TorchHints::read(text);
     // Per rank stream: where the previous message ended (its traceback cannot reach past it).
-    let mut previous_end: HashMap<Option<u32>, usize> = HashMap::new();
+    let mut previous_end: HashMap<Option<u32>, usize> = HashMap::default();
     find(&log)
         .into_iter()
         .map(|(span, rank, numbers)| {
@@ -99,9 +99,9 @@ pub fn explain(text: &str) -> Vec<OomError> {
 fn find(log: &Log) -> Vec<(Span, Option<u32>, Numbers)> {
     let mut found = Vec::new();
     // Original offsets of anchors already tried, so each is parsed once.
-    let mut tried = HashSet::new();
+    let mut tried = HashSet::default();
     // Per rank stream: the end of the last message parsed, to skip its lines.
-    let mut covered: HashMap<Option<u32>, usize> = HashMap::new();
+    let mut covered: HashMap<Option<u32>, usize> = HashMap::default();
     for (i, line) in log.lines.iter().enumerate() {
         let body = log.text.get(line.body..line.end).unwrap_or("");
         if !(body.contains("emory") || body.contains("EMORY")) {
@@ -137,7 +137,7 @@ fn find(log: &Log) -> Vec<(Span, Option<u32>, Numbers)> {
     found.sort_by_key(|(span, _, _)| span.start);
     // A launcher's failure summary (torchrun's "Root Cause") repeats a rank's message:
     // identical numbers on the same device are one event, reported where it first appears.
-    let mut seen: HashSet<Numbers> = HashSet::new();
+    let mut seen: HashSet<Numbers> = HashSet::default();
     found.retain(|(_, _, numbers)| seen.insert(numbers.clone()));
     found
 }

@@ -5,8 +5,7 @@
 
 use super::Reader;
 use crate::plan::Sourced;
-use foldhash::fast::FixedState;
-use std::collections::HashMap;
+use crate::HashMap;
 use std::sync::OnceLock;
 
 /// One default of one framework.
@@ -465,7 +464,7 @@ pub(crate) fn has(framework: Framework, key: &str) -> bool {
 /// The row index of `key` of `framework`: plan builders ask for hundreds of defaults per
 /// file, so the table is indexed once (it is a constant).
 fn row(framework: Framework, key: &str) -> Option<usize> {
-    type Rows = HashMap<Framework, HashMap<&'static str, usize, FixedState>, FixedState>;
+    type Rows = HashMap<Framework, HashMap<&'static str, usize>>;
     static INDEX: OnceLock<Rows> = OnceLock::new();
     let index = INDEX.get_or_init(|| {
         let mut rows = Rows::default();

@@ -33,8 +33,8 @@ use super::hf_names::{attention_kind, lora_targets};
 use super::trl::{self, dtype_of};
 use super::{Format, Reader};
 use crate::plan::{
-    Checkpointing, Dtype, Framework, LoraPlan, LossImpl, Method, ModelRef, Origin, Plan, Quantization, RlAlgorithm,
-    Sourced, VllmMode, VllmPlan,
+    Attention, Checkpointing, Dtype, Framework, LoraPlan, LossImpl, Method, ModelRef, Origin, Plan, Quantization,
+    RlAlgorithm, Sourced, VllmMode, VllmPlan,
 };
 use crate::syntax::python::{PyValue, Static};
 use crate::syntax::{notebook, python, Document, Language};
@@ -208,7 +208,12 @@ impl Builder<'_> {
             Sourced::default_of(Dtype::Auto, "Unsloth dtype=None: bfloat16 where supported, else float16")
         }));
         plan.lora = peft.filter(|_| full.is_none()).map(|p| self.lora(p, 16, 16.0, unsloth_targets()));
-        plan.attention = self.attention();
+        plan.attention = Some(self.attention().unwrap_or_else(|| {
+            Sourced::default_of(
+                Attention::Flash,
+                "Unsloth's own attention kernels (flash-attn, xformers or SDPA): no n×n score matrix is kept",
+            )
+        }));
         if plan.rl.is_some() {
             // GRPO's per-token log-probabilities materialize the logits of the batch
             // (`_get_per_token_logps_and_entropies`): the allocation that runs out of memory

@@ -7,9 +7,9 @@ use super::{
     ScalarStyle, SyntaxProblem, Value, MAX_DEPTH,
 };
 use crate::span::{floor_char_boundary, Span};
+use crate::HashMap;
 use jsonc_parser::ast;
 use jsonc_parser::{parse_to_ast, CollectOptions, ParseOptions};
-use std::collections::HashMap;
 
 /// How JSON writes `literal`.
 pub fn spell(literal: &Literal) -> String {
@@ -83,7 +83,7 @@ fn convert(value: ast::Value<'_>, problems: &mut Vec<SyntaxProblem>) -> Node {
             value: Value::Sequence(a.elements.into_iter().map(|v| convert(v, problems)).collect()),
         },
         ast::Value::Object(o) => {
-            let mut seen: HashMap<String, Span> = HashMap::new();
+            let mut seen: HashMap<String, Span> = HashMap::default();
             let mut entries = Vec::with_capacity(o.properties.len());
             for prop in o.properties {
                 let (key, key_range) = match prop.name {

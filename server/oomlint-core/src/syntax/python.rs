@@ -21,7 +21,7 @@ pub use values::{Constants, Spanned, Value as PyValue};
 
 use super::{Comment, Document, Language, Literal};
 use crate::span::Span;
-use std::collections::HashMap;
+use crate::HashMap;
 use tree_sitter::{Node as TsNode, Parser};
 use values::{Bindings, Evaluator};
 
@@ -278,7 +278,7 @@ struct Reader<'s, 't> {
 impl<'s, 't> Reader<'s, 't> {
     fn new(source: &'s str, root: TsNode<'t>, constants: Constants<'s>) -> Self {
         let bindings = Bindings::collect(root, source);
-        let mut reader = Reader { source, constants, root, bindings, aliases: HashMap::new(), modules: Vec::new() };
+        let mut reader = Reader { source, constants, root, bindings, aliases: HashMap::default(), modules: Vec::new() };
         reader.collect_imports();
         reader
     }
@@ -379,7 +379,7 @@ impl<'s, 't> Reader<'s, 't> {
         let mut program = Program { modules: self.modules.clone(), ..Program::default() };
         let mut liveness = Liveness::default();
         // Pass 1: calls, by node id, in document order.
-        let mut call_ids: HashMap<usize, usize> = HashMap::new();
+        let mut call_ids: HashMap<usize, usize> = HashMap::default();
         let mut found: Vec<Found<'t>> = Vec::new();
         for node in &nodes {
             match node.kind() {
@@ -409,7 +409,7 @@ impl<'s, 't> Reader<'s, 't> {
         program.bindings =
             found.iter().enumerate().filter_map(|(call, f)| Some(Binding { name: f.target.clone()?, call })).collect();
         // Pass 2: arguments.
-        let mut locals_cache: HashMap<usize, Vec<String>> = HashMap::new();
+        let mut locals_cache: HashMap<usize, Vec<String>> = HashMap::default();
         for f in found {
             let locals = self.locals(f.function, &mut locals_cache);
             let mut call = Call {

@@ -13,9 +13,9 @@ use super::{
     SyntaxProblem, Value, MAX_DEPTH,
 };
 use crate::span::Span;
+use crate::HashMap;
 use saphyr_parser::{Event, Parser, ScalarStyle as YamlStyle};
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 /// At most this many nodes may be produced by alias expansion in one document.
 pub const ALIAS_NODE_BUDGET: usize = 100_000;
@@ -312,7 +312,7 @@ fn repeated_keys(entries: &[Entry]) -> Vec<(&Entry, Span)> {
         }
         return repeated;
     }
-    let mut first_seen: HashMap<&str, Span> = HashMap::with_capacity(entries.len());
+    let mut first_seen: HashMap<&str, Span> = HashMap::with_capacity_and_hasher(entries.len(), Default::default());
     keyed
         .filter_map(|entry| match first_seen.get(entry.key.as_str()) {
             Some(&first) => Some((entry, first)),

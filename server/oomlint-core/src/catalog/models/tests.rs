@@ -100,7 +100,7 @@ fn entries_are_internally_consistent() {
 
 #[test]
 fn no_spelling_names_two_entries() {
-    let mut owner: HashMap<String, &str> = HashMap::new();
+    let mut owner: HashMap<String, &str> = HashMap::default();
     for m in all_models() {
         for key in model_keys(m) {
             let lower = key.to_lowercase();

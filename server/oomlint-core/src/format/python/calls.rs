@@ -7,7 +7,7 @@
 
 use crate::span::Span;
 use crate::syntax::python::{self, Program, Spanned, Static};
-use std::collections::HashMap;
+use crate::HashMap;
 
 /// A call oomlint understands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,7 +9,7 @@
 
 use super::text_of;
 use crate::span::Span;
-use std::collections::HashMap;
+use crate::HashMap;
 use tree_sitter::Node as TsNode;
 
 /// Expressions nested deeper than this are not evaluated (keeps recursion shallow).
@@ -49,8 +49,8 @@ pub(super) struct Bindings<'t> {
 impl<'t> Bindings<'t> {
     /// Collects the module-level bindings of `module` (a tree-sitter `module` node).
     pub(super) fn collect(module: TsNode<'t>, source: &str) -> Self {
-        let mut counts: HashMap<String, (usize, Option<TsNode<'t>>)> = HashMap::new();
-        let mut dynamic: HashMap<String, &'static str> = HashMap::new();
+        let mut counts: HashMap<String, (usize, Option<TsNode<'t>>)> = HashMap::default();
+        let mut dynamic: HashMap<String, &'static str> = HashMap::default();
         let mut cursor = module.walk();
         for statement in module.named_children(&mut cursor) {
             match statement.kind() {
@@ -69,7 +69,7 @@ impl<'t> Bindings<'t> {
                 _ => mark_nested_bindings(statement, source, &mut dynamic),
             }
         }
-        let mut single = HashMap::new();
+        let mut single = HashMap::default();
         for (name, (count, node)) in counts {
             match (count, node) {
                 (1, Some(node)) if !dynamic.contains_key(&name) => {

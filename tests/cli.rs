@@ -17,10 +17,11 @@ fn stdout(out: &Output) -> String {
 const FORMATS: [&str; 5] = ["full", "concise", "json", "github", "sarif"];
 
 /// What each format is shown on: YAML with two safe fixes, JSON with related labels, a
-/// notebook (positions in cells), and one run over a shell script (safe and unsafe fixes)
-/// and a clean file.
+/// notebook (positions in cells), one run over a shell script (safe and unsafe fixes)
+/// and a clean file, and a memory finding (its breakdown is a note, not labels).
 const CASES: &[(&str, &[&str])] = &[
     ("yaml-fixes", &["fixtures/rules/removed-key/fail.yaml"]),
+    ("memory-note", &["fixtures/rules/exceeds-gpu-memory/fail-fixable.yaml"]),
     ("json-related", &["fixtures/rules/deepspeed-batch-arithmetic/fail.json"]),
     ("notebook", &["fixtures/python/unsloth-grpo.ipynb"]),
     ("two-files", &["fixtures/rules/alloc-conf-invalid/fail-range.sh", "fixtures/rules/unknown-key/pass.yaml"]),
@@ -60,6 +61,26 @@ fn every_format_on_representative_files() {
 
 /// The example configs outside `fixtures/rules/` and `fixtures/python/` (covered by their
 /// own snapshots): one line per finding, none for the many clean ones.
+/// `estimate` on a run it judges tight: the solver's `fits` is the verdict's (10 % free), so
+/// it has no micro batch to offer and says so in words (it printed "largest micro batch that
+/// fits: 0"), and the sequence lever sets the length the solver found (it offered half the
+/// length, 652, beside the solver's 1024).
+#[test]
+fn estimate_gives_one_answer_for_what_fits() {
+    let out = oomlint(&["estimate", "fixtures/rules/low-memory-headroom/fail.yaml"]);
+    let text = stdout(&out);
+    assert!(text.contains("tight (under 10 % headroom)"), "{text}");
+    assert!(text.contains("largest micro batch that fits: none (not even 1)"), "{text}");
+    assert!(!text.contains("fits: 0"), "{text}");
+    let longest = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("longest sequence that fits at this micro batch: "))
+        .and_then(|n| n.parse::<u64>().ok())
+        .unwrap_or_else(|| panic!("no longest sequence: {text}"));
+    assert!(text.contains(&format!("Shorten the maximum sequence length to {longest} ")), "{text}");
+    assert!(!text.contains("to 652"), "{text}");
+}
+
 #[test]
 fn findings_on_the_example_configs() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");

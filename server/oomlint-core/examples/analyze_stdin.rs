@@ -27,8 +27,11 @@ fn main() {
     println!("language: {:?}", analysis.document.language);
     match &analysis.estimate {
         Some(estimate) => println!(
-            "estimate: {} parameters ({} trainable), peak {} bytes on the device ({:?})",
-            estimate.parameters, estimate.trainable_parameters, estimate.peak.device_bytes, estimate.peak.phase
+            "estimate: {} parameters ({} trainable), peak {} on the device ({:?})",
+            estimate.parameters,
+            estimate.trainable_parameters,
+            oomlint_core::estimate::format_bytes(estimate.peak.device_bytes),
+            estimate.peak.phase
         ),
         None => println!("estimate: none"),
     }

@@ -115,6 +115,9 @@ pub struct Diagnostic {
     pub message: String,
     pub span: Span,
     pub related: Vec<Related>,
+    /// Text that belongs to no place in the file (a table, an explanation), shown after
+    /// the code frame; each note may span several lines.
+    pub notes: Vec<String>,
     pub fixes: Vec<Fix>,
 }
 

@@ -189,6 +189,7 @@ mod tests {
             message: String::new(),
             span: Span::new(start, start + at.len()),
             related: Vec::new(),
+            notes: Vec::new(),
             fixes: Vec::new(),
         }
     }

@@ -87,6 +87,7 @@ mod tests {
             message: String::new(),
             span: Span::default(),
             related: Vec::new(),
+            notes: Vec::new(),
             fixes: Vec::new(),
         }
     }

@@ -91,7 +91,7 @@ pub fn table(analysis: &Analysis, estimate: &Estimate) -> String {
         } else {
             format!("{} short", format_bytes(fit.headroom_bytes.unsigned_abs()))
         };
-        out.push_str(&format!("\n{}: {:.1} GiB — {verdict}, {headroom}\n", gpu.name, gib(gpu.memory_bytes)));
+        out.push_str(&format!("\n{}: {} — {verdict}, {headroom}\n", gpu.name, format_bytes(gpu.memory_bytes)));
     }
     if !estimate.levers.is_empty() {
         out.push_str("\nlevers (ranked by GiB saved):\n");
@@ -106,15 +106,26 @@ pub fn table(analysis: &Analysis, estimate: &Estimate) -> String {
         }
     }
     if let Some(solve) = &estimate.solve {
+        // The solver's `fits` is the verdict's: at least 10 % of the GPU free (worded as
+        // the editor's estimate page words it).
+        let micro = match solve.max_micro_batch {
+            0 => "none (not even 1)".to_string(),
+            n => n.to_string(),
+        };
+        let seq = match solve.max_seq_length {
+            0 => "none".to_string(),
+            n => n.to_string(),
+        };
         out.push_str(&format!(
-            "\nlargest micro batch that fits: {}; longest sequence at this batch: {}\n",
-            solve.max_micro_batch, solve.max_seq_length
+            "\nwhat fits (with 10 % headroom):\n  largest micro batch that fits: {micro}\n  longest sequence that fits at this micro batch: {seq}\n"
         ));
         if !solve.smallest_fitting_combination.is_empty() {
             out.push_str(&format!(
-                "smallest combination that fits: {}\n",
+                "  fewest levers that fit together: {}\n",
                 solve.smallest_fitting_combination.join(" + ")
             ));
+        } else if !solve.combination_fits {
+            out.push_str("  no combination of the levers fits\n");
         }
     }
     for missing in &estimate.missing_inputs {

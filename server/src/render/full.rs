@@ -42,6 +42,7 @@ fn report(analysis: &Analysis, d: &Diagnostic, cells: &[CellSource]) -> Report {
     }
     let mut diagnostic =
         MietteDiagnostic::new(d.message.clone()).with_code(d.code).with_severity(severity).with_labels(labels);
+    notes.extend(d.notes.iter().cloned());
     notes.extend(d.fixes.first().map(|fix| format!("fix: {}", fix.title)));
     if !notes.is_empty() {
         diagnostic = diagnostic.with_help(notes.join("\n"));

@@ -62,6 +62,9 @@ struct DiagnosticReport<'a> {
     message: &'a str,
     range: Range,
     related: Vec<RelatedReport<'a>>,
+    /// Text that belongs to no place (the memory findings' breakdown); left out when empty.
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    notes: &'a [String],
     fixes: Vec<FixReport<'a>>,
 }
 
@@ -87,6 +90,7 @@ pub fn file(analysis: &Analysis) -> FileReport<'_> {
                 .iter()
                 .map(|r| RelatedReport { range: span_range(analysis, r.span), message: &r.message })
                 .collect(),
+            notes: &d.notes,
             fixes: fixes(analysis, &d.fixes),
         })
         .collect();

@@ -50,6 +50,11 @@ fn rules() -> Vec<Value> {
         .collect()
 }
 
+/// The message, then each note (SARIF has no place for text outside a location).
+fn message(d: &crate::diagnostic::Diagnostic) -> String {
+    std::iter::once(d.message.as_str()).chain(d.notes.iter().map(String::as_str)).collect::<Vec<_>>().join("\n\n")
+}
+
 pub fn report(analyses: &[Analysis]) -> Value {
     let results: Vec<Value> = analyses
         .iter()
@@ -76,7 +81,7 @@ pub fn report(analyses: &[Analysis]) -> Value {
                 "ruleId": d.code,
                 "ruleIndex": rule_index,
                 "level": level(d.severity),
-                "message": {"text": d.message},
+                "message": {"text": message(d)},
                 "locations": [location(a, d.span)],
                 "relatedLocations": d.related.iter().enumerate().map(|(i, r)| {
                     let mut loc = location(a, r.span);

@@ -4,7 +4,7 @@
 
 use super::phases::{self, Core};
 use super::setup::Setup;
-use super::{Context, Phase, TIGHT_HEADROOM};
+use super::{judge, Context, Phase, Verdict};
 use crate::catalog::{Architecture, Gpu};
 use crate::diagnostic::{Applicability, Edit, Fix};
 use crate::plan::{
@@ -32,12 +32,13 @@ pub struct Lever {
     pub fixes: Vec<Fix>,
 }
 
-/// What fits on the GPU with at least 10 % headroom.
+/// What fits on the GPU with at least 10 % headroom: what [`super::judge`] calls `fits`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Solve {
     /// Largest micro batch that fits (0 when not even 1 does).
     pub max_micro_batch: u64,
-    /// Largest sequence length (multiple of 128) that fits at the current micro batch.
+    /// Largest sequence length (multiple of 128) that fits at the current micro batch
+    /// (0 when not even 128 does); the sequence lever sets it when the plan does not fit.
     pub max_seq_length: u64,
     /// Titles of the fewest levers that together fit; empty when the plan already fits.
     pub smallest_fitting_combination: Vec<String>,
@@ -52,7 +53,7 @@ enum Kind {
     Checkpointing,
     EightBitOptimizer,
     Qlora,
-    HalveSequence,
+    ShortenSequence,
     ChunkedLoss,
     LowerVllmFraction,
     VllmSleep,
@@ -64,7 +65,7 @@ const KINDS: [Kind; 9] = [
     Kind::Checkpointing,
     Kind::EightBitOptimizer,
     Kind::Qlora,
-    Kind::HalveSequence,
+    Kind::ShortenSequence,
     Kind::ChunkedLoss,
     Kind::LowerVllmFraction,
     Kind::VllmSleep,
@@ -82,8 +83,9 @@ fn is_hf_family(f: Framework) -> bool {
     )
 }
 
-/// Applies `kind` to a copy of `plan`; `None` when it does not apply.
-fn apply(kind: Kind, plan: &Plan) -> Option<(Plan, Vec<Change>)> {
+/// Applies `kind` to a copy of `plan`; `None` when it does not apply. `fitting_seq` is the
+/// solver's longest sequence that fits (0 when none does), when it ran.
+fn apply(kind: Kind, plan: &Plan, fitting_seq: Option<u64>) -> Option<(Plan, Vec<Change>)> {
     let mut p = plan.clone();
     let changes = match kind {
         Kind::HalveMicroBatch => {
@@ -145,13 +147,11 @@ fn apply(kind: Kind, plan: &Plan) -> Option<(Plan, Vec<Change>)> {
             };
             vec![Change { field: "quantization", value }]
         }
-        Kind::HalveSequence => {
+        Kind::ShortenSequence => {
             let seq = plan.max_seq_length.as_ref()?.value;
-            if seq < 256 {
-                return None;
-            }
-            p.max_seq_length = Some(derived(seq / 2, "halve the maximum length"));
-            vec![Change { field: "max_seq_length", value: (seq / 2).into() }]
+            let shorter = shorter_sequence(seq, fitting_seq)?;
+            p.max_seq_length = Some(derived(shorter, "shorten the maximum length"));
+            vec![Change { field: "max_seq_length", value: shorter.into() }]
         }
         Kind::ChunkedLoss => {
             let loss = plan.loss.as_ref().map(|l| l.value);
@@ -201,6 +201,17 @@ fn apply(kind: Kind, plan: &Plan) -> Option<(Plan, Vec<Change>)> {
     Some((p, changes))
 }
 
+/// The length the sequence lever sets: the solver's longest that fits when it is shorter
+/// than `current` (one answer for the lever and the solver), else half of `current` (a
+/// lever that helps without fitting, or lowers a plan that fits already); none under 256.
+fn shorter_sequence(current: u64, fitting_seq: Option<u64>) -> Option<u64> {
+    match fitting_seq {
+        Some(fits) if fits > 0 && fits < current => Some(fits),
+        _ if current >= 256 => Some(current / 2),
+        _ => None,
+    }
+}
+
 fn quantization(plan: &Plan) -> Option<Quantization> {
     plan.quantization.as_ref().and_then(|q| q.value)
 }
@@ -229,7 +240,7 @@ fn title(kind: Kind, changes: &[Change]) -> String {
         Kind::Checkpointing => "Enable gradient checkpointing".into(),
         Kind::EightBitOptimizer => "Use 8-bit AdamW (bitsandbytes)".into(),
         Kind::Qlora => "Load the base model in 4-bit (QLoRA)".into(),
-        Kind::HalveSequence => format!("Shorten the maximum sequence length to {first}"),
+        Kind::ShortenSequence => format!("Shorten the maximum sequence length to {first}"),
         Kind::ChunkedLoss => "Use a fused/chunked cross-entropy (Liger)".into(),
         Kind::LowerVllmFraction => format!("Lower the vLLM memory fraction to {first}"),
         Kind::VllmSleep => "Enable vLLM sleep mode".into(),
@@ -243,7 +254,7 @@ fn side_effect(kind: Kind) -> &'static str {
         Kind::Checkpointing => "recomputes each layer in backward: roughly 20-30 % slower",
         Kind::EightBitOptimizer => "needs bitsandbytes; optimizer state quantized (usually no quality loss)",
         Kind::Qlora => "needs bitsandbytes; 4-bit base weights cost some accuracy and speed",
-        Kind::HalveSequence => "longer samples are truncated",
+        Kind::ShortenSequence => "longer samples are truncated",
         Kind::ChunkedLoss => "needs liger-kernel; numerically equivalent",
         Kind::LowerVllmFraction => "smaller KV cache: fewer concurrent generations",
         Kind::VllmSleep => "vLLM weights and cache are offloaded between generations: slower steps",
@@ -309,18 +320,21 @@ fn core_of(plan: &Plan, arch: &Architecture, gpu: Option<&Gpu>, context: &Contex
     phases::evaluate(&Setup::resolve(plan, arch, gpu, context))
 }
 
-/// Every single change that lowers the device peak, largest saving first.
+/// Every single change that lowers the device peak, largest saving first; the sequence
+/// lever sets the length `solve` found.
 pub(super) fn levers(
     plan: &Plan,
     arch: &Architecture,
     gpu: Option<&Gpu>,
     context: &Context,
     base: &Core,
+    solve: Option<&Solve>,
 ) -> Vec<Lever> {
+    let fitting_seq = solve.map(|s| s.max_seq_length);
     let mut out: Vec<Lever> = KINDS
         .into_iter()
         .filter_map(|kind| {
-            let (changed, changes) = apply(kind, plan)?;
+            let (changed, changes) = apply(kind, plan, fitting_seq)?;
             let after = core_of(&changed, arch, gpu, context);
             let saves = base.peak.device_bytes.checked_sub(after.peak.device_bytes).filter(|s| *s > 0)?;
             let title = title(kind, &changes);
@@ -338,8 +352,9 @@ pub(super) fn levers(
     out
 }
 
+/// The verdict's own test: the solver's "fits" is [`judge`]'s `fits`, never `tight`.
 fn fits_with_headroom(core: &Core, gpu: &Gpu) -> bool {
-    (core.peak.device_bytes as f64) <= (1.0 - TIGHT_HEADROOM) * gpu.memory_bytes as f64
+    judge(core.peak.device_bytes, gpu.memory_bytes).verdict == Verdict::Fits
 }
 
 /// Largest value in `1..=limit` (on a `step` grid) for which `fits` holds, assuming monotonicity.
@@ -371,12 +386,20 @@ pub(super) fn solve(plan: &Plan, arch: &Architecture, gpu: &Gpu, context: &Conte
         p.max_seq_length = Some(derived(s, "solver"));
         fits(&p)
     });
-    let (smallest_fitting_combination, combination_fits) = smallest_combination(plan, arch, gpu, context);
+    let (smallest_fitting_combination, combination_fits) =
+        smallest_combination(plan, arch, gpu, context, max_seq_length);
     Solve { max_micro_batch, max_seq_length, smallest_fitting_combination, combination_fits }
 }
 
 /// The fewest levers (then the most headroom) that fit with 10 % headroom.
-fn smallest_combination(plan: &Plan, arch: &Architecture, gpu: &Gpu, context: &Context) -> (Vec<String>, bool) {
+fn smallest_combination(
+    plan: &Plan,
+    arch: &Architecture,
+    gpu: &Gpu,
+    context: &Context,
+    fitting_seq: u64,
+) -> (Vec<String>, bool) {
+    let apply = |kind, plan: &Plan| apply(kind, plan, Some(fitting_seq));
     if fits_with_headroom(&core_of(plan, arch, Some(gpu), context), gpu) {
         return (Vec::new(), true);
     }

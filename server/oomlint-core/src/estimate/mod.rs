@@ -186,7 +186,7 @@ pub fn estimate_with(
         Levers::ForFindings => fit.is_some_and(|f| f.verdict != Verdict::Fits),
     };
     let solve = gpu.filter(|_| wanted).map(|g| levers::solve(plan, arch, g, context));
-    let levers = if wanted { levers::levers(plan, arch, gpu, context, &core) } else { Vec::new() };
+    let levers = if wanted { levers::levers(plan, arch, gpu, context, &core, solve.as_ref()) } else { Vec::new() };
     Estimate {
         parameters: setup.counts.total,
         trainable_parameters: setup.trainable,

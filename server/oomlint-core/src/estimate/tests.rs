@@ -388,3 +388,31 @@ fn expandable_segments_are_not_offered_beside_vllm_sleep_mode() {
     assert!(allocator(&estimate(&grpo(false), arch("Qwen2.5-0.5B"), Some(&g))), "offered without sleep mode");
     assert!(!allocator(&estimate(&grpo(true), arch("Qwen2.5-0.5B"), Some(&g))), "vLLM's memory pool refuses them");
 }
+
+/// The sequence lever and the solver give one answer, and the solver's `fits` is the
+/// verdict's: LoRA on Llama 2 7B at 1304 tokens is tight on an A10G, and the lever used to
+/// offer half the length (652) while the solver said 1024 fits.
+#[test]
+fn sequence_lever_sets_the_solvers_length_under_the_verdicts_headroom() {
+    let a10g = crate::catalog::gpus::resolve_gpu("A10G").expect("in the catalog");
+    let a = arch("Llama-2-7b-hf");
+    let verdict = |p: &Plan| estimate(p, a, Some(a10g)).fit.map(|f| f.verdict);
+    let plan = litgpt_lora(1, 1304);
+    let est = estimate(&plan, a, Some(a10g));
+    assert_eq!(est.fit.map(|f| f.verdict), Some(Verdict::Tight));
+    let solve = est.solve.as_ref().expect("the GPU is known");
+    // Micro batch 1 is tight, not fits: the solver reports none rather than a batch it judges tight.
+    assert_eq!(solve.max_micro_batch, 0);
+    let longest = solve.max_seq_length;
+    assert!(longest > 652 && longest < 1304, "{longest}");
+    assert_eq!(verdict(&litgpt_lora(1, longest)), Some(Verdict::Fits));
+    assert_ne!(verdict(&litgpt_lora(1, longest + 128)), Some(Verdict::Fits));
+    let lever = est.levers.iter().find(|l| l.changes.iter().any(|c| c.field == "max_seq_length"));
+    let lever = lever.expect("a sequence lever");
+    assert_eq!(lever.changes[0].value, crate::syntax::Literal::from(longest));
+    assert_eq!(lever.title, format!("Shorten the maximum sequence length to {longest}"));
+    // Without a GPU there is no solver: the lever halves.
+    let unjudged = estimate(&plan, a, None);
+    let halve = unjudged.levers.iter().find(|l| l.changes.iter().any(|c| c.field == "max_seq_length"));
+    assert_eq!(halve.map(|l| l.changes[0].value.clone()), Some(crate::syntax::Literal::from(652u64)));
+}

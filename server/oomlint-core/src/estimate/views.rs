@@ -5,8 +5,6 @@ use super::setup::Setup;
 use super::{Component, Phase, Provenance};
 use crate::plan::Checkpointing;
 
-const GIB: f64 = (1u64 << 30) as f64;
-
 /// CUDA context of one process with lazy module loading (PyTorch ≥ 1.13): 0.3–0.6 GiB.
 pub(super) const CUDA_CONTEXT_BYTES: u64 = 470 * (1 << 20);
 
@@ -53,7 +51,7 @@ pub(super) fn outside_allocator(s: &Setup, paged_optimizer: u64) -> Vec<Componen
         bytes: CUDA_CONTEXT_BYTES,
         phase: Phase::Forward,
         live_in: Phase::ALL.to_vec(),
-        formula: format!("{:.2} GiB per process (lazy module loading)", CUDA_CONTEXT_BYTES as f64 / GIB),
+        formula: format!("{} per process (lazy module loading)", super::format_bytes(CUDA_CONTEXT_BYTES)),
         provenance: Provenance::Calibrated,
     }];
     if s.world > 1 {
@@ -62,7 +60,7 @@ pub(super) fn outside_allocator(s: &Setup, paged_optimizer: u64) -> Vec<Componen
             bytes: NCCL_BYTES,
             phase: Phase::Backward,
             live_in: Phase::ALL.to_vec(),
-            formula: format!("{:.2} GiB of NCCL communicators and buffers per rank", NCCL_BYTES as f64 / GIB),
+            formula: format!("{} of NCCL communicators and buffers per rank", super::format_bytes(NCCL_BYTES)),
             provenance: Provenance::Heuristic,
         });
     }

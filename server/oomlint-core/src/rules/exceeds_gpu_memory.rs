@@ -5,8 +5,11 @@
 //!
 //! ## Why
 //! The run would die with `torch.OutOfMemoryError: CUDA out of memory` after the model
-//! has loaded: minutes and a GPU later. The finding names the phase of the peak and
-//! each component, and its fixes are the estimator's levers ranked by GiB saved.
+//! has loaded: minutes and a GPU later. The finding marks the key most responsible for
+//! the peak (the one that sets the largest component: the micro batch or sequence length
+//! for activations, the model for the weights, the optimizer for its state), lists the
+//! components in a note as `oomlint estimate` does, and its fixes are the estimator's
+//! levers ranked by GiB saved.
 //!
 //! ## Example
 //! ```yaml
@@ -25,7 +28,8 @@
 //! ## Fix
 //! Unsafe: each estimator lever that alone brings the run under the GPU's capacity
 //! (halve the micro batch and double accumulation, gradient checkpointing, an 8-bit
-//! optimizer, …), or else the smallest combination of levers that does, as one fix.
+//! optimizer, the longest sequence that leaves 10 % free as `oomlint estimate` finds
+//! it, …), or else the smallest combination of levers that does, as one fix.
 //! Levers keep the training semantics but change speed or numerics, so none is applied
 //! by `--fix`; `--unsafe-fixes` applies the first. Levers that help without fitting
 //! are offered by the language server as code actions.
@@ -35,33 +39,31 @@
 //! in each framework's code path; the verdict compares against the GPU's capacity as
 //! `torch.cuda.get_device_properties().total_memory` reports it.
 
-use super::memory::{breakdown, primary_span, resolving_fixes};
+use super::memory::{breakdown_note, culprit, largest_parts, resolving_fixes};
 use super::{Context, Reporter};
 use crate::estimate::{format_bytes, Verdict};
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let (Some(estimate), Some(gpu)) = (ctx.estimate, ctx.gpu) else { return };
     let Some(fit) = estimate.fit.filter(|f| f.verdict == Verdict::Exceeds) else { return };
-    let span = primary_span(ctx, estimate);
+    let culprit = culprit(ctx, estimate);
     let message = format!(
-        "estimated peak {} ({} phase) exceeds the {:.1} GiB of the {} by {}; largest parts: {}",
+        "estimated peak {} ({} phase) exceeds the {} of the {} by {}; largest parts: {}",
         format_bytes(estimate.peak.device_bytes),
         estimate.peak.phase.as_str(),
-        gpu.memory_bytes as f64 / (1u64 << 30) as f64,
+        format_bytes(gpu.memory_bytes),
         gpu.name,
         format_bytes(fit.headroom_bytes.unsigned_abs()),
-        breakdown(estimate).into_iter().take(3).collect::<Vec<_>>().join(", ")
+        largest_parts(estimate, 3)
     );
-    let diagnostic = out.report(span, message);
+    let diagnostic = out.report(culprit.span, message);
     if !estimate.missing_inputs.is_empty() {
         // The peak rests on an assumption (e.g. the model's full context when the
         // sequence length is not set): likely, not certain, so a warning.
         diagnostic.severity = crate::diagnostic::Severity::Warning;
         diagnostic.message.push_str(&format!("; assuming {}", estimate.missing_inputs.join("; ")));
     }
-    for line in breakdown(estimate) {
-        diagnostic.with_related(span, line);
-    }
+    diagnostic.with_note(breakdown_note(&culprit, estimate));
     for fix in resolving_fixes(estimate, gpu.memory_bytes) {
         diagnostic.with_fix(fix);
     }

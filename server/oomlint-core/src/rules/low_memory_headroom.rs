@@ -5,7 +5,9 @@
 //! ## Why
 //! The estimate has an uncertainty band of a few percent, and real runs vary: a longer
 //! batch than the one measured, allocator fragmentation, another process on the card.
-//! Under 10 % headroom a run that fits on paper often dies at its longest batch.
+//! Under 10 % headroom a run that fits on paper often dies at its longest batch. Like
+//! `exceeds-gpu-memory`, the finding marks the key that sets the largest component and
+//! lists the components in a note.
 //!
 //! ## Example
 //! ```yaml
@@ -25,14 +27,14 @@
 //! oomlint's estimator (`server/src/estimate/`); the 10 % threshold is
 //! `estimate::TIGHT_HEADROOM`.
 
-use super::memory::{breakdown, primary_span, resolving_fixes};
+use super::memory::{breakdown_note, culprit, resolving_fixes};
 use super::{Context, Reporter};
 use crate::estimate::{format_bytes, Verdict, TIGHT_HEADROOM};
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let (Some(estimate), Some(gpu)) = (ctx.estimate, ctx.gpu) else { return };
     let Some(fit) = estimate.fit.filter(|f| f.verdict == Verdict::Tight) else { return };
-    let span = primary_span(ctx, estimate);
+    let culprit = culprit(ctx, estimate);
     let share = fit.headroom_bytes as f64 / gpu.memory_bytes as f64 * 100.0;
     let message = format!(
         "estimated peak {} ({} phase) leaves {} ({share:.1} %) of the {} free; under 10 % a longer batch or fragmentation can run out of memory",
@@ -41,10 +43,8 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
         format_bytes(fit.headroom_bytes.max(0) as u64),
         gpu.name,
     );
-    let diagnostic = out.report(span, message);
-    for line in breakdown(estimate) {
-        diagnostic.with_related(span, line);
-    }
+    let diagnostic = out.report(culprit.span, message);
+    diagnostic.with_note(breakdown_note(&culprit, estimate));
     let target = gpu.memory_bytes - (TIGHT_HEADROOM * gpu.memory_bytes as f64) as u64;
     for fix in resolving_fixes(estimate, target) {
         diagnostic.with_fix(fix);

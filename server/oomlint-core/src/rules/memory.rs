@@ -2,7 +2,8 @@
 
 use super::Context;
 use crate::diagnostic::{Applicability, Edit, Fix};
-use crate::estimate::{format_bytes, Estimate};
+use crate::estimate::{format_bytes, Component, Estimate};
+use crate::plan::{Plan, Sourced};
 use crate::span::Span;
 
 /// Fixes that bring the device peak to at most `target` bytes: each single lever that
@@ -52,10 +53,41 @@ pub(super) fn resolving_fixes(estimate: &Estimate, target: u64) -> Vec<Fix> {
     vec![Fix { title: solve.smallest_fitting_combination.join(" + "), applicability: Applicability::Unsafe, edits }]
 }
 
-/// The key most responsible for the peak: the first value a lever of the biggest saving
-/// changes, else the micro batch, the sequence length or the model key, else the start of
-/// the document (a key a lever only adds has no place yet).
-pub(super) fn primary_span(ctx: &Context, estimate: &Estimate) -> Span {
+/// Where a memory finding points and why: the key of the file that sets the largest
+/// component it controls.
+pub(super) struct Culprit {
+    pub span: Span,
+    /// E.g. "`micro_batch_size` scales activations (13.74 GiB), the largest part"; empty
+    /// when no component's key is in the file.
+    pub why: String,
+}
+
+/// The key most responsible for the peak: going down the components, largest first, the
+/// first whose size a key in the file controls (the micro batch or the sequence length for
+/// what grows with tokens, the model for the weights, the optimizer for its state, the
+/// method for gradients, vLLM's fraction for its reservation); else the model key, else the
+/// first value a lever changes, else the start of the document. Where the value is set
+/// before its key (a script's constant, a notebook's earlier cell) the finding marks the
+/// value: that is where the levers' edits go, and a notebook cell keeps only the fixes
+/// whose edits lie in it.
+pub(super) fn culprit(ctx: &Context, estimate: &Estimate) -> Culprit {
+    let largest = components(estimate);
+    let plan = ctx.plan;
+    let found = plan.and_then(|plan| {
+        largest.iter().enumerate().find_map(|(rank, c)| Some((rank, *c, controlling_key(plan, c.name)?)))
+    });
+    if let Some((rank, component, (key, value))) = found {
+        let name = ctx.text.get(key.start..key.end).unwrap_or_default().trim_matches(['"', '\'', '\\']);
+        let verb = if TOKEN_SCALED.contains(&component.name) { "scales" } else { "sets" };
+        let why = format!(
+            "`{name}` {verb} {} ({}), the largest part{}",
+            component.name,
+            format_bytes(component.bytes),
+            if rank == 0 { "" } else { " a key in this file controls" }
+        );
+        let span = if value.start < key.start { value } else { key };
+        return Culprit { span, why };
+    }
     let lever_edit = estimate
         .levers
         .iter()
@@ -63,17 +95,89 @@ pub(super) fn primary_span(ctx: &Context, estimate: &Estimate) -> Span {
         .flat_map(|f| &f.edits)
         .map(|e| e.span)
         .find(|span| !span.is_empty());
-    let plan = ctx.plan;
-    lever_edit
-        .or_else(|| plan.and_then(|p| p.micro_batch_size.as_ref()).and_then(|s| s.key_span()))
-        .or_else(|| plan.and_then(|p| p.max_seq_length.as_ref()).and_then(|s| s.key_span()))
-        .or_else(|| plan.and_then(|p| p.model.as_ref()).and_then(|s| s.key_span()))
-        .unwrap_or_default()
+    let span = plan.and_then(|p| p.model.as_ref()).and_then(|s| s.key_span()).or(lever_edit).unwrap_or_default();
+    Culprit { span, why: String::new() }
 }
 
-/// One line per component, largest first: `activations 9.81 GiB (backward)`.
-pub(super) fn breakdown(estimate: &Estimate) -> Vec<String> {
+/// Components whose size follows the tokens of a micro batch.
+const TOKEN_SCALED: &[&str] = &[
+    "activations",
+    "logits-loss",
+    "logits-retained",
+    "backward-temporaries",
+    "quantized-linear-inputs",
+    "retained-4bit-inputs",
+    "lm-head-tile",
+];
+
+/// The key of the file that sets `component`'s size and its value, if the file sets it.
+fn controlling_key(plan: &Plan, component: &str) -> Option<(Span, Span)> {
+    fn spans<T>(field: Option<&Sourced<T>>) -> Option<(Span, Span)> {
+        let field = field?;
+        field.key_span().zip(field.value_span())
+    }
+    let vllm = plan.rl.as_ref().and_then(|rl| rl.vllm.as_ref());
+    match component {
+        c if TOKEN_SCALED.contains(&c) => {
+            // A micro batch of 1 cannot shrink: the tokens per sequence are the lever then.
+            let batch = plan.micro_batch_size.as_ref().filter(|b| b.value > 1);
+            spans(batch)
+                .or_else(|| spans(plan.max_seq_length.as_ref()))
+                .or_else(|| spans(plan.micro_batch_size.as_ref()))
+        }
+        "weights"
+        | "dequantization-buffer"
+        | "autocast-weight-copies"
+        | "embedding-gradient"
+        | "gathered-blocks"
+        | "gathered-parameters"
+        | "gathered-root"
+        | "reference-model" => spans(plan.model.as_ref()),
+        "optimizer" | "optimizer-temporaries" | "paged-optimizer-resident" => spans(plan.optimizer.as_ref()),
+        "gradients" | "trainable" | "master-weights" | "unsharded-gradients" | "root-gradient" | "head-gradient" => {
+            spans(plan.method.as_ref())
+        }
+        "vllm-reservation" => spans(vllm.map(|v| &v.gpu_memory_utilization)),
+        "kv-cache" => spans(plan.rl.as_ref().map(|rl| &rl.max_completion_length)),
+        _ => None,
+    }
+}
+
+/// The components with bytes, largest first.
+fn components(estimate: &Estimate) -> Vec<&Component> {
     let mut components: Vec<_> = estimate.components.iter().filter(|c| c.bytes > 0).collect();
     components.sort_by_key(|c| std::cmp::Reverse(c.bytes));
-    components.iter().map(|c| format!("{} {} ({})", c.name, format_bytes(c.bytes), c.phase.as_str())).collect()
+    components
+}
+
+/// The largest parts as a phrase: `activations 13.74 GiB (forward), weights 12.55 GiB (forward)`.
+pub(super) fn largest_parts(estimate: &Estimate, count: usize) -> String {
+    let parts = components(estimate).into_iter().take(count);
+    parts.map(|c| format!("{} {} ({})", c.name, format_bytes(c.bytes), c.phase.as_str())).collect::<Vec<_>>().join(", ")
+}
+
+/// The note under a memory finding: why its key is marked, then the components as
+/// `oomlint estimate` lists them (largest first, with the phase where each is largest),
+/// those under 1 % of the peak summed in one row.
+pub(super) fn breakdown_note(culprit: &Culprit, estimate: &Estimate) -> String {
+    let all = components(estimate);
+    let small = |c: &Component| (c.bytes as f64) < 0.01 * estimate.peak.device_bytes as f64;
+    let folded = all.iter().filter(|c| small(c)).count();
+    let shown = if folded > 1 { all.len() - folded } else { all.len() };
+    let width = all.iter().take(shown).map(|c| c.name.len()).max().unwrap_or(0).max(8);
+    let row = |name: &str, bytes: u64, phase: &str| format!("\n  {name:<width$}  {:>10}  {phase}", format_bytes(bytes));
+    let mut out = String::new();
+    if !culprit.why.is_empty() {
+        out.push_str(&culprit.why);
+        out.push('\n');
+    }
+    out.push_str(&format!("breakdown, largest first (the peak is in the {} phase):", estimate.peak.phase.as_str()));
+    for c in all.iter().take(shown) {
+        out.push_str(&row(c.name, c.bytes, c.phase.as_str()));
+    }
+    if shown < all.len() {
+        let rest: u64 = all[shown..].iter().map(|c| c.bytes).sum();
+        out.push_str(row(&format!("{folded} more"), rest, "").trim_end());
+    }
+    out
 }

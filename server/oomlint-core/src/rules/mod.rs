@@ -195,6 +195,7 @@ impl Reporter<'_> {
             message: message.into(),
             span,
             related: Vec::new(),
+            notes: Vec::new(),
             fixes: Vec::new(),
         });
         self.out.last_mut().expect("just pushed")
@@ -210,6 +211,11 @@ impl Diagnostic {
 
     pub fn with_related(&mut self, span: Span, message: impl Into<String>) -> &mut Self {
         self.related.push(Related { span, message: message.into() });
+        self
+    }
+
+    pub fn with_note(&mut self, note: impl Into<String>) -> &mut Self {
+        self.notes.push(note.into());
         self
     }
 }

@@ -1,13 +1,17 @@
-//! No unexplained errors on real configs: `oomlint check` runs over the published configs
-//! of `../shared/corpus` and the configs, scripts and notebooks of `../shared/corpus-wild`
-//! (as a user's checkout has them, with their dependency files), and every error-severity
-//! finding must be listed in `tests/CORPUS_EXPECTED.tsv` or `tests/CORPUS_WILD_EXPECTED.tsv`
-//! with the framework file and function that raises it. A finding that is not listed fails
-//! the test (a false positive until someone shows otherwise), and so does a listed one that
-//! no longer fires (the file stays honest). Skips with a notice when a corpus is absent.
+//! No unexplained errors or warnings on real configs: `oomlint check` runs over the published
+//! configs of `../shared/corpus` and the configs, scripts and notebooks of `../shared/corpus-wild`
+//! (as a user's checkout has them, with their dependency files). Every error-severity finding
+//! must be listed in `tests/CORPUS_EXPECTED.tsv` or `tests/CORPUS_WILD_EXPECTED.tsv` with the
+//! framework file and function that raises it; every warning in `tests/CORPUS_WARNINGS.tsv` or
+//! `tests/CORPUS_WILD_WARNINGS.tsv` with the framework file and line it mirrors (or, for a
+//! warning about oomlint's own knowledge such as `unknown-model`, exactly that). A finding that
+//! is not listed fails the test (a false positive until someone shows otherwise), and so does a
+//! listed one that no longer fires (the files stay honest). Skips with a notice when a corpus
+//! is absent.
 //!
 //! `OOMLINT_PRINT_CORPUS_FINDINGS=1 cargo test --test corpus_findings -- --nocapture`
-//! prints every current error finding as TSV rows without reasons.
+//! prints every current error and warning finding as TSV rows, with the message in place of
+//! the reason, under a line naming the expectations file they belong in.
 
 use oomlint::analysis::analyze_bytes;
 use oomlint::diagnostic::{Diagnostic, Severity};
@@ -36,17 +40,23 @@ fn subject(text: &str, d: &Diagnostic) -> String {
     line.chars().take(60).collect::<String>().replace('\t', " ")
 }
 
-/// Checks one corpus against its expectations file.
-fn check_corpus(name: &str, expectations_file: &str, expectations: &str) {
+/// The findings of one severity: how many times each key fires, and its message.
+#[derive(Default)]
+struct Findings {
+    count: BTreeMap<Key, usize>,
+    message: BTreeMap<Key, String>,
+}
+
+/// Runs `oomlint check` over one corpus and keeps its errors and warnings; `None` when absent.
+fn findings(name: &str) -> Option<(Findings, Findings)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared").join(name);
     let Ok(manifest) = std::fs::read_to_string(dir.join("MANIFEST.tsv")) else {
         eprintln!("notice: ../shared/{name} is absent; skipping its findings test");
-        return;
+        return None;
     };
     // As `oomlint check` reads a checkout: settings and pins from the files around each one.
     let project = Arc::new(Project::default());
-    let mut actual: BTreeMap<Key, usize> = BTreeMap::new();
-    let mut messages: BTreeMap<Key, String> = BTreeMap::new();
+    let (mut errors, mut warnings) = (Findings::default(), Findings::default());
     for line in manifest.lines().skip(1) {
         let Some(path) = line.split('\t').next() else { continue };
         let file = dir.join(path);
@@ -56,53 +66,73 @@ fn check_corpus(name: &str, expectations_file: &str, expectations: &str) {
         let bytes = std::fs::read(&file).expect("corpus file");
         let options = project.options(&file, None).expect("settings");
         let analysis = analyze_bytes(&file, &bytes, &options);
-        for d in analysis.diagnostics.iter().filter(|d| d.severity == Severity::Error) {
+        for d in &analysis.diagnostics {
+            let found = match d.severity {
+                Severity::Error => &mut errors,
+                Severity::Warning => &mut warnings,
+                _ => continue,
+            };
             let key = (path.to_string(), d.rule.to_string(), subject(&analysis.text, d));
-            *actual.entry(key.clone()).or_insert(0) += 1;
-            messages.insert(key, d.message.clone());
+            *found.count.entry(key.clone()).or_insert(0) += 1;
+            found.message.insert(key, d.message.clone());
         }
     }
+    Some((errors, warnings))
+}
+
+/// Compares the findings of one severity with their expectations file; the complaint, if any.
+fn check(name: &str, severity: &str, actual: &Findings, expectations_file: &str, expectations: &str) -> String {
     if std::env::var_os("OOMLINT_PRINT_CORPUS_FINDINGS").is_some() {
-        for ((path, rule, subject), count) in &actual {
-            let message = &messages[&(path.clone(), rule.clone(), subject.clone())];
+        println!("# tests/{expectations_file}");
+        for (key @ (path, rule, subject), count) in &actual.count {
             for _ in 0..*count {
-                println!("{path}\t{rule}\t{subject}\t{message}");
+                println!("{path}\t{rule}\t{subject}\t{}", actual.message[key]);
             }
         }
     }
     let expected = expected(expectations);
     let mut unexpected = Vec::new();
-    for (key, count) in &actual {
+    for (key, count) in &actual.count {
         if expected.get(key).copied().unwrap_or(0) < *count {
-            unexpected.push(format!("{}\t{}\t{}\t{}", key.0, key.1, key.2, messages[key]));
+            unexpected.push(format!("{}\t{}\t{}\t{}", key.0, key.1, key.2, actual.message[key]));
         }
     }
     let mut stale = Vec::new();
     for (key, count) in &expected {
-        if actual.get(key).copied().unwrap_or(0) < *count {
+        if actual.count.get(key).copied().unwrap_or(0) < *count {
             stale.push(format!("{}\t{}\t{}", key.0, key.1, key.2));
         }
     }
     let mut by_rule: BTreeMap<&str, usize> = BTreeMap::new();
-    for ((_, rule, _), count) in &actual {
+    for ((_, rule, _), count) in &actual.count {
         *by_rule.entry(rule).or_insert(0) += count;
     }
-    eprintln!("{name} error findings by rule: {by_rule:?}");
-    assert!(
-        unexpected.is_empty() && stale.is_empty(),
-        "error findings not in tests/{expectations_file} (false positives, or add them with the reason):\n{}\n\n\
-         listed in tests/{expectations_file} but no longer reported (remove them):\n{}",
+    eprintln!("{name} {severity} findings by rule: {by_rule:?}");
+    if unexpected.is_empty() && stale.is_empty() {
+        return String::new();
+    }
+    format!(
+        "{severity} findings not in tests/{expectations_file} (false positives, or add them with the reason):\n{}\n\n\
+         listed in tests/{expectations_file} but no longer reported (remove them):\n{}\n\n",
         unexpected.join("\n"),
         stale.join("\n")
-    );
+    )
 }
 
 #[test]
-fn every_error_on_the_published_corpus_is_expected() {
-    check_corpus("corpus", "CORPUS_EXPECTED.tsv", include_str!("CORPUS_EXPECTED.tsv"));
+fn every_error_and_warning_on_the_published_corpus_is_expected() {
+    let Some((errors, warnings)) = findings("corpus") else { return };
+    let complaints = check("corpus", "error", &errors, "CORPUS_EXPECTED.tsv", include_str!("CORPUS_EXPECTED.tsv"))
+        + &check("corpus", "warning", &warnings, "CORPUS_WARNINGS.tsv", include_str!("CORPUS_WARNINGS.tsv"));
+    assert!(complaints.is_empty(), "{complaints}");
 }
 
 #[test]
-fn every_error_on_the_wild_corpus_is_expected() {
-    check_corpus("corpus-wild", "CORPUS_WILD_EXPECTED.tsv", include_str!("CORPUS_WILD_EXPECTED.tsv"));
+fn every_error_and_warning_on_the_wild_corpus_is_expected() {
+    let Some((errors, warnings)) = findings("corpus-wild") else { return };
+    let wild = "corpus-wild";
+    let complaints =
+        check(wild, "error", &errors, "CORPUS_WILD_EXPECTED.tsv", include_str!("CORPUS_WILD_EXPECTED.tsv"))
+            + &check(wild, "warning", &warnings, "CORPUS_WILD_WARNINGS.tsv", include_str!("CORPUS_WILD_WARNINGS.tsv"));
+    assert!(complaints.is_empty(), "{complaints}");
 }

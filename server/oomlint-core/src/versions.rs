@@ -161,6 +161,9 @@ pub struct Versions {
     /// The Python package the repository itself builds (`setup(name=…)`, `[project] name`),
     /// when its dependency file names one: its own scripts may read the config.
     package: Option<String>,
+    /// Frameworks the file installs from a URL (`git+https://…/transformers.git@<commit>`):
+    /// a release oomlint cannot tell, so no pin, and no dependency file's pin either.
+    from_url: std::collections::BTreeSet<String>,
 }
 
 impl Versions {
@@ -240,7 +243,7 @@ impl Versions {
 
     /// Fills frameworks this set lacks from `other` (a file further away).
     pub fn merge_missing(&mut self, other: Versions) {
-        for (name, pin) in other.pins {
+        for (name, pin) in other.pins.into_iter().filter(|(name, _)| !self.from_url.contains(name)) {
             self.pins.entry(name).or_insert(pin);
         }
         if self.package.is_none() {
@@ -251,6 +254,11 @@ impl Versions {
     /// The Python package the config's repository builds, when it is not a framework
     /// oomlint knows: a project with its own training scripts, which may extend the
     /// frameworks' config classes (open-r1, alignment-handbook).
+    /// Whether the file installs `framework` from a URL, not a release (see `from_url`).
+    pub fn installed_from_url(&self, framework: &str) -> bool {
+        self.from_url.contains(&framework.to_ascii_lowercase())
+    }
+
     pub fn project_package(&self) -> Option<&str> {
         self.package.as_deref().filter(|name| framework_name(name).is_none())
     }
@@ -267,7 +275,9 @@ pub fn from_install_commands(text: &str, path: &Path) -> Versions {
         return versions;
     }
     let code = if path.extension().is_some_and(|e| e == "ipynb") { notebook_code(text) } else { text.to_string() };
-    for line in code.lines() {
+    // A script converted from a notebook keeps a cell magic's commands in one string,
+    // `run_cell_magic('capture', '', '!pip install …\n!pip install …\n')`: one per `\n`.
+    for line in code.lines().flat_map(|line| line.split("\\n")) {
         let Some(at) = line.find("pip install") else { continue };
         let before = line[..at].trim_end();
         let command = before.ends_with(['!', '%'])
@@ -304,10 +314,21 @@ pub fn from_install_commands(text: &str, path: &Path) -> Versions {
                 continue;
             }
             if token.contains(['{', '@', '/']) {
+                // `pkg @ git+https://…`, or `git+https://github.com/org/pkg.git@ref`.
+                let url_name = match token.split_once(" @ ") {
+                    Some((name, _)) => name.split('[').next(),
+                    None if token.contains("://") => token.split('@').next().and_then(|u| u.rsplit('/').next()),
+                    None => None,
+                };
+                if let Some(name) = url_name.and_then(|n| framework_name(n.trim_end_matches(".git"))) {
+                    versions.pins.remove(&name);
+                    versions.from_url.insert(name);
+                }
                 continue;
             }
             if let Some((name, mut pin)) = parse_requirement(&token, path) {
                 pin.source = PinSource::Install(path.to_path_buf());
+                versions.from_url.remove(&name);
                 versions.pins.insert(name, pin);
             }
         }
@@ -673,9 +694,22 @@ mod tests {
             "the last install wins"
         );
         assert!(installed.get("unsloth").is_none(), "unpinned and URL installs pin nothing");
+        assert!(installed.installed_from_url("unsloth") && !installed.installed_from_url("trl"));
+        let git = "!pip install transformers==4.56.2\n!pip install git+https://github.com/huggingface/transformers.git@0a1b2c3\n";
+        let git = from_install_commands(git, Path::new("a.py"));
+        assert!(
+            git.get("transformers").is_none() && git.installed_from_url("transformers"),
+            "the URL install is the later"
+        );
         let script =
             "# get_ipython().system('uv pip install --system -qqq --no-deps accelerate peft \"trl==0.22.2\"')\n";
         assert!(!from_install_commands(script, Path::new("a.py")).at_least("trl", &v("0.23")));
+        let converted = "# get_ipython().run_cell_magic('capture', '', 'if COLAB:\\n    !pip install unsloth  # here\\n!pip install transformers==4.56.2\\n!pip install --no-deps trl==0.22.2\\n')\n";
+        let cell = from_install_commands(converted, Path::new("a.py"));
+        assert!(
+            !cell.at_least("transformers", &v("4.57")) && !cell.at_least("trl", &v("0.23")),
+            "every command of a cell"
+        );
 
         let table = from(
             "setup.py",

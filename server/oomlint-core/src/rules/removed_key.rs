@@ -24,6 +24,10 @@
 //! installed TRL no longer has is dropped from a patched TRL config with a notice
 //! ("… will be IGNORED"), so the run starts: there the finding is a warning.
 //!
+//! A notebook or script that installs the framework from a URL (`pip install
+//! git+https://github.com/huggingface/transformers.git@<commit>`) runs a release oomlint
+//! cannot tell: there the finding is a note.
+//!
 //! ## Fix
 //! Rename the key to its replacement. Fix safety: **safe** when the replacement is not
 //! already set, the value is valid for it (a pure rename keeps the meaning), and the
@@ -58,6 +62,9 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
             Some((framework, version)) => {
                 let pin = match pinned {
                     Some(p) => format!(", pinned {}", p.describe()),
+                    None if ctx.versions.installed_from_url(framework) => format!(
+                        " (the file installs {framework} from a URL, whose release oomlint cannot tell: the newest is assumed)"
+                    ),
                     None => format!(" (no {framework} version is pinned: the newest release is assumed)"),
                 };
                 let verb = if removed.deprecated_only { "deprecated" } else { "removed" };
@@ -88,6 +95,14 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
         let diagnostic = out.report(removed.key_span, format!("`{}` was {when}{detail}{sep}{after}", removed.key));
         if removed.deprecated_only || ignored_by_unsloth || parser.is_some() {
             diagnostic.severity = diagnostic.severity.min(Severity::Warning);
+        }
+        // Installed from a commit: the key may well exist there, so only a note.
+        let unknown_release = removed
+            .since
+            .as_ref()
+            .is_some_and(|(framework, _)| pinned.is_none() && ctx.versions.installed_from_url(framework));
+        if unknown_release {
+            diagnostic.severity = Severity::Info;
         }
         let Some(replacement) = &removed.replacement else { continue };
         if !removed.replacement_present && removed.value_fits_replacement {

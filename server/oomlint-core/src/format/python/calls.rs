@@ -119,6 +119,8 @@ pub struct Call {
     pub args: Vec<Arg>,
     /// `**kwargs` or `*args` hide arguments oomlint cannot see.
     pub has_splat: bool,
+    /// The call lies in a branch that never runs (`if False:`).
+    pub dead: bool,
 }
 
 impl Call {
@@ -198,6 +200,7 @@ impl<'p> Script<'p> {
                     args_span: call.args_span,
                     args,
                     has_splat: call.has_splat,
+                    dead: call.dead,
                 }
             })
             .collect();
@@ -207,7 +210,12 @@ impl<'p> Script<'p> {
     /// Connects trainer, config, loader, PEFT and quantization config: through the
     /// trainer's arguments where it names them, else the last call of each kind.
     pub fn roles(&self) -> Roles {
-        let last = |pred: &dyn Fn(Callee) -> bool| self.calls.iter().rposition(|c| pred(c.callee));
+        // A call in a branch that never runs (a notebook's `if False:` reload of the saved
+        // adapter) takes a role only when no live call can.
+        let last = |pred: &dyn Fn(Callee) -> bool| {
+            (self.calls.iter().rposition(|c| !c.dead && pred(c.callee)))
+                .or_else(|| self.calls.iter().rposition(|c| pred(c.callee)))
+        };
         let linked = |from: Option<usize>, arg: &str, pred: &dyn Fn(Callee) -> bool| {
             let call = self.calls.get(from?)?;
             match call.arg(arg)?.value {

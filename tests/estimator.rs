@@ -4,7 +4,10 @@
 
 use oomlint::catalog::resolve_model;
 use oomlint::estimate::estimate;
-use oomlint::plan::{Checkpointing, Dtype, Framework, LoraPlan, LoraTargets, Method, Plan, Precision, Sourced};
+use oomlint::plan::{
+    Attention, Checkpointing, Dtype, Framework, LoraPlan, LoraTargets, LossImpl, Method, Optimizer, Plan, Precision,
+    Sourced,
+};
 
 /// The oracle runs dropout on the CPU, which keeps a 16-bit noise tensor where CUDA keeps a
 /// 1-byte mask, and counts a few small buffers; the estimator follows the GPU.
@@ -61,6 +64,10 @@ fn plan(row: &OracleRow) -> Plan {
     p.precision = Some(Sourced::derived(Precision::True(Dtype::Bf16), d("precision")));
     p.micro_batch_size = Some(Sourced::derived(row.batch, d("batch")));
     p.max_seq_length = Some(Sourced::derived(row.seq, d("seq")));
+    // What LitGPT's finetune plan states (format/litgpt.rs): SDPA, AdamW, chunked loss.
+    p.attention = Some(Sourced::derived(Attention::Sdpa, d("attention")));
+    p.optimizer = Some(Sourced::derived(Optimizer::AdamW, d("optimizer")));
+    p.loss = Some(Sourced::derived(LossImpl::LitgptChunked, d("loss")));
     if row.method == Method::Lora {
         p.lora = Some(LoraPlan {
             rank: Sourced::derived(8, d("r")),

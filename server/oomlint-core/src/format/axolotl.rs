@@ -71,11 +71,18 @@ fn lora(r: &Reader) -> LoraPlan {
         ),
     };
     LoraPlan {
-        rank: r.u64("lora_r").unwrap_or_else(|| Sourced::default_of(8, "PEFT LoraConfig r=8 (lora_r unset)")),
-        alpha: r
-            .f64("lora_alpha")
-            .unwrap_or_else(|| Sourced::default_of(8.0, "PEFT LoraConfig lora_alpha=8 (lora_alpha unset)")),
-        dropout: r.f64("lora_dropout").unwrap_or_else(|| default(0.0, "lora_dropout=0.0")),
+        rank: r.u64("lora_r").unwrap_or_else(|| {
+            Sourced::default_of(facts::count(facts::Framework::Peft, "r"), "PEFT LoraConfig r=8 (lora_r unset)")
+        }),
+        alpha: r.f64("lora_alpha").unwrap_or_else(|| {
+            Sourced::default_of(
+                facts::number(facts::Framework::Peft, "lora_alpha"),
+                "PEFT LoraConfig lora_alpha=8 (lora_alpha unset)",
+            )
+        }),
+        dropout: r
+            .f64("lora_dropout")
+            .unwrap_or_else(|| default(facts::number(Axolotl, "lora_dropout"), "lora_dropout=0.0")),
         targets,
     }
 }
@@ -256,9 +263,11 @@ fn rl_plan(r: &Reader) -> RlPlan {
         let utilization = r.f64("vllm.gpu_memory_utilization");
         let gpu_memory_utilization = match utilization {
             Some(u) if explicit_colocate || server => u,
-            _ if explicit_colocate || server => default(0.9, "vllm.gpu_memory_utilization=0.9"),
+            _ if explicit_colocate || server => {
+                default(facts::number(Axolotl, "vllm.gpu_memory_utilization"), "vllm.gpu_memory_utilization=0.9")
+            }
             _ => Sourced::default_of(
-                0.3,
+                facts::number(facts::Framework::TrlGrpo, "vllm_gpu_memory_utilization"),
                 format!(
                     "{TRL} vllm_gpu_memory_utilization=0.3 (Axolotl passes vllm.gpu_memory_utilization only with an \
                      explicit trl.vllm_mode: colocate)"
@@ -282,9 +291,12 @@ fn rl_plan(r: &Reader) -> RlPlan {
         }
     });
     RlPlan {
-        num_generations: r
-            .count("trl.num_generations")
-            .unwrap_or_else(|| Sourced::default_of(8, format!("{TRL} GRPOConfig num_generations=8"))),
+        num_generations: r.count("trl.num_generations").unwrap_or_else(|| {
+            Sourced::default_of(
+                facts::count(facts::Framework::TrlGrpo, "num_generations"),
+                format!("{TRL} GRPOConfig num_generations=8"),
+            )
+        }),
         max_prompt_length: r.u64("max_prompt_len"),
         prompt_length: r.u64("max_prompt_len").unwrap_or_else(|| super::trl::assumed_prompt_length("max_prompt_len")),
         max_completion_length: r.u64("trl.max_completion_length").unwrap_or_else(|| {
@@ -296,7 +308,9 @@ fn rl_plan(r: &Reader) -> RlPlan {
         }),
         generation_batch_size: r.u64("trl.generation_batch_size"),
         steps_per_generation: r.u64("trl.steps_per_generation"),
-        beta: beta(r).unwrap_or_else(|| Sourced::default_of(0.0, format!("{TRL} GRPOConfig beta=0.0"))),
+        beta: beta(r).unwrap_or_else(|| {
+            Sourced::default_of(facts::number(facts::Framework::TrlGrpo, "beta"), format!("{TRL} GRPOConfig beta=0.0"))
+        }),
         vllm,
     }
 }
@@ -349,7 +363,7 @@ pub(crate) fn plan(r: &Reader) -> Plan {
             (batch.value / micro.value.max(1)).max(1),
             "batch_size // micro_batch_size (normalize_config)",
         ),
-        (None, None) => default(1, "gradient_accumulation_steps=1"),
+        (None, None) => default(facts::count(Axolotl, "gradient_accumulation_steps"), "gradient_accumulation_steps=1"),
     };
     plan.global_batch_size = Some(Sourced::derived(
         micro.value * accumulation.value,
@@ -358,7 +372,9 @@ pub(crate) fn plan(r: &Reader) -> Plan {
     plan.micro_batch_size = Some(micro);
     plan.gradient_accumulation = Some(accumulation);
 
-    plan.max_seq_length = Some(r.u64("sequence_len").unwrap_or_else(|| default(512, "sequence_len=512")));
+    plan.max_seq_length = Some(
+        r.u64("sequence_len").unwrap_or_else(|| default(facts::count(Axolotl, "sequence_len"), "sequence_len=512")),
+    );
     plan.packing = Some(r.flag("sample_packing").unwrap_or_else(|| default(false, "sample_packing=None (off)")));
     plan.gradient_checkpointing = Some(checkpointing(r));
     plan.attention = Some(attention(r));

@@ -10,7 +10,7 @@
 
 use super::axolotl::model_ref;
 use super::hf_names::{lora_targets, optimizer_kind};
-use super::{accelerate, deepspeed, Reader};
+use super::{accelerate, deepspeed, facts, Reader};
 use crate::plan::{
     Attention, Checkpointing, Dtype, Framework, LoraPlan, LossImpl, Method, Optimizer, Plan, Precision, Quantization,
     RlAlgorithm, Sharding, Sourced,
@@ -104,12 +104,16 @@ fn method(r: &Reader, quantized: bool) -> Sourced<Method> {
 
 fn lora(r: &Reader, prefix: &str, names: [&str; 4]) -> LoraPlan {
     let [rank_key, alpha_key, dropout_key, target_key] = names.map(|k| format!("{prefix}{k}"));
-    let rank = r.u64(&rank_key).unwrap_or_else(|| default(8, &format!("{rank_key}=8")));
+    let rank = r.u64(&rank_key).unwrap_or_else(|| {
+        default(facts::count(facts::Framework::LlamaFactory, "lora_rank"), &format!("{rank_key}=8"))
+    });
     let alpha = r.f64(&alpha_key).unwrap_or_else(|| {
         Sourced::derived(rank.value as f64 * 2.0, format!("{rank_key} × 2 (LLaMA-Factory's {alpha_key} default)"))
     });
     LoraPlan {
-        dropout: r.f64(&dropout_key).unwrap_or_else(|| default(0.0, &format!("{dropout_key}=0.0"))),
+        dropout: r.f64(&dropout_key).unwrap_or_else(|| {
+            default(facts::number(facts::Framework::LlamaFactory, "lora_dropout"), &format!("{dropout_key}=0.0"))
+        }),
         targets: r
             .strings(&target_key, true)
             .map(|t| t.map(|names| lora_targets(&names)))
@@ -235,12 +239,18 @@ fn classic_plan(r: &Reader, plan: &mut Plan) {
     plan.method = Some(method);
     plan.quantization = Some(quantization);
 
-    let micro = r
-        .u64("per_device_train_batch_size")
-        .unwrap_or_else(|| Sourced::default_of(8, format!("{TRAINER} per_device_train_batch_size=8")));
-    let accumulation = r
-        .u64("gradient_accumulation_steps")
-        .unwrap_or_else(|| Sourced::default_of(1, format!("{TRAINER} gradient_accumulation_steps=1")));
+    let micro = r.u64("per_device_train_batch_size").unwrap_or_else(|| {
+        Sourced::default_of(
+            facts::count(facts::Framework::Transformers, "per_device_train_batch_size"),
+            format!("{TRAINER} per_device_train_batch_size=8"),
+        )
+    });
+    let accumulation = r.u64("gradient_accumulation_steps").unwrap_or_else(|| {
+        Sourced::default_of(
+            facts::count(facts::Framework::Transformers, "gradient_accumulation_steps"),
+            format!("{TRAINER} gradient_accumulation_steps=1"),
+        )
+    });
     plan.global_batch_size = Some(Sourced::derived(
         micro.value * accumulation.value,
         "per_device_train_batch_size × gradient_accumulation_steps (× the world size)",
@@ -248,7 +258,10 @@ fn classic_plan(r: &Reader, plan: &mut Plan) {
     plan.micro_batch_size = Some(micro);
     plan.gradient_accumulation = Some(accumulation);
 
-    plan.max_seq_length = Some(r.u64("cutoff_len").unwrap_or_else(|| default(2048, "cutoff_len=2048")));
+    plan.max_seq_length = Some(
+        r.u64("cutoff_len")
+            .unwrap_or_else(|| default(facts::count(facts::Framework::LlamaFactory, "cutoff_len"), "cutoff_len=2048")),
+    );
     plan.packing = Some(match (r.bool("packing"), is_true(r, "neat_packing")) {
         (Some(p), _) => p,
         (None, Some(neat)) => neat,

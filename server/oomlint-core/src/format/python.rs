@@ -31,7 +31,7 @@ pub use calls::{Arg, ArgValue, Call, Callee, Roles, Script};
 
 use super::hf_names::{attention_kind, lora_targets};
 use super::trl::{self, dtype_of};
-use super::{Format, Reader};
+use super::{facts, Format, Reader};
 use crate::plan::{
     Attention, Checkpointing, Dtype, Framework, LoraPlan, LossImpl, Method, ModelRef, Origin, Plan, Quantization,
     RlAlgorithm, Sourced, VllmMode, VllmPlan,
@@ -207,7 +207,7 @@ impl Builder<'_> {
         plan.load_dtype = Some(self.dtype().unwrap_or_else(|| {
             Sourced::default_of(Dtype::Auto, "Unsloth dtype=None: bfloat16 where supported, else float16")
         }));
-        plan.lora = peft.filter(|_| full.is_none()).map(|p| self.lora(p, 16, 16.0, unsloth_targets()));
+        plan.lora = peft.filter(|_| full.is_none()).map(|p| self.lora(p, facts::Framework::Unsloth, unsloth_targets()));
         plan.attention = Some(self.attention().unwrap_or_else(|| {
             Sourced::default_of(
                 Attention::Flash,
@@ -225,7 +225,10 @@ impl Builder<'_> {
         // Unsloth's SFTTrainer takes the model's `max_seq_length` when the config sets no length.
         if plan.max_seq_length.as_ref().is_none_or(|m| !m.is_from_file()) && format_is_sft(plan) {
             plan.max_seq_length = Some(arg(self.loader(), "max_seq_length", as_u64).unwrap_or_else(|| {
-                Sourced::default_of(2048, format!("{UNSLOTH} from_pretrained max_seq_length=2048"))
+                Sourced::default_of(
+                    facts::count(facts::Framework::Unsloth, "max_seq_length"),
+                    format!("{UNSLOTH} from_pretrained max_seq_length=2048"),
+                )
             }));
         }
         if let Some(rl) = plan.rl.as_mut() {
@@ -281,7 +284,10 @@ impl Builder<'_> {
         Some(VllmPlan {
             mode: fast.map(|_| VllmMode::Colocate),
             gpu_memory_utilization: arg(self.loader(), "gpu_memory_utilization", as_f64).unwrap_or_else(|| {
-                Sourced::default_of(0.5, format!("{UNSLOTH} from_pretrained gpu_memory_utilization=0.5"))
+                Sourced::default_of(
+                    facts::number(facts::Framework::Unsloth, "gpu_memory_utilization"),
+                    format!("{UNSLOTH} from_pretrained gpu_memory_utilization=0.5"),
+                )
             }),
             fraction_of_free: true,
             enable_sleep_mode: standby
@@ -324,9 +330,12 @@ impl Builder<'_> {
         });
         let names = vec!["q_proj".to_string(), "v_proj".to_string()];
         let peft_default = Sourced::default_of(lora_targets(&names), "PEFT default targets for Llama-style models");
-        let (rank, alpha) =
-            if peft.is_some_and(|p| p.callee == Callee::UnslothGetPeftModel) { (16, 16.0) } else { (8, 8.0) };
-        plan.lora = peft.map(|p| self.lora(p, rank, alpha, peft_default));
+        let whose = if peft.is_some_and(|p| p.callee == Callee::UnslothGetPeftModel) {
+            facts::Framework::Unsloth
+        } else {
+            facts::Framework::Peft
+        };
+        plan.lora = peft.map(|p| self.lora(p, whose, peft_default));
         if let Some(attention) = self.attention() {
             plan.attention = Some(attention);
         }
@@ -368,7 +377,9 @@ impl Builder<'_> {
         Some(Sourced { value: attention_kind(&written.value)?, origin: written.origin })
     }
 
-    fn lora(&self, call: &Call, rank: u64, alpha: f64, targets: Sourced<crate::plan::LoraTargets>) -> LoraPlan {
+    /// The adapter `call` configures; what it leaves out is `whose` default (PEFT's or Unsloth's).
+    fn lora(&self, call: &Call, whose: facts::Framework, targets: Sourced<crate::plan::LoraTargets>) -> LoraPlan {
+        let (rank, alpha) = (facts::count(whose, "r"), facts::number(whose, "lora_alpha"));
         let default = |what: &str| {
             format!("{} {what}", if call.callee == Callee::LoraConfig { "PEFT LoraConfig" } else { UNSLOTH })
         };
@@ -377,7 +388,7 @@ impl Builder<'_> {
             rank: arg(call, "r", as_u64).unwrap_or_else(|| Sourced::default_of(rank, default("r"))),
             alpha: arg(call, "lora_alpha", as_f64).unwrap_or_else(|| Sourced::default_of(alpha, default("lora_alpha"))),
             dropout: arg(call, "lora_dropout", as_f64)
-                .unwrap_or_else(|| Sourced::default_of(0.0, default("lora_dropout"))),
+                .unwrap_or_else(|| Sourced::default_of(facts::number(whose, "lora_dropout"), default("lora_dropout"))),
             targets: arg(call, "target_modules", as_strings).map(|s| s.map(|n| lora_targets(&n))).unwrap_or(targets),
         }
     }

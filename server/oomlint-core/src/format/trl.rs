@@ -323,9 +323,9 @@ fn plan_grpo(plan: &mut Plan, r: &Reader, peft: bool) {
             .str("vllm_mode")
             .map(|s| s.map(|m| if m == "server" { VllmMode::Server } else { VllmMode::Colocate }))
             .unwrap_or_else(|| trl_default(VllmMode::Colocate, "GRPOConfig.vllm_mode=colocate (since 1.0)")),
-        gpu_memory_utilization: r
-            .f64("vllm_gpu_memory_utilization")
-            .unwrap_or_else(|| trl_default(0.3, "GRPOConfig.vllm_gpu_memory_utilization")),
+        gpu_memory_utilization: r.f64("vllm_gpu_memory_utilization").unwrap_or_else(|| {
+            trl_default(facts::number(TrlGrpo, "vllm_gpu_memory_utilization"), "GRPOConfig.vllm_gpu_memory_utilization")
+        }),
         fraction_of_free: false,
         enable_sleep_mode: r
             .bool("vllm_enable_sleep_mode")

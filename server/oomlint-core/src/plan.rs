@@ -680,4 +680,23 @@ impl Plan {
         let nodes = self.num_nodes.as_ref().map_or(1, |n| n.value.max(1));
         devices * nodes
     }
+
+    /// The world size (devices × nodes) when the file states it or it follows from what the
+    /// file states (`num_processes`, `devices`, a DeepSpeed batch triple, accelerate's
+    /// `distributed_type: NO`, a notebook's single process); None when the launch decides
+    /// (`accelerate launch --num_processes`, `litgpt … --devices`, `devices: auto`).
+    pub fn stated_world_size(&self) -> Option<u64> {
+        let devices_stated = match &self.devices {
+            Some(d) => match d.origin {
+                Origin::File { .. } | Origin::Derived { .. } => true,
+                // accelerate's only default is one process under `distributed_type: NO`.
+                Origin::Default { .. } => self.framework == Framework::Accelerate,
+                Origin::Unknown { .. } => false,
+            },
+            None => false,
+        };
+        let nodes_known = self.num_nodes.as_ref().is_none_or(|n| !matches!(n.origin, Origin::Unknown { .. }));
+        let notebook = self.language == Language::Notebook;
+        ((devices_stated && nodes_known) || notebook).then(|| self.world_size())
+    }
 }

@@ -165,6 +165,23 @@ impl Setup {
         let behaviour = context.behaviour(plan.framework);
         let (loss, fused_head) = trl_loss(plan.framework, loss, behaviour.trl_loss);
         let (shard_params, shard_grads, shard_optimizer) = shard_factors(sharding, world, implementation);
+        // The launch sets the world size unless the file states it; sharding divides by it,
+        // so one GPU (the most memory per GPU) is an assumption the estimate states.
+        // LitGPT refuses to quantize on more than one device, so a quantized run has one.
+        let single = implementation == Implementation::Litgpt && quantization.is_some();
+        if plan.stated_world_size().is_none() && !single {
+            let sharded = match shard_factors(sharding, 2, implementation) {
+                (1, 1, 1) => None,
+                (1, 1, _) => Some("optimizer state"),
+                (1, _, _) => Some("gradients and optimizer state"),
+                _ => Some("parameters, gradients and optimizer state"),
+            };
+            if let Some(sharded) = sharded {
+                missing.push(format!(
+                    "world size not in the file (set at launch); assumed one GPU, which shards nothing (more GPUs divide the {sharded})"
+                ));
+            }
+        }
         let (lora_rank, lora_dropout, lora_targets) = match &plan.lora {
             Some(l) => (l.rank.value, l.dropout.value > 0.0, l.targets.value.clone()),
             None if matches!(method, Method::Lora | Method::Qlora) => {

@@ -416,3 +416,25 @@ fn sequence_lever_sets_the_solvers_length_under_the_verdicts_headroom() {
     let halve = unjudged.levers.iter().find(|l| l.changes.iter().any(|c| c.field == "max_seq_length"));
     assert_eq!(halve.map(|l| l.changes[0].value.clone()), Some(crate::syntax::Literal::from(652u64)));
 }
+
+#[test]
+fn an_unstated_world_size_is_an_assumption_only_where_more_gpus_shard() {
+    let a = arch("Gemma-2b");
+    let one_gpu_assumed = |p: &Plan| estimate(p, a, None).missing_inputs.iter().any(|m| m.contains("assumed one GPU"));
+    // LitGPT shards with FSDP on more than one device; the file's `devices` settles it.
+    assert!(one_gpu_assumed(&litgpt_lora(1, 512)));
+    assert!(!one_gpu_assumed(&litgpt_fsdp_full(1)));
+    // Under ZeRO-3 every rank holds a slice; without sharding every rank holds the same.
+    let mut zero3 = Plan::new(Framework::Trl);
+    zero3.method = Some(d(Method::Full));
+    zero3.micro_batch_size = Some(d(1));
+    zero3.max_seq_length = Some(d(512));
+    zero3.sharding = Some(d(crate::plan::Sharding::Zero { stage: 3, offload_optimizer: false, offload_params: false }));
+    assert!(one_gpu_assumed(&zero3));
+    let mut stated = zero3.clone();
+    stated.devices = Some(Sourced::file(8, Span::new(0, 1), Span::new(0, 1)));
+    assert!(!one_gpu_assumed(&stated));
+    let mut ddp = zero3;
+    ddp.sharding = Some(d(crate::plan::Sharding::None));
+    assert!(!one_gpu_assumed(&ddp));
+}

@@ -315,4 +315,14 @@ mod tests {
             assert_eq!(read, stated, "{}: devices {origin:?}", path.display());
         });
     }
+
+    #[test]
+    fn the_world_size_is_stated_by_num_processes_or_distributed_type_no() {
+        let world = |text: &str| plan_of(text).stated_world_size();
+        assert_eq!(world("distributed_type: MULTI_GPU\nnum_processes: 8\n"), Some(8));
+        assert_eq!(world("distributed_type: MULTI_GPU\nnum_machines: 2\nnum_processes: 16\n"), Some(16));
+        assert_eq!(world("distributed_type: NO\n"), Some(1));
+        assert_eq!(world("distributed_type: MULTI_GPU\n"), None);
+        assert_eq!(world("distributed_type: MULTI_GPU\nnum_processes: -1\n"), None);
+    }
 }

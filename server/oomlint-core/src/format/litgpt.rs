@@ -286,4 +286,14 @@ mod tests {
         assert_eq!(p.gradient_checkpointing.unwrap().value, Checkpointing::Full);
         assert_eq!(p.gradient_accumulation.unwrap().value, 4);
     }
+
+    #[test]
+    fn the_world_size_is_stated_only_by_a_numeric_devices() {
+        let world = |text: &str| plan_of(Format::LitgptLora, text).stated_world_size();
+        assert_eq!(world("checkpoint_dir: x\ndevices: 4\n"), Some(4));
+        assert_eq!(world("checkpoint_dir: x\ndevices: 2\nnum_nodes: 2\n"), Some(4));
+        // Unset: 1 unless the launch passes `--devices`; `auto`: every visible GPU.
+        assert_eq!(world("checkpoint_dir: x\n"), None);
+        assert_eq!(world("checkpoint_dir: x\ndevices: auto\n"), None);
+    }
 }

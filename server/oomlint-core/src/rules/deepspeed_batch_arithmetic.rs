@@ -1,8 +1,10 @@
 //! ## What it does
 //! Reports a DeepSpeed JSON whose numeric `train_batch_size` is not a multiple of
-//! `train_micro_batch_size_per_gpu × gradient_accumulation_steps`, so no world size
-//! makes them agree; and any of the three at 0 or below. (`"auto"` values are filled by
-//! the HF Trainer and are not checked.)
+//! `train_micro_batch_size_per_gpu × gradient_accumulation_steps` (or of the one of the
+//! two it gives as a number), so no world size makes them agree; and any of the three at
+//! 0 or below. The world size is set at launch, so a `train_batch_size` that some world
+//! size reaches is not reported. (`"auto"` values are filled by the HF Trainer and are
+//! not checked.)
 //!
 //! ## Why
 //! DeepSpeed asserts `train_batch_size == micro × gradient_accumulation_steps ×
@@ -24,7 +26,9 @@
 //! DeepSpeed `deepspeed/runtime/config.py` (`DeepSpeedConfig._batch_assertion`): "Check
 //! batch related parameters. train_batch_size is not equal to micro_batch_per_gpu *
 //! gradient_acc_step * world_size {t} != {m} * {g} * {w}", "Train batch size: {t} has to
-//! be greater than 0".
+//! be greater than 0"; `DeepSpeedConfig._set_batch_related_parameters` derives a missing
+//! micro batch (`train_batch // world_size // grad_acc`) or accumulation count
+//! (`train_batch // micro_batch // world_size`).
 
 use super::support;
 use super::{Context, Reporter};
@@ -51,13 +55,23 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
             }
         }
     }
-    let [(_, Some((train, train_setting))), (_, Some((micro, _))), (_, Some((accumulation, _)))] = keys else { return };
-    let step = micro.saturating_mul(accumulation);
+    let (_, Some((train, train_setting))) = keys[0] else { return };
+    // The world size is the launch's: only a train_batch_size that no world size reaches is
+    // reported. DeepSpeed derives a missing micro batch or accumulation count by floor
+    // division (`_set_batch_related_parameters`) and the HF integration fills an `"auto"`
+    // one, but the assertion still multiplies the written ones, so each must divide it.
+    let (micro, accumulation) = (keys[1].1.map(|(v, _)| v), keys[2].1.map(|(v, _)| v));
+    let (step, what) = match (micro, accumulation) {
+        (Some(m), Some(g)) => (m.saturating_mul(g), "train_micro_batch_size_per_gpu x gradient_accumulation_steps"),
+        (Some(m), None) => (m, "train_micro_batch_size_per_gpu"),
+        (None, Some(g)) => (g, "gradient_accumulation_steps"),
+        (None, None) => return,
+    };
     if step <= 0 || train % step == 0 {
         return;
     }
     let Some(span) = train_setting.value_span() else { return };
-    let diagnostic = out.report(span, format!("train_batch_size {train} is not a multiple of train_micro_batch_size_per_gpu x gradient_accumulation_steps = {step}, so no world size satisfies DeepSpeed's \"train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step * world_size\" assertion"));
+    let diagnostic = out.report(span, format!("train_batch_size {train} is not a multiple of {what} = {step}, so no world size satisfies DeepSpeed's \"train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step * world_size\" assertion"));
     for (key, value) in &keys[1..] {
         if let Some(span) = value.and_then(|(_, s)| s.key_span()) {
             diagnostic.with_related(span, format!("{key} set here"));

@@ -58,8 +58,7 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     ]);
     let mut message = format!("the global eval batch ({per_device} * {processes} processes) is not a multiple of the {generations} generations used for evaluation: TRL raises \"The global eval batch size ({per_device} * {processes}) must be divisible by the number of generations used for evaluation ({generations}).\"");
     // The world size is the launch's unless the file states it (or a notebook runs one process).
-    let world_known = plan.devices.as_ref().is_some_and(|d| d.is_from_file())
-        || ctx.plan.is_some_and(|p| p.language == crate::syntax::Language::Notebook);
+    let world_known = plan.stated_world_size().is_some();
     if !world_known {
         message.push_str(" on one process; the world size is set at launch, and other world sizes may divide it");
     }

@@ -94,8 +94,7 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     };
     // TRL's generation batch grows with the world size, which the launch sets: unless the
     // file states it (or a notebook runs one process), it fails on some world sizes only.
-    let world_known = ctx.plan.and_then(|p| p.devices.as_ref()).is_some_and(|d| d.is_from_file())
-        || ctx.plan.is_some_and(|p| p.language == crate::syntax::Language::Notebook);
+    let world_known = ctx.plan.and_then(|p| p.stated_world_size()).is_some();
     let depends_on_world = !b.axolotl && generation_batch_size.is_none() && !world_known;
     let mut message =
         format!("the generation batch ({how}) is not a multiple of num_generations ({num_generations}): {framework}");

@@ -1,7 +1,9 @@
 //! ## What it does
 //! Reports LitGPT batch settings whose per-rank batch or gradient-accumulation count
 //! comes out as zero: `global_batch_size // (devices * num_nodes)` is 0, or that
-//! divided by `micro_batch_size` is 0.
+//! divided by `micro_batch_size` is 0. Without a numeric `devices` in the file (unset:
+//! the launch's `--devices`, else 1; `auto`: every visible GPU) it reports only what
+//! fails on every device count: a `global_batch_size` of 0 or below `micro_batch_size`.
 //!
 //! ## Why
 //! `TrainArgs.batch_size` and `TrainArgs.gradient_accumulation_iters` both
@@ -30,20 +32,25 @@ use super::{Context, Reporter};
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let Some(batch) = support::litgpt_batch(ctx) else { return };
-    let Some(world) = batch.world else { return };
     let (global, micro) = (batch.global.value, batch.micro.value);
+    // Without `devices` in the file the launch sets the world size; one device has the
+    // most samples per rank, so what fails on one fails on every device count.
+    let world = batch.world.unwrap_or(1);
     let per_rank = global / world.max(1);
     let accumulation = per_rank.checked_div(micro);
     if per_rank > 0 && accumulation.is_some_and(|a| a > 0) {
         return;
     }
-    let message = if per_rank == 0 {
-        format!("global_batch_size {global} // {world} ranks = 0 samples per rank: LitGPT fails `assert batch_size > 0` (litgpt/args.py)")
-    } else {
-        format!(
+    let message = match (batch.world, per_rank) {
+        (Some(world), 0) => format!("global_batch_size {global} // {world} ranks = 0 samples per rank: LitGPT fails `assert batch_size > 0` (litgpt/args.py)"),
+        (None, 0) => format!("global_batch_size {global} leaves 0 samples per rank on any number of devices: LitGPT fails `assert batch_size > 0` (litgpt/args.py)"),
+        (Some(world), _) => format!(
             "{per_rank} samples per rank // micro_batch_size {micro} = 0 accumulation steps: LitGPT fails `assert gradient_accumulation_iters > 0` (litgpt/args.py); global_batch_size must be at least micro_batch_size x devices x num_nodes = {}",
             micro.saturating_mul(world)
-        )
+        ),
+        (None, _) => format!(
+            "global_batch_size {global} is smaller than micro_batch_size {micro}, so {global} // devices // {micro} = 0 accumulation steps on any number of devices: LitGPT fails `assert gradient_accumulation_iters > 0` (litgpt/args.py)"
+        ),
     };
     let span = support::first_key(&[batch.global.key_span(), batch.micro.key_span(), batch.train_key]);
     let diagnostic = out.report(span, message);

@@ -44,6 +44,9 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
         gpu.name,
     );
     let diagnostic = out.report(culprit.span, message);
+    if !estimate.missing_inputs.is_empty() {
+        diagnostic.message.push_str(&format!("; assuming {}", estimate.missing_inputs.join("; ")));
+    }
     diagnostic.with_note(breakdown_note(&culprit, estimate));
     let target = gpu.memory_bytes - (TIGHT_HEADROOM * gpu.memory_bytes as f64) as u64;
     for fix in resolving_fixes(estimate, target) {

@@ -6,8 +6,7 @@ use super::Context;
 use crate::diagnostic::{Applicability, Edit, Fix};
 use crate::format::Format;
 use crate::plan::{
-    AccelerateSettings, AxolotlSettings, DeepspeedSettings, LitgptSettings, Origin, RlAlgorithm, Sourced,
-    TrainerSettings,
+    AccelerateSettings, AxolotlSettings, DeepspeedSettings, LitgptSettings, RlAlgorithm, Sourced, TrainerSettings,
 };
 use crate::span::Span;
 use crate::syntax::Language;
@@ -94,7 +93,8 @@ pub(super) fn top_level_line_start(ctx: &Context, key: Span) -> Option<usize> {
 pub(super) struct LitgptBatch<'p> {
     pub global: &'p Sourced<u64>,
     pub micro: &'p Sourced<u64>,
-    /// `devices * num_nodes`; None with `devices: auto`/-1 (every visible GPU).
+    /// `devices * num_nodes` when the file gives `devices` as a number; None when the launch
+    /// decides (`devices` unset: 1 unless `--devices` says otherwise; `auto`/-1: every visible GPU).
     pub world: Option<u64>,
     pub train_key: Option<Span>,
     pub devices_key: Option<Span>,
@@ -105,7 +105,7 @@ pub(super) fn litgpt_batch<'p>(ctx: &Context<'p>) -> Option<LitgptBatch<'p>> {
     let plan = ctx.plan.filter(|_| is_litgpt(ctx.format))?;
     let devices = plan.devices.as_ref()?;
     let nodes = plan.num_nodes.as_ref();
-    let known = !matches!(devices.origin, Origin::Unknown { .. });
+    let known = plan.stated_world_size().is_some();
     Some(LitgptBatch {
         global: plan.global_batch_size.as_ref()?,
         micro: plan.micro_batch_size.as_ref()?,

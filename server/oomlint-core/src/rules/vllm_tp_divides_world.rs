@@ -1,7 +1,9 @@
 //! ## What it does
 //! Reports a TRL GRPO config that generates with colocated vLLM (`use_vllm: true`,
-//! `vllm_mode: colocate`, the default since TRL 1.0) where `num_processes` (1 when
-//! unset) is not a multiple of `vllm_tensor_parallel_size`.
+//! `vllm_mode: colocate`, the default since TRL 1.0) where `num_processes` is not a
+//! multiple of `vllm_tensor_parallel_size`. Without `num_processes` the launch sets the
+//! world size (`accelerate launch --num_processes`): a warning that says one process fails
+//! and a multiple of the tensor-parallel size divides it.
 //!
 //! ## Why
 //! Colocated vLLM groups the training ranks into tensor-parallel groups of equal size;
@@ -12,6 +14,7 @@
 //! ```yaml
 //! use_vllm: true
 //! vllm_mode: colocate
+//! num_processes: 1
 //! vllm_tensor_parallel_size: 2   # error on one process
 //! ```
 //!
@@ -40,12 +43,21 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if tp.value <= 1 {
         return;
     }
-    let processes = plan.world_size();
+    // The world size is the launch's unless the file states it; one process is assumed then.
+    let stated = plan.stated_world_size();
+    let processes = stated.unwrap_or(1);
     if processes % tp.value == 0 {
         return;
     }
     let Some(span) = tp.value_span() else { return };
-    let diagnostic = out.report(span, format!("vllm_tensor_parallel_size {} does not divide the {processes} training process(es): TRL raises \"tensor_parallel_size ({}) must divide world size ({processes}) evenly.\"", tp.value, tp.value));
+    let mut message = format!("vllm_tensor_parallel_size {} does not divide the {processes} training process(es): TRL raises \"tensor_parallel_size ({}) must divide world size ({processes}) evenly.\"", tp.value, tp.value);
+    if stated.is_none() {
+        message.push_str(&format!(" on one process; the world size is set at launch (`--num_processes`), and a multiple of {} processes divides it", tp.value));
+    }
+    let diagnostic = out.report(span, message);
+    if stated.is_none() {
+        diagnostic.severity = crate::diagnostic::Severity::Warning;
+    }
     if let Some(key) = plan.devices.as_ref().and_then(|d| d.key_span()) {
         diagnostic.with_related(key, "num_processes set here");
     }

@@ -40,6 +40,14 @@ const UNKNOWN_SHARE_TOLERATED: f64 = 0.2;
 pub(crate) fn recognize(path: &Path, text: &str, doc: &Document) -> Recognition {
     let proposed = format::detect(path, text, doc);
     let claimed = |format| Recognition { format, reason: None };
+    if let Some(target) = hydra_target(doc).filter(|_| format::detect::modeline_format(text).is_none()) {
+        return match target_format(target) {
+            Some(format) => claimed(format),
+            None => {
+                unknown(format!("Hydra instantiates `{target}` from it (`_target_`), a class oomlint does not read"))
+            }
+        };
+    }
     let Some(root) = doc.root_mapping().filter(|_| weighed(proposed)) else {
         return claimed(proposed);
     };
@@ -64,6 +72,27 @@ pub(crate) fn recognize(path: &Path, text: &str, doc: &Document) -> Recognition 
         ));
     }
     claimed(proposed)
+}
+
+/// The class a Hydra config names at its top (`_target_: trl.GRPOConfig`): `instantiate`
+/// builds that class from the other keys, so the class, not the keys, says what reads them.
+fn hydra_target(doc: &Document) -> Option<&str> {
+    doc.root_mapping()?.get("_target_")?.as_scalar()?.as_str().map(str::trim)
+}
+
+/// The format whose schema is the class's own arguments; None for any other class (TRL's
+/// experimental and KTO configs, a project's own classes).
+fn target_format(target: &str) -> Option<Format> {
+    let (module, class) = target.rsplit_once('.').unwrap_or(("", target));
+    let trl = module == "trl" || module.starts_with("trl.trainer");
+    let transformers = module == "transformers" || module.starts_with("transformers.training_args");
+    match class {
+        "SFTConfig" if trl => Some(Format::TrlSft),
+        "DPOConfig" if trl => Some(Format::TrlDpo),
+        "GRPOConfig" if trl => Some(Format::TrlGrpo),
+        "TrainingArguments" | "Seq2SeqTrainingArguments" if transformers => Some(Format::Transformers),
+        _ => None,
+    }
 }
 
 /// Axolotl plugins bring their own config keys (`axolotl/integrations/base.py`,
@@ -152,6 +181,21 @@ mod tests {
         assert_eq!(recognized("a.yaml", base).format, Format::Unknown);
         let with_plugin = format!("plugins:\n  - axolotl.integrations.gym.GymPlugin\n{base}");
         assert_eq!(recognized("a.yaml", &with_plugin).format, Format::Axolotl);
+    }
+
+    #[test]
+    fn a_hydra_target_names_the_class() {
+        let keys = "max_prompt_length: 512\nper_device_train_batch_size: 2\noutput_dir: out\n";
+        let experimental = format!("_target_: trl.experimental.sdpo.SDPOConfig\n{keys}");
+        let r = recognized("configs/training/sdpo.yaml", &experimental);
+        assert_eq!(r.format, Format::Unknown);
+        assert!(r.reason.unwrap().contains("trl.experimental.sdpo.SDPOConfig"));
+        assert_eq!(
+            recognized("configs/training/x.yaml", &format!("_target_: trl.DPOConfig\n{keys}")).format,
+            Format::TrlDpo
+        );
+        let own = "_target_: src.rewards.RewardManager\nmodel_name_or_path: m\n";
+        assert_eq!(recognized("rewards.yaml", own).format, Format::Unknown);
     }
 
     #[test]

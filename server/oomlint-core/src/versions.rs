@@ -277,7 +277,7 @@ pub fn from_install_commands(text: &str, path: &Path) -> Versions {
     let code = if path.extension().is_some_and(|e| e == "ipynb") { notebook_code(text) } else { text.to_string() };
     // A script converted from a notebook keeps a cell magic's commands in one string,
     // `run_cell_magic('capture', '', '!pip install …\n!pip install …\n')`: one per `\n`.
-    for line in code.lines().flat_map(|line| line.split("\\n")) {
+    for line in logical_lines(&code).iter().flat_map(|line| line.split("\\n")) {
         let Some(at) = line.find("pip install") else { continue };
         let before = line[..at].trim_end();
         let command = before.ends_with(['!', '%'])
@@ -334,6 +334,29 @@ pub fn from_install_commands(text: &str, path: &Path) -> Versions {
         }
     }
     versions
+}
+
+/// The lines of shell-like text with `\\`-continued lines joined: `%pip install --upgrade \\`
+/// followed by one package a line is one command.
+fn logical_lines(code: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut pending = String::new();
+    for line in code.lines() {
+        match line.trim_end().strip_suffix('\\') {
+            Some(continued) => {
+                pending.push_str(continued);
+                pending.push(' ');
+            }
+            None => {
+                pending.push_str(line);
+                lines.push(std::mem::take(&mut pending));
+            }
+        }
+    }
+    if !pending.is_empty() {
+        lines.push(pending);
+    }
+    lines
 }
 
 /// The code cells of a notebook, one after the other (outputs and Markdown left out).
@@ -695,6 +718,13 @@ mod tests {
         );
         assert!(installed.get("unsloth").is_none(), "unpinned and URL installs pin nothing");
         assert!(installed.installed_from_url("unsloth") && !installed.installed_from_url("trl"));
+        let continued = "%pip install torch tensorboard\n%pip install  --upgrade \\\n  \"transformers==4.44.2\" \\\n  \"trl==0.9.6\"\n";
+        let continued = from_install_commands(continued, Path::new("a.py"));
+        assert!(
+            !continued.at_least("trl", &v("0.10")) && continued.at_least("trl", &v("0.9.6")),
+            "a `\\`-continued command"
+        );
+        assert!(!continued.at_least("transformers", &v("4.45")));
         let git = "!pip install transformers==4.56.2\n!pip install git+https://github.com/huggingface/transformers.git@0a1b2c3\n";
         let git = from_install_commands(git, Path::new("a.py"));
         assert!(

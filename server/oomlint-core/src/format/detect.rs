@@ -98,18 +98,22 @@ fn count(m: &Mapping, keys: &[&str]) -> usize {
 }
 
 fn is_deepspeed(root: &Mapping) -> bool {
-    has_any(
-        root,
-        &[
-            "zero_optimization",
-            "train_micro_batch_size_per_gpu",
-            "train_batch_size",
-            "zero_allow_untested_optimizer",
-            "fp16",
-            "bf16",
-            "gradient_clipping",
-        ],
-    )
+    let own = [
+        "zero_optimization",
+        "train_micro_batch_size_per_gpu",
+        "train_batch_size",
+        "zero_allow_untested_optimizer",
+        "gradient_clipping",
+    ];
+    if has_any(root, &own) {
+        return true;
+    }
+    // `fp16`/`bf16` alone are shared: DeepSpeed's are blocks (`"fp16": {"enabled": …}`),
+    // while an `HfArgumentParser` arguments file (`parse_json_file`) holds the Trainer's flags,
+    // `"fp16": true`, beside keys DeepSpeed never has at the top.
+    let trainer_arguments =
+        ["output_dir", "per_device_train_batch_size", "num_train_epochs", "learning_rate", "model_name_or_path"];
+    has_any(root, &["fp16", "bf16"]) && !has_any(root, &trainer_arguments)
 }
 
 fn yaml_format(root: &Mapping, path: &str, file_name: &str) -> Format {
@@ -222,6 +226,16 @@ mod tests {
         let doc = syntax::parse(text, Language::Json);
         assert_eq!(detect(Path::new("configs/ds_zero3.json"), text, &doc), Format::Deepspeed);
         assert_eq!(detect(Path::new("package.json"), text, &doc), Format::Unknown);
+    }
+
+    #[test]
+    fn trainer_arguments_json_is_not_deepspeed() {
+        let json = |text: &str| detect(Path::new("train_args/sft.json"), text, &syntax::parse(text, Language::Json));
+        let arguments =
+            r#"{"output_dir": "out", "per_device_train_batch_size": 1, "learning_rate": 1e-4, "fp16": true}"#;
+        assert_eq!(json(arguments), Format::Unknown);
+        assert_eq!(json(r#"{"fp16": {"enabled": true}, "zero_optimization": {"stage": 2}}"#), Format::Deepspeed);
+        assert_eq!(json(r#"{"fp16": true}"#), Format::Deepspeed, "a broken DeepSpeed block is still reported");
     }
 
     #[test]

@@ -34,7 +34,8 @@ use crate::format::Format;
 use crate::syntax::Literal;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
-    if ctx.format != Format::TrlGrpo {
+    // TRL 0.14 has no such check; it comes with the train batch's in 0.15 (`GRPOTrainer.__init__`).
+    if ctx.format != Format::TrlGrpo || !support::trl_at_least(ctx, "0.15") {
         return;
     }
     let Some(plan) = ctx.plan else { return };

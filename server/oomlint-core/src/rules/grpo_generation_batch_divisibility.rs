@@ -32,6 +32,11 @@
 //!
 //! Fix safety: **unsafe**: more accumulation steps change the batch per optimizer step.
 //!
+//! TRL checks this from 0.15 (`GRPOTrainer.__init__`: "The global train batch size (…)
+//! must be evenly divisible by the number of generations per prompt"), over
+//! `per_device_train_batch_size × num_processes` alone through 0.16 and with the
+//! accumulation steps from 0.17; TRL 0.14 repeats each prompt and checks nothing.
+//!
 //! ## Source
 //! TRL `trl/trainer/grpo_config.py` (`GRPOConfig.__post_init__`): "generation_batch_size
 //! ({g}) must be divisible by num_generations ({n}).", "generation_batch_size ({g}) must
@@ -59,6 +64,13 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if num_generations < 2 || (generation_batch_size.is_some() && steps_per_generation.is_some()) {
         return; // grpo-min-generations, grpo-generation-batch-and-steps
     }
+    // TRL checks the batch from 0.15 on (`GRPOTrainer.__init__`): before, each prompt was
+    // simply repeated `num_generations` times. Through 0.16 it checks the global batch alone;
+    // 0.17 multiplies in the accumulation steps (`steps_per_generation` from 0.18).
+    if !b.axolotl && !support::trl_at_least(ctx, "0.15") {
+        return;
+    }
+    let accumulated = b.axolotl || support::trl_at_least(ctx, "0.17");
     let (per_device_key, generation_batch_key) = b.keys();
     let (per_device, accumulation) = (b.per_device_value(), b.accumulation_value());
     let global = per_device.saturating_mul(b.processes);
@@ -71,7 +83,7 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
             return;
         }
     }
-    let steps = steps_per_generation.unwrap_or(accumulation);
+    let steps = steps_per_generation.unwrap_or(if accumulated { accumulation } else { 1 });
     let generation = generation_batch_size.unwrap_or(global.saturating_mul(steps));
     if num_generations == 0 || generation % num_generations == 0 {
         return;
@@ -81,6 +93,9 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
         (None, true) => {
             format!("micro_batch_size {per_device} x gradient_accumulation_steps {accumulation} = {generation}")
         }
+        (None, false) if !accumulated => {
+            format!("per_device_train_batch_size {per_device} x {} processes = {generation}", b.processes)
+        }
         (None, false) => format!(
             "per_device_train_batch_size {per_device} x {} processes x {} {steps} = {generation}",
             b.processes,
@@ -89,6 +104,8 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     };
     let framework = if b.axolotl {
         "Axolotl raises \"GRPO: generation batch size must be divisible by `trl.num_generations`\""
+    } else if !accumulated {
+        "TRL before 0.17 raises \"The global train batch size (…) must be evenly divisible by the number of generations per prompt (…)\" (it does not count accumulation steps)"
     } else {
         "TRL raises \"generation_batch_size (…) must be divisible by num_generations (…).\""
     };
@@ -119,7 +136,7 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
             diagnostic.with_related(span, format!("{key} set here"));
         }
     }
-    if generation_batch_size.is_none() && steps_per_generation.is_none() {
+    if generation_batch_size.is_none() && steps_per_generation.is_none() && accumulated {
         let unit = global.max(1);
         let needed = num_generations / gcd(num_generations, unit);
         let accumulation = needed * accumulation.div_ceil(needed).max(1);

@@ -18,6 +18,9 @@
 //! classes that extend TRL's (`class GRPOConfig(trl.GRPOConfig)` with extra fields), so
 //! the key may be theirs; `trl grpo` itself would still reject it.
 //!
+//! A Hydra config that names a TRL or transformers class (`_target_: trl.DPOConfig`) is
+//! read as that class's file; `_target_` itself is Hydra's and is not reported.
+//!
 //! In a TRL config file, whether an unknown key fails depends on the TRL release
 //! (`format/trl_unknown_keys.rs`): TRL 0.13 to 0.18 drop such keys, and some releases
 //! reject them from the `trl` CLI but not from scripts; there the finding is a warning.
@@ -48,6 +51,10 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let parser = trl_unknown_keys::for_config_file(ctx);
     let package = own_config_classes(ctx);
     for unknown in &ctx.schema.unknown_keys {
+        // Hydra's own key: `instantiate` takes the class from it and passes the others on.
+        if unknown.parent.is_empty() && unknown.key == "_target_" {
+            continue;
+        }
         let place = if unknown.parent.is_empty() { String::new() } else { format!(" in `{}`", unknown.parent) };
         let mut message = format!("unknown key `{}`{place} for {}", unknown.key, ctx.format);
         let suggestion = unknown.suggestion();

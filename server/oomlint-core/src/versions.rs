@@ -137,6 +137,9 @@ pub enum PinSource {
     Settings,
     /// The version check of the launcher the config is written for.
     Launcher(&'static str),
+    /// The repository is the framework itself (`setup(name="axolotl", version="0.4.1")`):
+    /// its configs run against the checkout they sit in.
+    Checkout(PathBuf),
 }
 
 impl Pin {
@@ -150,6 +153,10 @@ impl Pin {
             PinSource::Install(_) => format!("{} (installed by the file itself)", self.spec),
             PinSource::Settings => format!("{} (oomlint framework-versions)", self.spec),
             PinSource::Launcher(launcher) => format!("{} (required by {launcher})", self.spec),
+            PinSource::Checkout(path) => {
+                let file = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into());
+                format!("{} (the repository is that framework itself: {file})", self.spec)
+            }
         }
     }
 }
@@ -224,8 +231,22 @@ impl Versions {
                 versions.pins.entry(name).or_insert(pin);
             }
         }
+        let package = package_name(file_name, text);
+        // A checkout of a framework runs its configs against itself: its version is the pin.
+        if let (Some(framework), Some(version)) =
+            (package.as_deref().and_then(framework_name), package_version(file_name, text))
+        {
+            if let Some(parsed) = Version::parse(&version) {
+                let pin = Pin {
+                    newest: Newest::Exactly(parsed),
+                    spec: format!("{framework}=={version}"),
+                    source: PinSource::Checkout(path.to_path_buf()),
+                };
+                versions.pins.insert(framework, pin);
+            }
+        }
         // A package of one's own counts when it trains with TRL or transformers.
-        versions.package = package_name(file_name, text).filter(|_| trains_with_hf);
+        versions.package = package.filter(|_| trains_with_hf);
         versions
     }
 
@@ -573,6 +594,27 @@ fn package_name(file_name: &str, text: &str) -> Option<String> {
     }
 }
 
+/// The version a `setup.py` (`setup(…, version="0.4.1")`) or `pyproject.toml`
+/// (`[project] version`, `[tool.poetry] version`) declares as a literal.
+fn package_version(file_name: &str, text: &str) -> Option<String> {
+    match file_name {
+        "setup.py" => {
+            let call = &text[text.find("setup(")?..];
+            let version = &call[call.find("version=")? + "version=".len()..];
+            let quote = version.chars().next().filter(|c| matches!(c, '"' | '\''))?;
+            version[1..].split(quote).next().map(str::to_string)
+        }
+        "pyproject.toml" => {
+            let doc = syntax::parse(text, Language::Toml);
+            let root = doc.root_mapping()?;
+            ["project.version", "tool.poetry.version"]
+                .iter()
+                .find_map(|path| root.entry_path(path)?.value.as_scalar()?.as_str().map(str::to_string))
+        }
+        _ => None,
+    }
+}
+
 /// The string literals of the first `[…]` list after `marker`.
 fn string_list_after(text: &str, marker: &str) -> Vec<String> {
     let Some(start) = text.find(marker) else {
@@ -759,6 +801,15 @@ mod tests {
             from("pyproject.toml", "[project]\nname = \"my-rl\"\ndependencies = [\"trl>=0.20\"]\n").project_package(),
             Some("my-rl")
         );
+        // A checkout of a framework pins that framework to its own version.
+        let checkout =
+            from("setup.py", "setup(\n    name=\"axolotl\",\n    version=\"0.4.1\",\n    install_requires=[],\n)\n");
+        assert_eq!(checkout.newest("axolotl"), Some(v("0.4.1")));
+        assert!(checkout.get("axolotl").unwrap().describe().contains("the repository is that framework itself"));
+        let project = from("pyproject.toml", "[project]\nname = \"litgpt\"\nversion = \"0.5.3\"\n");
+        assert_eq!(project.newest("litgpt"), Some(v("0.5.3")));
+        assert_eq!(from("setup.py", "setup(name=\"my-rl\", version=\"1.0\")").newest("my-rl"), None, "not a framework");
+        assert_eq!(from("setup.py", "setup(name=\"axolotl\", version=VERSION)").get("axolotl"), None, "not a literal");
 
         let py = from("setup.py", "setup(name='x', install_requires=[\"litgpt[all]==0.5.3\", 'unsloth'], extras={})");
         assert!(!py.at_least("litgpt", &v("0.5.4")));

@@ -92,3 +92,28 @@ fn setup_py_dependency_tables_pin_the_release() {
     let newest = project(&[("sft.yaml", removed)]);
     assert_eq!(severity_of(&newest.path().join("sft.yaml"), "removed-key").as_deref(), Some("error"));
 }
+
+const SFT_RECIPE_WITH_SCRIPT_KEYS: &str = "model_name_or_path: Qwen/Qwen2.5-0.5B\ndataset_id_or_path: data/train.jsonl\ntokenizer_name_or_path: Qwen/Qwen2.5-0.5B\nlearning_rate: 2.0e-5\nlr_scheduler_type: cosine\nmax_length: 1024\npacking: true\nper_device_train_batch_size: 4\ngradient_accumulation_steps: 4\nnum_train_epochs: 1\nbf16: true\nlogging_steps: 10\nuse_peft: true\nlora_r: 16\noutput_dir: out\nsystem_prompt: \"Think first.\"\n";
+
+const SFT_SCRIPT: &str = "from dataclasses import dataclass\nfrom trl import ModelConfig, SFTConfig, TrlParser\n\n\n@dataclass\nclass ScriptArguments:\n    \"\"\"Arguments of this script.\n\n    note: not a field\n    \"\"\"\n\n    dataset_id_or_path: str\n    tokenizer_name_or_path: str = None\n\n\ndef main():\n    parser = TrlParser((ModelConfig, ScriptArguments, SFTConfig))\n    model_args, script_args, training_args = parser.parse_args_and_config()\n";
+
+#[test]
+fn keys_of_the_repositorys_own_argument_dataclasses_are_known() {
+    // The recipe's keys of the script's `ScriptArguments` are not reported; another
+    // unknown key is a warning: which script reads the recipe is not known.
+    let own = project(&[("scripts/run_sft.py", SFT_SCRIPT), ("recipes/sft.yaml", SFT_RECIPE_WITH_SCRIPT_KEYS)]);
+    let found = findings(&own.path().join("recipes/sft.yaml"));
+    let unknown: Vec<&String> = found.iter().filter(|(rule, _)| rule == "unknown-key").map(|(_, s)| s).collect();
+    assert_eq!(unknown, ["warning"], "only `system_prompt`, as a warning: {found:?}");
+
+    // Without the script, the same keys are errors.
+    let bare = project(&[("recipes/sft.yaml", SFT_RECIPE_WITH_SCRIPT_KEYS)]);
+    let found = findings(&bare.path().join("recipes/sft.yaml"));
+    assert_eq!(found.iter().filter(|(rule, s)| rule == "unknown-key" && s == "error").count(), 3, "{found:?}");
+
+    // A script that parses with TRL's own classes only adds nothing.
+    let framework = "from trl import ScriptArguments, SFTConfig, ModelConfig, TrlParser\nparser = TrlParser((ScriptArguments, SFTConfig, ModelConfig))\n";
+    let plain = project(&[("scripts/sft.py", framework), ("recipes/sft.yaml", SFT_RECIPE_WITH_SCRIPT_KEYS)]);
+    let found = findings(&plain.path().join("recipes/sft.yaml"));
+    assert_eq!(found.iter().filter(|(rule, s)| rule == "unknown-key" && s == "error").count(), 3, "{found:?}");
+}

@@ -182,7 +182,7 @@ def merge(old: dict, new: dict) -> dict:
                 new[key] = old[key]
     new.pop("x-keep-type", None)
     refinement = "description" not in new
-    for key in ("description", "x-source", "x-additional"):
+    for key in ("description", "x-source", "x-additional", "x-checked"):
         if key in old and (key not in new or (refinement and key == "x-source")):
             new[key] = old[key]
     if "properties" in old and "properties" not in new:
@@ -198,6 +198,7 @@ def load_tables(names: list[str]) -> Node:
         path = TABLES / f"{name}.tbl"
         stack = [root]
         source = ""
+        checked = ""
         for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             where = f"{path.name}:{number}"
             line = raw.strip()
@@ -205,6 +206,9 @@ def load_tables(names: list[str]) -> Node:
                 continue
             if line.startswith("@source "):
                 source = line[len("@source "):].strip()
+            elif line.startswith("@checked "):
+                checked = line[len("@checked "):].strip()
+                checked = "" if checked == "-" else checked
             elif line.startswith("@object "):
                 key, prop = parse_line(line[len("@object "):], source, where)
                 node = Node(prop)
@@ -228,6 +232,8 @@ def load_tables(names: list[str]) -> Node:
                 raise TableError(f"{where}: unknown directive {line.split()[0]}")
             else:
                 key, prop = parse_line(line, source, where)
+                if checked and "x-checked" not in prop:
+                    prop["x-checked"] = checked
                 old = stack[-1].props.get(key)
                 stack[-1].props[key] = merge(old, prop) if old else prop
         if len(stack) != 1:
@@ -254,7 +260,7 @@ def finish(schema: dict) -> dict:
 def order(prop: dict) -> dict:
     first = ["$schema", "$id", "title", "description", "type", "enum", "const", "anyOf", "items", "minimum",
              "exclusiveMinimum", "maximum", "exclusiveMaximum", "default", "deprecated", "x-removed",
-             "x-deprecated", "x-source", "properties", "additionalProperties"]
+             "x-deprecated", "x-checked", "x-source", "properties", "additionalProperties"]
     out = {k: prop[k] for k in first if k in prop}
     out.update({k: v for k, v in prop.items() if k not in out})
     for key in ("properties", "$defs"):

@@ -22,6 +22,7 @@ pub struct Listing {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
     File,
+    Dir,
     Link,
     Other,
 }
@@ -36,6 +37,7 @@ impl Listing {
             .filter_map(|entry| {
                 let kind = match entry.file_type() {
                     Ok(t) if t.is_file() => Kind::File,
+                    Ok(t) if t.is_dir() => Kind::Dir,
                     Ok(t) if t.is_symlink() => Kind::Link,
                     _ => Kind::Other,
                 };
@@ -60,6 +62,11 @@ impl Listing {
     /// The names of the regular files themselves (links not followed).
     pub fn regular_files(&self) -> impl Iterator<Item = &str> {
         self.entries.iter().filter(|(_, kind)| *kind == Kind::File).map(|(name, _)| name.as_str())
+    }
+
+    /// The names of the subdirectories themselves (links not followed).
+    pub fn directories(&self) -> impl Iterator<Item = &str> {
+        self.entries.iter().filter(|(_, kind)| *kind == Kind::Dir).map(|(name, _)| name.as_str())
     }
 }
 

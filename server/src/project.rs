@@ -1,10 +1,12 @@
 //! What lies around a checked file on disk, read for the analysis core: the project's
-//! settings, the version pins of its dependency files, and the local checkpoints it names.
+//! settings, the version pins of its dependency files, the local checkpoints it names, and
+//! the argument dataclasses of the repository's own training scripts (`project/arguments.rs`).
 //!
 //! One [`Project`] serves a whole run of the CLI, or one workspace of the language server,
 //! which replaces it when a watched settings or dependency file changes. It remembers each
 //! directory it has listed or searched; nothing is kept anywhere else.
 
+mod arguments;
 mod checkpoint;
 
 use crate::analysis::Options;
@@ -13,7 +15,10 @@ use crate::model::Resolver;
 use crate::paths::{absolute, Listing};
 use crate::settings::{has_tool_oomlint, Settings, SettingsError, CONFIG_FILES};
 use crate::versions::{is_dependency_file, Versions};
+use arguments::PythonFile;
+use oomlint_core::own_arguments::OwnArguments;
 use std::collections::HashMap;
+use std::collections::HashSet;
 use std::hash::Hash;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -36,6 +41,10 @@ pub struct Project {
     pins: Memo<PathBuf, Arc<Versions>>,
     /// The pins of one directory, and whether it is a repository's root.
     directories: Memo<PathBuf, (Versions, bool)>,
+    /// The own argument dataclasses for the configs of a directory, by the directory as given.
+    arguments: Memo<PathBuf, Option<Arc<OwnArguments>>>,
+    /// What one Python file defines and parses, by its path.
+    python: Memo<PathBuf, Arc<PythonFile>>,
 }
 
 /// Values computed outside the lock, remembered by key.
@@ -153,6 +162,74 @@ impl Project {
         found
     }
 
+    /// The argument dataclasses that scripts around the config at `file` define and pass to
+    /// `TrlParser`/`HfArgumentParser` (see `project/arguments.rs` for which files are read).
+    pub fn own_arguments_for(&self, file: &Path) -> Option<Arc<OwnArguments>> {
+        let dir = file.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        if let Some(found) = self.arguments.get(&dir.to_path_buf()) {
+            return found;
+        }
+        let absolute_dir = absolute(dir);
+        let mut above: Vec<&Path> = Vec::new();
+        let mut root = false;
+        for ancestor in absolute_dir.ancestors().take(MAX_LEVELS + 1) {
+            above.push(ancestor);
+            if self.pins_in(ancestor).1 {
+                root = true;
+                break;
+            }
+        }
+        if !root {
+            above.truncate(arguments::NEAR_LEVELS + 1);
+        }
+        let top = above.last().map_or_else(|| absolute_dir.clone(), |p| p.to_path_buf());
+        let mut visited = HashSet::new();
+        let mut files = Vec::new();
+        for start in above {
+            self.python_files(start, arguments::DEPTH, &mut visited, &mut files);
+        }
+        let found = arguments::combine(&files, &top).map(Arc::new);
+        self.arguments.insert(dir.to_path_buf(), found.clone());
+        found
+    }
+
+    /// Scans the Python files of `dir` and of its subdirectories `depth` levels down.
+    fn python_files(
+        &self,
+        dir: &Path,
+        depth: usize,
+        visited: &mut HashSet<PathBuf>,
+        out: &mut Vec<(PathBuf, Arc<PythonFile>)>,
+    ) {
+        if out.len() >= arguments::MAX_FILES || !visited.insert(dir.to_path_buf()) {
+            return;
+        }
+        let listing = self.listing(dir);
+        for name in listing.regular_files().filter(|n| n.ends_with(".py")) {
+            if out.len() >= arguments::MAX_FILES {
+                return;
+            }
+            let path = dir.join(name);
+            out.push((path.clone(), self.python_file(&path)));
+        }
+        if depth > 0 {
+            for name in listing.directories().filter(|n| !arguments::skipped_directory(n)) {
+                self.python_files(&dir.join(name), depth - 1, visited, out);
+            }
+        }
+    }
+
+    fn python_file(&self, path: &Path) -> Arc<PythonFile> {
+        if let Some(found) = self.python.get(&path.to_path_buf()) {
+            return found;
+        }
+        let readable = std::fs::metadata(path).is_ok_and(|m| m.len() <= arguments::MAX_FILE_BYTES);
+        let text = if readable { std::fs::read_to_string(path).unwrap_or_default() } else { String::new() };
+        let found = Arc::new(arguments::scan(&text));
+        self.python.insert(path.to_path_buf(), found.clone());
+        found
+    }
+
     /// The entries of `dir`, read on first use.
     fn listing(&self, dir: &Path) -> Arc<Listing> {
         if let Some(listed) = self.listings.get(&dir.to_path_buf()) {
@@ -168,6 +245,10 @@ impl Resolver for Project {
     fn checkpoint(&self, config: &Path, name: &str) -> Option<Result<Checkpoint, LocalModelError>> {
         let dir = config.parent().unwrap_or(Path::new(".")).join(name);
         dir.is_dir().then(|| read_checkpoint(&dir))
+    }
+
+    fn own_arguments(&self, config: &Path) -> Option<Arc<OwnArguments>> {
+        self.own_arguments_for(config)
     }
 }
 

@@ -146,6 +146,7 @@ pub fn analyze_bytes(path: &Path, bytes: &[u8], options: &Options) -> Analysis {
                 rejected: Some(&rejection),
                 versions: &Versions::default(),
                 schema: &schema::Findings::default(),
+                own_arguments: None,
                 unrecognized: None,
                 suppressions: None,
             };
@@ -218,6 +219,12 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
         schema::script::removed_keys(&document, &mut findings);
         findings
     };
+    // A config file of the repository's own scripts may carry their own arguments: ask the
+    // leaf for their dataclasses only when the schema found keys it does not know.
+    let hf_config = matches!(format, Format::TrlSft | Format::TrlDpo | Format::TrlGrpo | Format::Transformers)
+        && matches!(document.language, Language::Yaml | Language::Json);
+    let strange_keys = !findings.unknown_keys.is_empty() || !findings.removed_keys.is_empty();
+    let own_arguments = (hf_config && strange_keys).then(|| resolver.own_arguments(path)).flatten();
     let line_index = LineIndex::new(&text);
     // Files of no known format get no findings: oomlint runs over whole repositories. One
     // the user named gets a note saying so, and its syntax errors.
@@ -236,6 +243,7 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
             rejected: None,
             versions: &versions,
             schema: &findings,
+            own_arguments: None,
             unrecognized: Some(reason),
             suppressions: None,
         };
@@ -259,6 +267,7 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
             rejected: None,
             versions: &versions,
             schema: &findings,
+            own_arguments: own_arguments.as_deref(),
             unrecognized: None,
             suppressions: None,
         };

@@ -28,6 +28,7 @@ pub mod explain;
 pub mod fix;
 pub mod format;
 pub mod model;
+pub mod own_arguments;
 pub mod plan;
 mod recognize;
 pub mod rules;

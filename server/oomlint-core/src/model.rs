@@ -3,9 +3,11 @@
 use crate::catalog::local::{from_checkpoint, Checkpoint, LocalModelError};
 use crate::catalog::models::resolve_model;
 use crate::catalog::Architecture;
+use crate::own_arguments::OwnArguments;
 use crate::plan::{ModelRef, Plan};
 use crate::span::Span;
 use std::path::Path;
+use std::sync::Arc;
 
 /// The outcome of resolving a plan's model reference.
 #[derive(Debug, Clone)]
@@ -40,6 +42,13 @@ pub trait Resolver: Send + Sync {
     /// The checkpoint directory `name` denotes, relative to the directory of the config at
     /// `config`: `None` when there is no such directory, else what reading it gave.
     fn checkpoint(&self, config: &Path, name: &str) -> Option<Result<Checkpoint, LocalModelError>>;
+
+    /// The argument dataclasses that the repository around the config at `config` defines
+    /// for its own scripts' `TrlParser`/`HfArgumentParser`: asked only for a TRL or
+    /// transformers config file with keys its schema does not know. None when there are none.
+    fn own_arguments(&self, _config: &Path) -> Option<Arc<OwnArguments>> {
+        None
+    }
 }
 
 /// A resolver that knows no local checkpoint (tests, and text without a project).

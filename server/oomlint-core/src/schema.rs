@@ -357,6 +357,10 @@ pub struct InvalidValue {
     pub message: String,
     /// The closest allowed value of an enum, when one is close enough.
     pub suggestion: Option<String>,
+    /// Why the framework would not reject the value at start-up, when it would not: the
+    /// format's reader passes values through unchecked and no start-up code checks this key
+    /// (see [`passed_unchecked`]).
+    pub unchecked: Option<String>,
 }
 
 /// A key the framework removed or deprecated (`x-removed` / `x-deprecated`).
@@ -398,7 +402,8 @@ pub fn check(format: Format, doc: &Document) -> Findings {
     let tool_table = root.as_mapping().and_then(|m| m.entry_path("tool.oomlint")).filter(|_| format == Format::Oomlint);
     let node = tool_table.map_or(root, |entry| &entry.value);
     let value = to_json(node);
-    let coerces = coerces_strings(format);
+    let reader = Reader::of(format, doc.language, node);
+    let coerces = coerces_strings(format) && reader != Some(Reader::Constructor);
     // Most files are valid, which `is_valid` finds out faster than an empty error iterator.
     let errors = (!schema.validator.is_valid(&value)).then(|| schema.validator.iter_errors(&value));
     for error in errors.into_iter().flatten() {
@@ -429,6 +434,7 @@ pub fn check(format: Format, doc: &Document) -> Findings {
                     span,
                     message: format!("missing required key `{name}`{place}"),
                     suggestion: None,
+                    unchecked: None,
                 });
             }
             _ => {
@@ -439,7 +445,9 @@ pub fn check(format: Format, doc: &Document) -> Findings {
                 if at.node.as_scalar().is_some_and(|s| s.is_template()) {
                     continue;
                 }
-                let finding = invalid_value(pointer, at, sub, error.instance(), &error);
+                let mut finding = invalid_value(pointer, at, sub, error.instance(), &error);
+                finding.unchecked =
+                    reader.and_then(|reader| passed_unchecked(reader, schema.root, pointer, error.instance()));
                 if !findings.invalid_values.iter().any(|f| f.span == finding.span) {
                     findings.invalid_values.push(finding);
                 }
@@ -583,7 +591,116 @@ fn invalid_value(
         }
         _ => None,
     };
-    InvalidValue { span: at.node.span, message, suggestion }
+    InvalidValue { span: at.node.span, message, suggestion, unchecked: None }
+}
+
+/// How a TRL or transformers config reaches its config class; none of these readers checks
+/// a value's type (transformers `hf_argparser.py`, TRL `trl/scripts/utils.py`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reader {
+    /// `TrlParser` (the `trl` CLI and scripts): the file's values become argparse defaults
+    /// (`set_defaults_with_config`); argparse converts a string default with the field's
+    /// type and exits when it cannot, and passes any other value as it is.
+    TrlParser,
+    /// `HfArgumentParser.parse_yaml_file` / `parse_json_file` / `parse_dict`: the dataclass
+    /// is built from the values as they are.
+    HfArgumentParser,
+    /// Hydra's `instantiate` (`_target_: trl.SFTConfig`): the class gets the values as they are.
+    Hydra,
+    /// A script's own call (`SFTConfig(...)`): keyword arguments as they are.
+    Constructor,
+}
+
+impl Reader {
+    fn of(format: Format, language: crate::syntax::Language, root: &Node) -> Option<Reader> {
+        use crate::syntax::Language;
+        let trl = matches!(format, Format::TrlSft | Format::TrlDpo | Format::TrlGrpo);
+        if !trl && format != Format::Transformers {
+            return None;
+        }
+        let hydra = root.as_mapping().is_some_and(|m| m.entries.iter().any(|e| e.key == "_target_"));
+        Some(match language {
+            Language::Python | Language::Notebook => Reader::Constructor,
+            _ if hydra => Reader::Hydra,
+            _ if trl => Reader::TrlParser,
+            _ => Reader::HfArgumentParser,
+        })
+    }
+
+    fn says(self) -> &'static str {
+        match self {
+            Reader::TrlParser => {
+                "TRL's parser sets the file's values as argparse defaults and converts only strings (TrlParser.set_defaults_with_config, trl/scripts/utils.py)"
+            }
+            Reader::HfArgumentParser => {
+                "HfArgumentParser builds the config class from the file's values as they are (parse_yaml_file, parse_json_file, transformers/hf_argparser.py)"
+            }
+            Reader::Hydra => "Hydra's instantiate passes the values to the config class as they are",
+            Reader::Constructor => "the config class takes its keyword arguments as they are",
+        }
+    }
+}
+
+/// Why a value the schema rejects still passes the start-up of a TRL or transformers run, or
+/// None when the run fails: the key's start-up check (`x-checked`: an enum conversion in
+/// `__post_init__`, an explicit `raise`), a number out of range (the number reaches code that
+/// checks it), or a string TRL's argparse cannot convert to the field's type.
+fn passed_unchecked(reader: Reader, root: &Value, pointer: &str, instance: &Value) -> Option<String> {
+    let path: Vec<String> = pointer.split('/').skip(1).map(|t| t.replace("~1", "/").replace("~0", "~")).collect();
+    let path: Vec<&str> = path.iter().map(String::as_str).collect();
+    let property = at_path(root, &path)?;
+    if property.get("x-checked").is_some() {
+        return None;
+    }
+    let allowed = allowed_types(property);
+    let kind = json_type(instance);
+    let fits = allowed.contains(&kind) || (kind == "integer" && allowed.contains(&"number"));
+    if fits && matches!(kind, "integer" | "number") {
+        return None;
+    }
+    let converted =
+        ["integer", "number", "boolean"].iter().any(|t| allowed.contains(t)) && !allowed.contains(&"string");
+    if reader == Reader::TrlParser && kind == "string" && converted {
+        return None;
+    }
+    let what = if fits { "no start-up code checks this value" } else { "nothing checks the type" };
+    Some(format!(
+        "passed through unchecked: {}, and {what}, so it fails, if at all, only where the run uses it",
+        reader.says()
+    ))
+}
+
+/// The JSON types a schema allows, through `type`, `enum`, `const` and alternatives.
+fn allowed_types(schema: &Value) -> Vec<&'static str> {
+    let mut types = Vec::new();
+    match schema.get("type") {
+        Some(Value::String(t)) => types.extend(static_type(t)),
+        Some(Value::Array(ts)) => types.extend(ts.iter().filter_map(Value::as_str).filter_map(static_type)),
+        _ => {}
+    }
+    let listed = schema.get("enum").and_then(Value::as_array).into_iter().flatten().chain(schema.get("const"));
+    types.extend(listed.map(json_type));
+    for alternative in alternatives(schema) {
+        types.extend(allowed_types(alternative));
+    }
+    types
+}
+
+fn static_type(name: &str) -> Option<&'static str> {
+    ["null", "boolean", "integer", "number", "string", "array", "object"].into_iter().find(|t| *t == name)
+}
+
+/// A value's JSON Schema type (`integer` for a whole number).
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
 }
 
 /// A short English description of what a schema allows: "an integer >= 1 or `auto`".

@@ -82,6 +82,7 @@ use crate::diagnostic::{Diagnostic, Fix, Related, Severity};
 use crate::estimate::Estimate;
 use crate::format::Format;
 use crate::model::ModelLookup;
+use crate::own_arguments::OwnArguments;
 use crate::plan::Plan;
 use crate::schema;
 use crate::span::Span;
@@ -134,6 +135,9 @@ pub struct Context<'a> {
     pub versions: &'a Versions,
     /// What schema validation found (see `crate::schema`).
     pub schema: &'a schema::Findings,
+    /// The argument dataclasses of the repository's own scripts, when the leaf found some
+    /// (asked only for TRL and transformers config files with unknown or removed keys).
+    pub own_arguments: Option<&'a OwnArguments>,
     /// Why the file was not taken for a format oomlint reads, when the user named it.
     pub unrecognized: Option<&'a str>,
     /// The file's suppression comments, once every other rule has run

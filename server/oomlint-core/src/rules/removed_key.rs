@@ -4,6 +4,10 @@
 //! 0.27: `dtype`), `max_prompt_length` in GRPO (TRL 0.28). A key that is only
 //! deprecated (still accepted, to be removed) is a warning.
 //!
+//! In a TRL or transformers config file of a repository whose own scripts parse configs
+//! with argument dataclasses that have a field of the key's name (`rules/unknown_key.rs`),
+//! the finding is a warning: a script that parses with that class takes the key.
+//!
 //! ## Why
 //! Configs outlive the framework version they were written for. A removed key is an
 //! unknown key to the new release: `HfArgumentParser` raises "Some keys are not used",
@@ -51,7 +55,12 @@ use crate::span::Span;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let language = ctx.document.language;
+    let own = ctx.own_arguments.filter(|_| super::unknown_key::hf_config_file(ctx));
     for removed in &ctx.schema.removed_keys {
+        // A field of the repository's own argument dataclasses (`rules/unknown_key.rs`):
+        // the script that parses with that class takes the key; which script reads this
+        // file is not known.
+        let owner = own.and_then(|own| own.owner(&removed.key));
         let applies =
             removed.since.as_ref().is_none_or(|(framework, version)| ctx.versions.at_least(framework, version));
         if !applies {
@@ -92,8 +101,13 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
             (false, true) => " ",
             (false, false) => ". ",
         };
-        let diagnostic = out.report(removed.key_span, format!("`{}` was {when}{detail}{sep}{after}", removed.key));
-        if removed.deprecated_only || ignored_by_unsloth || parser.is_some() {
+        let mut message = format!("`{}` was {when}{detail}{sep}{after}", removed.key);
+        if let Some(owner) = owner {
+            let end = if message.ends_with('.') { " " } else { "; " };
+            message.push_str(&format!("{end}{owner} of this repository has a field of that name, so a script that parses with it takes the key"));
+        }
+        let diagnostic = out.report(removed.key_span, message);
+        if removed.deprecated_only || ignored_by_unsloth || parser.is_some() || owner.is_some() {
             diagnostic.severity = diagnostic.severity.min(Severity::Warning);
         }
         // Installed from a commit: the key may well exist there, so only a note.

@@ -18,6 +18,14 @@
 //! classes that extend TRL's (`class GRPOConfig(trl.GRPOConfig)` with extra fields), so
 //! the key may be theirs; `trl grpo` itself would still reject it.
 //!
+//! Likewise when the repository holds scripts that parse such configs with dataclasses of
+//! their own (`@dataclass class ScriptArguments: dataset_id_or_path: str` passed to
+//! `TrlParser((ScriptArguments, SFTConfig, ModelConfig))` or `HfArgumentParser(...)`): a key
+//! that is a field of one of them is not reported, and any other unknown key is a warning,
+//! since which script reads the file is not known. oomlint reads the Python files in the
+//! config's directory and those above it up to the repository's root, and their
+//! subdirectories two levels down, as text; it runs nothing.
+//!
 //! A Hydra config that names a TRL or transformers class (`_target_: trl.DPOConfig`) is
 //! read as that class's file; `_target_` itself is Hydra's and is not reported.
 //!
@@ -50,9 +58,14 @@ use crate::syntax::Language;
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let parser = trl_unknown_keys::for_config_file(ctx);
     let package = own_config_classes(ctx);
+    let own = ctx.own_arguments.filter(|_| hf_config_file(ctx));
     for unknown in &ctx.schema.unknown_keys {
         // Hydra's own key: `instantiate` takes the class from it and passes the others on.
         if unknown.parent.is_empty() && unknown.key == "_target_" {
+            continue;
+        }
+        // A field of the repository's own argument dataclasses.
+        if unknown.parent.is_empty() && own.is_some_and(|own| own.defines(&unknown.key)) {
             continue;
         }
         let place = if unknown.parent.is_empty() { String::new() } else { format!(" in `{}`", unknown.parent) };
@@ -74,6 +87,11 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
             }
             (_, Some(package)) => {
                 message.push_str(&format!("; the repository builds its own package (`{package}`), whose scripts may add it to TRL's config classes (the `trl` CLI rejects it)"));
+                true
+            }
+            (_, None) if own.is_some() => {
+                let classes = own.map(|own| own.describe()).unwrap_or_default();
+                message.push_str(&format!("; scripts of this repository parse configs with argument classes of their own ({classes}), none of which defines it, but which script reads this file is not known"));
                 true
             }
             (Some(Outcome::Depends(why)), None) => {
@@ -99,8 +117,12 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
 /// The package of a repository whose own scripts may read a TRL-style config with config
 /// classes of their own (see the rule's documentation).
 fn own_config_classes<'c>(ctx: &Context<'c>) -> Option<&'c str> {
+    hf_config_file(ctx).then(|| ctx.versions.project_package()).flatten()
+}
+
+/// A TRL or transformers config file: a script names its config class; only a config file
+/// leaves its reader open.
+pub(super) fn hf_config_file(ctx: &Context) -> bool {
     let hf_arguments = matches!(ctx.format, Format::TrlSft | Format::TrlDpo | Format::TrlGrpo | Format::Transformers);
-    // A script names its config class; only a config file leaves its reader open.
-    let config_file = matches!(ctx.document.language, Language::Yaml | Language::Json);
-    (hf_arguments && config_file).then(|| ctx.versions.project_package()).flatten()
+    hf_arguments && matches!(ctx.document.language, Language::Yaml | Language::Json)
 }

@@ -386,6 +386,9 @@ pub struct Plan {
     /// DeepSpeed's own settings (DeepSpeed configs).
     #[serde(skip)]
     pub deepspeed: Option<DeepspeedSettings>,
+    /// The Unsloth loader's own settings (scripts that load with Unsloth).
+    #[serde(skip)]
+    pub unsloth: Option<UnslothSettings>,
 }
 
 // The settings below are what the frameworks' start-up checks test (the rules read them);
@@ -533,6 +536,38 @@ pub struct AccelerateSettings {
     pub fsdp_reshard_after_forward: Option<Sourced<String>>,
 }
 
+/// The precision flags of a script's `FastLanguageModel.from_pretrained` /
+/// `FastModel.from_pretrained` call as Unsloth reads them (`unsloth/models/loader.py`): each
+/// argument's Python truthiness, else its default, after a `quantization_config` (a
+/// `BitsAndBytesConfig` or a dict) with a true `load_in_4bit` or `load_in_8bit` replaced
+/// those two flags. The plan's quantization derives from them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnslothSettings {
+    /// `FastLanguageModel`, with its own fast path (it hands 8-bit loads and full
+    /// finetuning to `FastModel`); false for `FastModel` and `FastVisionModel`.
+    pub language_model: bool,
+    /// The loader's callee (`FastLanguageModel.from_pretrained`), where a default is reported.
+    pub loader: Span,
+    /// True by default.
+    pub load_in_4bit: UnslothFlag,
+    pub load_in_8bit: UnslothFlag,
+    pub load_in_16bit: UnslothFlag,
+    /// On for `True` and `"block"`.
+    pub load_in_fp8: UnslothFlag,
+    pub full_finetuning: UnslothFlag,
+}
+
+/// One flag of an Unsloth loader.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnslothFlag {
+    /// On or off; None when the script computes it (the origin says why). A flag a
+    /// `quantization_config` sets comes from that config's `load_in_4bit`/`load_in_8bit`.
+    pub on: Sourced<Option<bool>>,
+    /// The loader argument that sets it (the flag's keyword, or `quantization_config`'s),
+    /// with its value when the value is written inside the call; None for a default.
+    pub argument: Option<Span>,
+}
+
 /// What DeepSpeed (and the HF Trainer's check of an inline config) reads beyond the plan's fields.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeepspeedSettings {
@@ -671,6 +706,7 @@ impl Plan {
             litgpt: None,
             accelerate: None,
             deepspeed: None,
+            unsloth: None,
         }
     }
 

@@ -34,9 +34,10 @@ use super::trl::{self, dtype_of};
 use super::{facts, Format, Reader};
 use crate::plan::{
     Attention, Checkpointing, Dtype, Framework, LoraPlan, LossImpl, Method, ModelRef, Origin, Plan, Quantization,
-    RlAlgorithm, Sourced, VllmMode, VllmPlan,
+    RlAlgorithm, Sourced, UnslothFlag, UnslothSettings, VllmMode, VllmPlan,
 };
-use crate::syntax::python::{PyValue, Static};
+use crate::span::Span;
+use crate::syntax::python::{PyValue, Spanned, Static};
 use crate::syntax::{notebook, python, Document, Language};
 use crate::versions::{Version, Versions};
 
@@ -166,20 +167,18 @@ impl Builder<'_> {
     }
 
     fn unsloth(&self, plan: &mut Plan) {
-        let flag = |name: &str, default: bool| {
-            self.loader_bool(name)
-                .unwrap_or_else(|| Sourced::default_of(default, format!("{UNSLOTH} from_pretrained {name}={default}")))
+        let Some(loader) = self.loader() else { return };
+        let load = self.unsloth_settings(loader);
+        // A flag the script computes counts as its default here (the rules read it as unknown).
+        let assume = |flag: &UnslothFlag, name: &str| match flag.on.value {
+            Some(on) => flag.on.clone().map(|_| on),
+            None => Sourced::default_of(unsloth_flag_default(name), unsloth_flag_note(name)),
         };
-        let fp8 = self
-            .reader
-            .str("model_init_kwargs.load_in_fp8")
-            .map(|s| s.map(|v| !matches!(v.as_str(), "False" | "false")))
-            .unwrap_or_else(|| Sourced::default_of(false, format!("{UNSLOTH} from_pretrained load_in_fp8=False")));
-        let bnb = self.bnb();
-        // A `quantization_config` overrides the flags.
-        let (four, eight) = bnb.unwrap_or_else(|| (flag("load_in_4bit", true), flag("load_in_8bit", false)));
-        let sixteen = flag("load_in_16bit", false);
-        let full = self.loader_bool("full_finetuning").filter(|f| f.value);
+        let four = assume(&load.load_in_4bit, "load_in_4bit");
+        let eight = assume(&load.load_in_8bit, "load_in_8bit");
+        let sixteen = assume(&load.load_in_16bit, "load_in_16bit");
+        let fp8 = assume(&load.load_in_fp8, "load_in_fp8");
+        let full = (load.full_finetuning.on.value == Some(true)).then(|| load.full_finetuning.on.clone());
         let chosen = [&four, &eight, &sixteen, &fp8].into_iter().filter(|f| f.value).count();
         plan.quantization = Some(match (&full, chosen) {
             (Some(f), _) => f.clone().map(|_| None),
@@ -193,6 +192,7 @@ impl Builder<'_> {
             // 16-bit: the flag that says so (`load_in_16bit=True` or `load_in_4bit=False`).
             _ => [&sixteen, &four].into_iter().find(|f| f.is_from_file()).unwrap_or(&sixteen).clone().map(|_| None),
         });
+        plan.unsloth = Some(load);
         let quantized = plan.quantization.as_ref().is_some_and(|q| q.value.is_some());
         let peft = self.peft();
         plan.method = Some(match (&full, peft) {
@@ -246,6 +246,104 @@ impl Builder<'_> {
         }
         // After the length is known: below 512 tokens Unsloth checkpoints on the GPU.
         plan.gradient_checkpointing = Some(self.unsloth_checkpointing(plan));
+    }
+
+    /// The loader's precision flags as Unsloth's `from_pretrained` reads them (see
+    /// [`UnslothSettings`]): `if q_load_in_4bit: load_in_4bit = True; load_in_8bit = False`,
+    /// then the same for 8-bit, where `q_…` is the config's attribute or dict entry.
+    fn unsloth_settings(&self, loader: &Call) -> UnslothSettings {
+        let flag = |name: &str| {
+            let Some(arg) = loader.arg(name) else {
+                return UnslothFlag {
+                    on: Sourced::default_of(Some(unsloth_flag_default(name)), unsloth_flag_note(name)),
+                    argument: None,
+                };
+            };
+            let on = match &arg.value {
+                ArgValue::Known(v) => match truthy(&v.value) {
+                    Some(on) => Sourced::file(Some(on), arg.key_span, v.span),
+                    None => Sourced::unknown(None, format!("{name} is not a bool, None, an integer or a string")),
+                },
+                other => Sourced::unknown(None, why_of(other)),
+            };
+            UnslothFlag { on, argument: Some(argument_span(loader, arg)) }
+        };
+        let mut load = UnslothSettings {
+            language_model: loader.path.iter().any(|s| s == "FastLanguageModel"),
+            loader: loader.name_span,
+            load_in_4bit: flag("load_in_4bit"),
+            load_in_8bit: flag("load_in_8bit"),
+            load_in_16bit: flag("load_in_16bit"),
+            load_in_fp8: flag("load_in_fp8"),
+            full_finetuning: flag("full_finetuning"),
+        };
+        let Some(config) = loader.arg("quantization_config") else { return load };
+        let argument = Some(argument_span(loader, config));
+        match self.quantization_flags(&config.value) {
+            Ok((four, eight)) => {
+                if let Some(four) = four {
+                    load.load_in_4bit = UnslothFlag { on: four.map(Some), argument };
+                    load.load_in_8bit.on =
+                        Sourced::derived(Some(false), "quantization_config load_in_4bit=True turns load_in_8bit off");
+                }
+                if let Some(eight) = eight {
+                    load.load_in_8bit = UnslothFlag { on: eight.map(Some), argument };
+                    load.load_in_4bit.on =
+                        Sourced::derived(Some(false), "quantization_config load_in_8bit=True turns load_in_4bit off");
+                }
+            }
+            Err(why) => {
+                for flag in [&mut load.load_in_4bit, &mut load.load_in_8bit] {
+                    *flag = UnslothFlag { on: Sourced::unknown(None, why.clone()), argument };
+                }
+            }
+        }
+        load
+    }
+
+    /// The true `load_in_4bit` and `load_in_8bit` of a loader's `quantization_config`, where
+    /// they are written (`getattr(config, "load_in_4bit", False)` of a `BitsAndBytesConfig`,
+    /// `.get` of a dict; None when false or absent). Err: not known statically.
+    fn quantization_flags(&self, value: &ArgValue) -> Result<ConfigFlags, String> {
+        let read = |name: &str, written: Option<(Span, &Spanned)>| match written {
+            None => Ok(None),
+            Some((key, value)) => match truthy(&value.value) {
+                Some(on) => Ok(on.then(|| Sourced::file(true, key, value.span))),
+                None => Err(format!("quantization_config {name} is not a bool, None, an integer or a string")),
+            },
+        };
+        match value {
+            ArgValue::Call(index) => {
+                let config = self
+                    .script
+                    .calls
+                    .get(*index)
+                    .filter(|c| c.callee == Callee::BitsAndBytesConfig)
+                    .ok_or("quantization_config is not a BitsAndBytesConfig")?;
+                let get = |name: &str| match config.arg(name) {
+                    None => read(name, None),
+                    Some(arg) => match &arg.value {
+                        ArgValue::Known(v) => read(name, Some((arg.key_span, v))),
+                        other => Err(why_of(other)),
+                    },
+                };
+                Ok((get("load_in_4bit")?, get("load_in_8bit")?))
+            }
+            ArgValue::Known(v) => match &v.value {
+                PyValue::Dict(entries) => {
+                    let get = |name: &str| {
+                        read(
+                            name,
+                            entries.iter().rev().find(|(k, _, _)| k == name).map(|(_, key, value)| (*key, value)),
+                        )
+                    };
+                    Ok((get("load_in_4bit")?, get("load_in_8bit")?))
+                }
+                // `None` (no config) or a value without the attributes: the flags stay.
+                _ => Ok((None, None)),
+            },
+            ArgValue::Unknown(why) => Err(why.clone()),
+        }
     }
 
     /// `use_gradient_checkpointing` of `get_peft_model` (else `from_pretrained`), default "unsloth".
@@ -512,6 +610,43 @@ fn as_bool(v: &PyValue) -> Option<bool> {
         PyValue::Bool(b) => Some(*b),
         PyValue::None => Some(false),
         _ => None,
+    }
+}
+
+/// The true `load_in_4bit` and `load_in_8bit` of a `quantization_config`, where written.
+type ConfigFlags = (Option<Sourced<bool>>, Option<Sourced<bool>>);
+
+/// Python's truthiness of a flag's value; None for values a flag does not take.
+fn truthy(v: &PyValue) -> Option<bool> {
+    match v {
+        PyValue::Bool(b) => Some(*b),
+        PyValue::None => Some(false),
+        PyValue::Int(i) => Some(*i != 0),
+        PyValue::Str(s, _) => Some(!s.is_empty()),
+        _ => None,
+    }
+}
+
+/// The keyword with its value when the value is written in the call, else the keyword.
+fn argument_span(call: &Call, arg: &Arg) -> Span {
+    match &arg.value {
+        ArgValue::Known(v) if v.span.start >= arg.key_span.end && v.span.end <= call.args_span.end => {
+            arg.key_span.cover(v.span)
+        }
+        _ => arg.key_span,
+    }
+}
+
+/// Unsloth `from_pretrained`'s defaults: `load_in_4bit=True`, every other flag off.
+fn unsloth_flag_default(name: &str) -> bool {
+    name == "load_in_4bit"
+}
+
+fn unsloth_flag_note(name: &str) -> String {
+    if name == "load_in_fp8" {
+        format!("{UNSLOTH} from_pretrained load_in_fp8=False")
+    } else {
+        format!("{UNSLOTH} from_pretrained {name}={}", unsloth_flag_default(name))
     }
 }
 

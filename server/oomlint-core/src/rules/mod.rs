@@ -419,10 +419,7 @@ mod tests {
     ];
 
     /// Rules about meaning that still read the document, and why.
-    const NOT_YET_ON_THE_PLAN: &[(&str, &str)] = &[(
-        "unsloth-precision-conflict",
-        "reads the loader call of the Python program: the Python plan does not carry the 4/8/16-bit and fp8 flags yet",
-    )];
+    const NOT_YET_ON_THE_PLAN: &[(&str, &str)] = &[];
 
     /// What reading the document looks like in a rule's code.
     const DOCUMENT_ACCESS: &[&str] =

@@ -37,22 +37,16 @@
 //! reset) and `unsloth/models/loader_utils.py` (`_get_fp8_mode_and_check_settings`).
 
 use super::{Context, Reporter};
-use crate::format::python::{script, Arg, ArgValue, Call, Callee, Script};
+use crate::plan::{UnslothFlag, UnslothSettings};
 use crate::span::Span;
-use crate::syntax::python::PyValue;
 
 const COMBINATION: &str = "Unsloth: Can only load in 4bit or 8bit or 16bit, not a combination!";
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
-    let Some(script) = script(ctx.document) else { return };
-    let Some(loader) = script.call(script.roles().loader) else { return };
-    if loader.callee != Callee::UnslothFromPretrained {
-        return;
-    }
-    let Some(flags) = Flags::read(&script, loader) else { return };
-    let language_model = loader.path.iter().any(|s| s == "FastLanguageModel");
+    let Some(load) = ctx.plan.and_then(|p| p.unsloth.as_ref()) else { return };
+    let Some(flags) = Flags::read(load) else { return };
     let on: Vec<&Flag> = flags.all().into_iter().filter(|f| f.on).collect();
-    let delegated = !language_model || flags.eight.on || flags.full;
+    let delegated = !load.language_model || flags.eight.on || flags.full;
     let message = if delegated {
         // FastModel: `full_finetuning` with 4- or 8-bit turns every flag off.
         if (flags.full && (flags.four.on || flags.eight.on)) || on.len() < 2 {
@@ -73,98 +67,48 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
         return;
     };
     let hint = if flags.four.arg.is_none() && flags.four.on { "; set `load_in_4bit=False` to use another" } else { "" };
-    let written: Vec<&Arg> = on.iter().filter_map(|f| f.arg).collect();
+    let written: Vec<Span> = on.iter().filter_map(|f| f.arg).collect();
     let Some(primary) = written.last() else { return };
-    let diagnostic = out.report(place(loader, primary), format!("{message}{hint}"));
+    let diagnostic = out.report(*primary, format!("{message}{hint}"));
     for other in &written[..written.len() - 1] {
-        diagnostic.with_related(place(loader, other), "also set here");
+        diagnostic.with_related(*other, "also set here");
     }
     if flags.four.arg.is_none() && flags.four.on {
-        diagnostic.with_related(loader.name_span, "`load_in_4bit` is True by default");
+        diagnostic.with_related(load.loader, "`load_in_4bit` is True by default");
     }
 }
 
 /// One precision flag: whether it is on, and the argument that says so (None: default).
-struct Flag<'a> {
+struct Flag {
     name: &'static str,
     on: bool,
-    arg: Option<&'a Arg>,
+    arg: Option<Span>,
 }
 
-struct Flags<'a> {
-    four: Flag<'a>,
-    eight: Flag<'a>,
-    sixteen: Flag<'a>,
-    fp8: Flag<'a>,
+struct Flags {
+    four: Flag,
+    eight: Flag,
+    sixteen: Flag,
+    fp8: Flag,
     full: bool,
 }
 
-impl<'a> Flags<'a> {
+impl Flags {
     /// The flags as `from_pretrained` sees them after a `quantization_config` replaced
     /// 4-bit and 8-bit; None when one of them is not known statically.
-    fn read(script: &Script, loader: &'a Call) -> Option<Flags<'a>> {
-        let mut flags = Flags {
-            four: flag(loader, "load_in_4bit", true)?,
-            eight: flag(loader, "load_in_8bit", false)?,
-            sixteen: flag(loader, "load_in_16bit", false)?,
-            fp8: flag(loader, "load_in_fp8", false)?,
-            full: flag(loader, "full_finetuning", false)?.on,
-        };
-        if let Some(arg) = loader.arg("quantization_config") {
-            let (four, eight) = bnb_flags(script, &arg.value)?;
-            if four {
-                flags.four = Flag { name: "load_in_4bit", on: true, arg: Some(arg) };
-                flags.eight.on = false;
-            }
-            if eight {
-                flags.eight = Flag { name: "load_in_8bit", on: true, arg: Some(arg) };
-                flags.four.on = false;
-            }
-        }
-        Some(flags)
+    fn read(load: &UnslothSettings) -> Option<Flags> {
+        let flag = |name: &'static str, flag: &UnslothFlag| Some(Flag { name, on: flag.on.value?, arg: flag.argument });
+        Some(Flags {
+            four: flag("load_in_4bit", &load.load_in_4bit)?,
+            eight: flag("load_in_8bit", &load.load_in_8bit)?,
+            sixteen: flag("load_in_16bit", &load.load_in_16bit)?,
+            fp8: flag("load_in_fp8", &load.load_in_fp8)?,
+            full: load.full_finetuning.on.value?,
+        })
     }
 
-    fn all(&self) -> [&Flag<'a>; 4] {
+    fn all(&self) -> [&Flag; 4] {
         [&self.four, &self.eight, &self.sixteen, &self.fp8]
-    }
-}
-
-/// A flag's value: a literal (fp8 also takes `"block"`), else its default.
-fn flag<'a>(call: &'a Call, name: &'static str, default: bool) -> Option<Flag<'a>> {
-    let Some(arg) = call.arg(name) else { return Some(Flag { name, on: default, arg: None }) };
-    let ArgValue::Known(value) = &arg.value else { return None };
-    let on = match &value.value {
-        PyValue::Bool(b) => *b,
-        PyValue::None => false,
-        PyValue::Int(i) => *i != 0,
-        PyValue::Str(s, _) => !s.is_empty(),
-        _ => return None,
-    };
-    Some(Flag { name, on, arg: Some(arg) })
-}
-
-/// `load_in_4bit` and `load_in_8bit` of a `BitsAndBytesConfig(...)` or a dict literal.
-fn bnb_flags(script: &Script, value: &ArgValue) -> Option<(bool, bool)> {
-    let truthy = |v: &PyValue| matches!(v, PyValue::Bool(true));
-    match value {
-        ArgValue::Call(index) => {
-            let config = script.calls.get(*index).filter(|c| c.callee == Callee::BitsAndBytesConfig)?;
-            let get = |name: &str| match config.arg(name).map(|a| &a.value) {
-                None => Some(false),
-                Some(ArgValue::Known(v)) => Some(truthy(&v.value)),
-                Some(_) => None,
-            };
-            Some((get("load_in_4bit")?, get("load_in_8bit")?))
-        }
-        ArgValue::Known(v) => match &v.value {
-            PyValue::Dict(entries) => {
-                let get =
-                    |name: &str| entries.iter().rev().find(|(k, _, _)| k == name).is_some_and(|e| truthy(&e.2.value));
-                Some((get("load_in_4bit"), get("load_in_8bit")))
-            }
-            _ => None,
-        },
-        ArgValue::Unknown(_) => None,
     }
 }
 
@@ -178,14 +122,4 @@ fn describe(flags: &[&Flag]) -> String {
         })
         .collect();
     names.join(" and ")
-}
-
-/// The keyword with its value when the value is written in the call, else the keyword.
-fn place(call: &Call, arg: &Arg) -> Span {
-    match &arg.value {
-        ArgValue::Known(v) if v.span.start >= arg.key_span.end && v.span.end <= call.args_span.end => {
-            arg.key_span.cover(v.span)
-        }
-        _ => arg.key_span,
-    }
 }

@@ -163,6 +163,52 @@ fn unsloth_loads_in_4bit_by_default_and_rejects_two_precisions() {
     assert_eq!(default.gradient_checkpointing.as_ref().unwrap().value, Checkpointing::CpuOffload);
 }
 
+/// The loader's flags as Unsloth reads them, for the rules: truthiness, defaults, the
+/// argument each comes from, and a `quantization_config` that replaces 4-bit and 8-bit.
+#[test]
+fn the_unsloth_loader_flags_are_read_once() {
+    let base = "from unsloth import FastLanguageModel, FastModel\nfrom transformers import BitsAndBytesConfig\nmodel, tok = FastLanguageModel.from_pretrained('unsloth/Llama-3.2-1B-Instruct'{})\n";
+    let with = |extra: &str| {
+        let text = base.replace("{}", extra);
+        let load = plan_of(&text).1.unsloth.expect("an Unsloth loader");
+        (text, load)
+    };
+    let (text, load) = with(", load_in_8bit=1, load_in_fp8='block'");
+    assert!(load.language_model);
+    assert_eq!(slice_of(&text, load.loader), "FastLanguageModel.from_pretrained");
+    assert_eq!(load.load_in_4bit.on.value, Some(true));
+    assert!(load.load_in_4bit.argument.is_none() && matches!(load.load_in_4bit.on.origin, Origin::Default { .. }));
+    assert_eq!(load.load_in_8bit.on.value, Some(true));
+    assert_eq!(slice_of(&text, load.load_in_8bit.argument.unwrap()), "load_in_8bit=1");
+    assert_eq!(load.load_in_fp8.on.value, Some(true));
+    assert_eq!((load.load_in_16bit.on.value, load.full_finetuning.on.value), (Some(false), Some(false)));
+    // A value the script computes is not known; the flag points at its keyword.
+    let (text, load) = with(", load_in_4bit=flag");
+    assert_eq!(load.load_in_4bit.on.value, None);
+    assert!(matches!(load.load_in_4bit.on.origin, Origin::Unknown { .. }));
+    assert_eq!(slice_of(&text, load.load_in_4bit.argument.unwrap()), "load_in_4bit");
+    // A BitsAndBytesConfig asking for 8 bits turns 4-bit off; the flag points at the config.
+    let (text, load) = with(", load_in_4bit=True, quantization_config=BitsAndBytesConfig(load_in_8bit=True)");
+    assert_eq!((load.load_in_4bit.on.value, load.load_in_8bit.on.value), (Some(false), Some(true)));
+    assert_eq!(slice_of(&text, load.load_in_8bit.argument.unwrap()), "quantization_config");
+    assert_eq!(slice_of(&text, load.load_in_8bit.on.value_span().unwrap()), "True");
+    // A dict written in the call: the keyword with its value; `None` replaces nothing.
+    let (text, load) = with(", load_in_16bit=True, quantization_config={'load_in_4bit': True}");
+    assert_eq!(load.load_in_4bit.on.value, Some(true));
+    assert_eq!(slice_of(&text, load.load_in_4bit.argument.unwrap()), "quantization_config={'load_in_4bit': True}");
+    let (_, load) = with(", load_in_4bit=False, quantization_config=None");
+    assert_eq!(load.load_in_4bit.on.value, Some(false));
+    // A config the script computes hides both flags.
+    let (_, load) = with(", quantization_config=make_config()");
+    assert_eq!((load.load_in_4bit.on.value, load.load_in_8bit.on.value), (None, None));
+    let (_, load) = with("");
+    assert!(load.load_in_4bit.on.value == Some(true) && load.load_in_8bit.on.value == Some(false));
+    let text = base.replace("FastLanguageModel.from_pretrained", "FastModel.from_pretrained").replace("{}", "");
+    assert!(!plan_of(&text).1.unsloth.unwrap().language_model);
+    let text = "from transformers import AutoModelForCausalLM\nm = AutoModelForCausalLM.from_pretrained('x')\n";
+    assert!(plan_of(text).1.unsloth.is_none());
+}
+
 #[test]
 fn a_notebook_plans_like_the_same_script() {
     let cells: Vec<String> = UNSLOTH_GRPO

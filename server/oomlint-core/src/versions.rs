@@ -171,10 +171,6 @@ impl Versions {
         self.pins.get(&framework.to_ascii_lowercase())
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &Pin)> {
-        self.pins.iter().map(|(k, v)| (k.as_str(), v))
-    }
-
     /// The newest release of `framework` the pin allows; `< 1.15` gives `1.14.999`.
     pub fn newest(&self, framework: &str) -> Option<Version> {
         Some(match &self.get(framework)?.newest {

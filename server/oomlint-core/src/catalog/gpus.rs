@@ -109,11 +109,6 @@ fn normalize(name: &str) -> String {
     ["nvidia", "geforce", "tesla"].iter().fold(kept, |acc, word| acc.replace(word, ""))
 }
 
-/// Every catalog GPU.
-pub fn all_gpus() -> &'static [Gpu] {
-    &index().gpus
-}
-
 /// Resolves a GPU name (`a100-40gb`, `NVIDIA A10G`, `rtx4090`, `t4`, ...).
 pub fn resolve_gpu(name: &str) -> Result<&'static Gpu, UnknownGpu> {
     let idx = index();
@@ -281,7 +276,7 @@ mod tests {
 
     #[test]
     fn entries_are_consistent() {
-        let gpus = all_gpus();
+        let gpus = &index().gpus;
         assert!(gpus.len() >= 25, "{} GPUs", gpus.len());
         let mut owner: HashMap<String, &str> = HashMap::default();
         for g in gpus {

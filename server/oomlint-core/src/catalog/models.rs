@@ -256,18 +256,6 @@ impl Architecture {
         self.count(self.n_expert)
     }
 
-    /// Parameters with a separate `lm_head`, as LitGPT builds every model.
-    pub fn parameter_count_untied(&self) -> u64 {
-        let head = if self.tie_word_embeddings { self.lm_head_parameters() } else { 0 };
-        self.parameter_count().saturating_add(head)
-    }
-
-    /// Parameters one token passes through: the routed experts count `n_expert_per_token`
-    /// times instead of `n_expert` times (equal to [`Self::parameter_count`] for dense models).
-    pub fn active_parameter_count(&self) -> u64 {
-        self.count(self.n_expert_per_token)
-    }
-
     fn count(&self, experts: u64) -> u64 {
         let per_layer = sum(&[self.mlp_parameters(experts), self.block_norms()]);
         let head = if self.tie_word_embeddings { 0 } else { self.lm_head_parameters() };
@@ -451,11 +439,6 @@ fn index() -> &'static ModelIndex {
 
 fn model_keys(model: &Architecture) -> impl Iterator<Item = &str> {
     std::iter::once(model.name.as_str()).chain(model.hf_id.as_deref()).chain(model.aliases.iter().map(String::as_str))
-}
-
-/// Every catalog entry.
-pub fn all_models() -> &'static [Architecture] {
-    &index().models
 }
 
 /// Resolves a model name (HF id, LitGPT name, alias or checkpoint path) to its architecture.

@@ -229,21 +229,6 @@ impl Node {
             _ => None,
         }
     }
-
-    /// A short name of the node's type for messages.
-    pub fn type_name(&self) -> &'static str {
-        match &self.value {
-            Value::Mapping(_) => "mapping",
-            Value::Sequence(_) => "list",
-            Value::Scalar(s) => match s.kind {
-                ScalarKind::Null => "null",
-                ScalarKind::Bool(_) => "boolean",
-                ScalarKind::Int(_) | ScalarKind::BigInt => "integer",
-                ScalarKind::Float(_) => "number",
-                ScalarKind::Str => "string",
-            },
-        }
-    }
 }
 
 /// A value a fix writes into a file (a setting's new value), typed so that each language

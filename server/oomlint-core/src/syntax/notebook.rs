@@ -65,12 +65,8 @@ pub fn parse_with(text: &str, constants: Constants) -> Document {
     }
 }
 
-/// The notebook's code cells as one program, with every span in file offsets.
-pub fn program(text: &str) -> Result<Program, SyntaxProblem> {
-    program_with(text, &|_| false)
-}
-
-/// [`program`], reading the attributes `constants` names as constants.
+/// The notebook's code cells as one program, with every span in file offsets, reading the
+/// attributes `constants` names as constants.
 pub fn program_with(text: &str, constants: Constants) -> Result<Program, SyntaxProblem> {
     let json = json::parse(text);
     if let Some(problem) = json.problems.iter().find(|p| p.kind == ProblemKind::Syntax) {
@@ -320,6 +316,11 @@ mod tests {
 
     fn slice(text: &str, span: Span) -> &str {
         &text[span.start..span.end]
+    }
+
+    /// The notebook's program with no attribute read as a constant.
+    fn program(text: &str) -> Result<Program, SyntaxProblem> {
+        program_with(text, &|_| false)
     }
 
     /// A keyword argument of the first call to `callee`: (keyword span, value span).

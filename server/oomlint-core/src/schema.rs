@@ -146,7 +146,7 @@ pub(crate) fn top_level_keys(format: Format) -> Option<&'static HashSet<&'static
 }
 
 /// The schema of a format, if it has one.
-pub fn for_format(format: Format) -> Option<&'static Schema> {
+fn for_format(format: Format) -> Option<&'static Schema> {
     get(format.name())
 }
 
@@ -325,9 +325,9 @@ fn number(f: f64) -> Value {
 #[derive(Debug, Clone, PartialEq)]
 pub struct UnknownKey {
     pub key: String,
-    pub span: Span,
+    pub(crate) span: Span,
     /// The enclosing mapping's path (`train`), empty at the top level.
-    pub parent: String,
+    pub(crate) parent: String,
     /// The schema of the enclosing mapping, which the hints below search.
     enclosing: Option<&'static Value>,
 }
@@ -339,7 +339,7 @@ impl UnknownKey {
     }
 
     /// A nested mapping where this exact key is valid (`micro_batch_size` → `train`).
-    pub fn belongs_under(&self) -> Option<String> {
+    pub(crate) fn belongs_under(&self) -> Option<String> {
         nested_owner(self.enclosing?, &self.key)
     }
 }
@@ -347,30 +347,30 @@ impl UnknownKey {
 /// A value of the wrong type, outside an enum or a range, or a missing required key.
 #[derive(Debug, Clone, PartialEq)]
 pub struct InvalidValue {
-    pub span: Span,
-    pub message: String,
+    pub(crate) span: Span,
+    pub(crate) message: String,
     /// The closest allowed value of an enum, when one is close enough.
-    pub suggestion: Option<String>,
+    pub(crate) suggestion: Option<String>,
 }
 
 /// A key the framework removed or deprecated (`x-removed` / `x-deprecated`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct RemovedKey {
-    pub key: String,
-    pub key_span: Span,
-    pub value_span: Span,
+pub(crate) struct RemovedKey {
+    pub(crate) key: String,
+    pub(crate) key_span: Span,
+    pub(crate) value_span: Span,
     /// The framework and release that removed it (`("transformers", 4.46)`).
-    pub since: Option<(String, Version)>,
-    pub replacement: Option<String>,
-    pub message: String,
+    pub(crate) since: Option<(String, Version)>,
+    pub(crate) replacement: Option<String>,
+    pub(crate) message: String,
     /// Deprecated only: still accepted by the newest release.
-    pub deprecated_only: bool,
+    pub(crate) deprecated_only: bool,
     /// The replacement key is already set in the same mapping.
-    pub replacement_present: bool,
+    pub(crate) replacement_present: bool,
     /// The current value is valid for the replacement key.
-    pub value_fits_replacement: bool,
+    pub(crate) value_fits_replacement: bool,
     /// A keyword argument of a trainer call (`SFTTrainer(max_seq_length=…)`), not a config key.
-    pub trainer_argument: bool,
+    pub(crate) trainer_argument: bool,
 }
 
 /// Every schema finding of one document.
@@ -378,7 +378,7 @@ pub struct RemovedKey {
 pub struct Findings {
     pub unknown_keys: Vec<UnknownKey>,
     pub invalid_values: Vec<InvalidValue>,
-    pub removed_keys: Vec<RemovedKey>,
+    pub(crate) removed_keys: Vec<RemovedKey>,
 }
 
 /// Validates `doc` (of `format`) against its schema. For `pyproject.toml`, only

@@ -15,10 +15,10 @@ use crate::span::{LineIndex, Span};
 use crate::syntax::Comment;
 
 /// `disable-file` comments count only in the first lines of a file.
-pub const FILE_DIRECTIVE_LINES: usize = 20;
+const FILE_DIRECTIVE_LINES: usize = 20;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope {
+pub(crate) enum Scope {
     /// Findings that start on this 0-based line.
     Line(usize),
     File,
@@ -29,27 +29,27 @@ pub enum Scope {
 pub struct Code {
     pub text: String,
     pub span: Span,
-    pub used: bool,
+    pub(crate) used: bool,
 }
 
 impl Code {
     /// Whether this code names the rule of `diagnostic` (its code in any case, or its name).
-    pub fn names(&self, diagnostic: &Diagnostic) -> bool {
+    pub(crate) fn names(&self, diagnostic: &Diagnostic) -> bool {
         self.text.eq_ignore_ascii_case(diagnostic.code) || self.text == diagnostic.rule
     }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Suppression {
-    pub scope: Scope,
+    pub(crate) scope: Scope,
     /// The whole comment, `#` to the end of the line.
-    pub comment: Span,
+    pub(crate) comment: Span,
     /// Empty: every rule.
     pub codes: Vec<Code>,
     /// For a bare suppression: whether it matched anything.
-    pub used: bool,
+    pub(crate) used: bool,
     /// Whether the comment stands alone on its line.
-    pub own_line: bool,
+    pub(crate) own_line: bool,
 }
 
 impl Suppression {
@@ -62,7 +62,7 @@ impl Suppression {
     }
 
     /// Whether nothing in this comment was used.
-    pub fn is_unused(&self) -> bool {
+    pub(crate) fn is_unused(&self) -> bool {
         if self.codes.is_empty() {
             !self.used
         } else {
@@ -132,7 +132,7 @@ fn codes(list: &str, offset: usize) -> Vec<Code> {
 }
 
 /// Drops suppressed findings and marks the suppressions (and codes) that were used.
-pub fn apply(diagnostics: &mut Vec<Diagnostic>, suppressions: &mut [Suppression], index: &LineIndex) {
+pub(crate) fn apply(diagnostics: &mut Vec<Diagnostic>, suppressions: &mut [Suppression], index: &LineIndex) {
     if suppressions.is_empty() {
         return;
     }

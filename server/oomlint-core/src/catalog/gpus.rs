@@ -35,11 +35,11 @@ pub struct Gpu {
 /// A GPU name that matches no catalog entry, or a bare name that several entries share.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnknownGpu {
-    pub query: String,
+    pub(crate) query: String,
     /// True when the name is known but its memory size is not (`a100`).
-    pub ambiguous: bool,
+    ambiguous: bool,
     /// Catalog names to choose from (ambiguous) or that look alike (unknown), at most three.
-    pub suggestions: Vec<String>,
+    pub(crate) suggestions: Vec<String>,
 }
 
 impl fmt::Display for UnknownGpu {

@@ -1,3 +1,4 @@
+use super::context::Implementation;
 use super::*;
 use crate::catalog::resolve_model;
 use crate::plan::{

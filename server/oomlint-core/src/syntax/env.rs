@@ -22,7 +22,7 @@ pub enum Dialect {
 /// How an environment file or shell script writes `literal` as a variable's value: plain
 /// where nothing in it needs quoting, else single-quoted; None for null (unsetting is no
 /// value) and for strings with a single quote.
-pub fn spell(literal: &Literal) -> Option<String> {
+pub(crate) fn spell(literal: &Literal) -> Option<String> {
     let safe = |c: char| c.is_ascii_alphanumeric() || "_-.,:/=+@%".contains(c);
     match literal {
         Literal::Null => None,

@@ -6,7 +6,7 @@
 //! schema is registered under its `$id`, nothing is ever fetched), and each error is mapped
 //! back to a span: an unexpected property becomes an [`UnknownKey`] at the key, a type,
 //! enum or range error an [`InvalidValue`] at the value. Keys marked `x-removed` or
-//! `x-deprecated` in the schema become [`RemovedKey`]s. Schemas are parsed and compiled
+//! `x-deprecated` in the schema become `RemovedKey`s. Schemas are parsed and compiled
 //! once per process, on first use; spans and suggestions are looked up only for findings.
 
 use crate::format::Format;

@@ -6,7 +6,7 @@
 //! assignments at the start of a command count: `python train.py a=b` sets nothing.
 //! Each assignment becomes an entry of the root mapping, in file order; a later one
 //! wins. Values that expand other variables keep their raw text and are marked
-//! [`ScalarKind::Str`] with [`ScalarStyle::Plain`] but `text` starting with `$`.
+//! [`ScalarKind::Str`] with `ScalarStyle::Plain` but `text` starting with `$`.
 
 use super::{Comment, Document, Entry, Language, Literal, Mapping, Node, Scalar, ScalarKind, ScalarStyle, Value};
 use crate::span::Span;

@@ -61,18 +61,18 @@ const MAX_REGISTER_THREADS: u64 = 128;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Entry {
     /// The key token (whitespace removed), e.g. `expandable_segments` or `expandable_segments=True`.
-    pub key: String,
+    pub(crate) key: String,
     pub key_span: Span,
     /// The value tokens joined (whitespace removed); a list keeps its brackets.
-    pub value: Option<String>,
+    pub(crate) value: Option<String>,
     pub value_span: Option<Span>,
     /// Whether some PyTorch parser recognises the key.
-    pub known: bool,
+    pub(crate) known: bool,
 }
 
 /// What is wrong with a part of the value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ProblemKind {
+pub(crate) enum ProblemKind {
     /// A key no PyTorch parser knows.
     UnknownKey,
     /// `key=value`: `=` is not a separator, so PyTorch sees one unknown key.
@@ -112,14 +112,14 @@ pub enum ProblemKind {
 /// A problem in the value, with an optional replacement for `span`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Problem {
-    pub kind: ProblemKind,
-    pub severity: Severity,
-    pub message: String,
+    pub(crate) kind: ProblemKind,
+    pub(crate) severity: Severity,
+    pub(crate) message: String,
     pub span: Span,
     /// Text that fixes the problem when it replaces `span`. It is exact for
     /// `EqualsSeparator`, `InvalidBool` and `Syntax` (the spelling PyTorch needs for the same
     /// setting); for the other kinds it changes the value or guesses the key.
-    pub replacement: Option<String>,
+    pub(crate) replacement: Option<String>,
 }
 
 /// The parsed value: its entries in order and every problem found.
@@ -131,17 +131,12 @@ pub struct AllocConf {
 
 impl AllocConf {
     /// The last entry for `key` (PyTorch keeps the last value).
-    pub fn get(&self, key: &str) -> Option<&Entry> {
+    pub(crate) fn get(&self, key: &str) -> Option<&Entry> {
         self.entries.iter().rev().find(|entry| entry.key == key)
     }
 
-    /// Whether PyTorch would raise on this value.
-    pub fn has_errors(&self) -> bool {
-        self.problems.iter().any(|p| p.severity == Severity::Error)
-    }
-
     /// Whether the value turns expandable segments on (`expandable_segments:True`).
-    pub fn expandable_segments(&self) -> bool {
+    pub(crate) fn expandable_segments(&self) -> bool {
         self.get("expandable_segments").and_then(|e| e.value.as_deref()) == Some("True")
     }
 }
@@ -223,17 +218,17 @@ fn tokenize(text: &str) -> Vec<Token> {
 }
 
 /// Whether some PyTorch parser recognises `key`.
-pub fn is_known_key(key: &str) -> bool {
+fn is_known_key(key: &str) -> bool {
     GENERIC_KEYS.contains(&key) || CUDA_KEYS.contains(&key) || RECENT_KEYS.contains(&key)
 }
 
 /// Every key a PyTorch parser recognises.
-pub fn known_keys() -> impl Iterator<Item = &'static str> {
+fn known_keys() -> impl Iterator<Item = &'static str> {
     GENERIC_KEYS.iter().chain(CUDA_KEYS.iter()).chain(RECENT_KEYS.iter()).copied()
 }
 
 /// The known key closest to `key`, for a did-you-mean.
-pub fn suggest_key(key: &str) -> Option<&'static str> {
+fn suggest_key(key: &str) -> Option<&'static str> {
     let cleaned: String = key.trim_matches(|c| c == '"' || c == '\'').to_ascii_lowercase().replace('-', "_");
     if let Some(exact) = known_keys().find(|k| *k == cleaned) {
         return Some(exact);
@@ -1282,7 +1277,7 @@ mod tests {
             .map(|p| slice(text, p.span))
             .collect();
         assert_eq!(ignored, ["expandable_segments", "max_split_size_mb"]);
-        assert!(!conf.has_errors());
+        assert!(conf.problems.iter().all(|p| p.severity != Severity::Error));
     }
 
     #[test]

@@ -102,7 +102,7 @@ impl std::fmt::Debug for Options {
 impl Options {
     /// The GPU a file is judged against, in the order documented on [`Options`];
     /// `settings` are the project's with the file's modeline applied.
-    pub fn target_gpu(&self, settings: &Settings) -> Option<Gpu> {
+    fn target_gpu(&self, settings: &Settings) -> Option<Gpu> {
         let named = |name: &str| crate::catalog::gpus::resolve_gpu(name).ok().cloned();
         let file = settings.gpu.as_deref();
         self.gpu

@@ -46,11 +46,11 @@ impl Edit {
         Self { span, content: content.into() }
     }
 
-    pub fn insert(at: usize, content: impl Into<String>) -> Self {
+    pub(crate) fn insert(at: usize, content: impl Into<String>) -> Self {
         Self { span: Span::empty(at), content: content.into() }
     }
 
-    pub fn delete(span: Span) -> Self {
+    pub(crate) fn delete(span: Span) -> Self {
         Self { span, content: String::new() }
     }
 

@@ -56,7 +56,7 @@ pub fn apply(text: &str, fixes: &[&Fix]) -> Applied {
 }
 
 /// The first fix of each finding that is at least as safe as `minimum`.
-pub fn fixes_at_least(diagnostics: &[Diagnostic], minimum: Applicability) -> Vec<&Fix> {
+fn fixes_at_least(diagnostics: &[Diagnostic], minimum: Applicability) -> Vec<&Fix> {
     diagnostics.iter().filter_map(|d| d.fixes.iter().find(|f| f.applicability >= minimum)).collect()
 }
 

@@ -53,7 +53,7 @@ pub trait Resolver: Send + Sync {
 
 /// A resolver that knows no local checkpoint (tests, and text without a project).
 #[derive(Debug, Default, Clone, Copy)]
-pub struct NoCheckpoints;
+pub(crate) struct NoCheckpoints;
 
 impl Resolver for NoCheckpoints {
     fn checkpoint(&self, _: &Path, _: &str) -> Option<Result<Checkpoint, LocalModelError>> {
@@ -63,7 +63,7 @@ impl Resolver for NoCheckpoints {
 
 /// Resolves the plan's model: a local checkpoint when `resolver` finds one under that
 /// name, else the catalog. Returns None when the plan names no model.
-pub fn lookup(plan: &Plan, config_path: &Path, resolver: &dyn Resolver) -> Option<ModelLookup> {
+pub(crate) fn lookup(plan: &Plan, config_path: &Path, resolver: &dyn Resolver) -> Option<ModelLookup> {
     let model = plan.model.as_ref()?;
     let span = model.value_span();
     let ModelRef { name, is_path } = &model.value;

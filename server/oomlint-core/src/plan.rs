@@ -14,7 +14,7 @@ use std::borrow::Cow;
 /// Where a plan value came from.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum Origin {
+pub(crate) enum Origin {
     /// Set by the file: `key` is the key's span, `value` the value's span (the span
     /// an edit replaces). Both are byte ranges into the analysed text.
     File { key: Span, value: Span },
@@ -31,15 +31,15 @@ pub enum Origin {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Sourced<T> {
     pub value: T,
-    pub origin: Origin,
+    pub(crate) origin: Origin,
 }
 
 impl<T> Sourced<T> {
-    pub fn file(value: T, key: Span, value_span: Span) -> Self {
+    pub(crate) fn file(value: T, key: Span, value_span: Span) -> Self {
         Self { value, origin: Origin::File { key, value: value_span } }
     }
 
-    pub fn default_of(value: T, of: impl Into<Cow<'static, str>>) -> Self {
+    pub(crate) fn default_of(value: T, of: impl Into<Cow<'static, str>>) -> Self {
         Self { value, origin: Origin::Default { of: of.into() } }
     }
 
@@ -47,12 +47,12 @@ impl<T> Sourced<T> {
         Self { value, origin: Origin::Derived { from: from.into() } }
     }
 
-    pub fn unknown(value: T, why: impl Into<String>) -> Self {
+    pub(crate) fn unknown(value: T, why: impl Into<String>) -> Self {
         Self { value, origin: Origin::Unknown { why: why.into() } }
     }
 
     /// The value's span when the file set it.
-    pub fn value_span(&self) -> Option<Span> {
+    pub(crate) fn value_span(&self) -> Option<Span> {
         match self.origin {
             Origin::File { value, .. } => Some(value),
             _ => None,
@@ -60,7 +60,7 @@ impl<T> Sourced<T> {
     }
 
     /// The key's span when the file set it.
-    pub fn key_span(&self) -> Option<Span> {
+    pub(crate) fn key_span(&self) -> Option<Span> {
         match self.origin {
             Origin::File { key, .. } => Some(key),
             _ => None,
@@ -68,18 +68,18 @@ impl<T> Sourced<T> {
     }
 
     /// The key and its value when the file set them (a finding about the whole setting).
-    pub fn entry_span(&self) -> Option<Span> {
+    pub(crate) fn entry_span(&self) -> Option<Span> {
         match self.origin {
             Origin::File { key, value } => Some(key.cover(value)),
             _ => None,
         }
     }
 
-    pub fn is_from_file(&self) -> bool {
+    pub(crate) fn is_from_file(&self) -> bool {
         matches!(self.origin, Origin::File { .. })
     }
 
-    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Sourced<U> {
+    pub(crate) fn map<U>(self, f: impl FnOnce(T) -> U) -> Sourced<U> {
         Sourced { value: f(self.value), origin: self.origin }
     }
 }
@@ -165,7 +165,7 @@ pub enum Dtype {
 }
 
 impl Dtype {
-    pub fn bytes(self) -> Option<u64> {
+    pub(crate) fn bytes(self) -> Option<u64> {
         match self {
             Dtype::F32 => Some(4),
             Dtype::Bf16 | Dtype::F16 => Some(2),
@@ -251,7 +251,7 @@ pub enum LossImpl {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Sharding {
+pub(crate) enum Sharding {
     None,
     /// DeepSpeed ZeRO.
     Zero {
@@ -268,40 +268,40 @@ pub enum Sharding {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum VllmMode {
+pub(crate) enum VllmMode {
     Colocate,
     Server,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct VllmPlan {
-    pub mode: Sourced<VllmMode>,
+pub(crate) struct VllmPlan {
+    pub(crate) mode: Sourced<VllmMode>,
     /// Fraction of device memory vLLM reserves.
-    pub gpu_memory_utilization: Sourced<f64>,
+    pub(crate) gpu_memory_utilization: Sourced<f64>,
     /// Unsloth reads the fraction against *free* memory at load time; vLLM and TRL against total.
-    pub fraction_of_free: bool,
-    pub enable_sleep_mode: Sourced<bool>,
+    pub(crate) fraction_of_free: bool,
+    pub(crate) enable_sleep_mode: Sourced<bool>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RlPlan {
-    pub num_generations: Sourced<u64>,
-    pub max_prompt_length: Option<Sourced<u64>>,
+pub(crate) struct RlPlan {
+    pub(crate) num_generations: Sourced<u64>,
+    pub(crate) max_prompt_length: Option<Sourced<u64>>,
     /// The prompt length generation is sized for: `max_prompt_length`, else (TRL dropped the
     /// key in 0.28; the prompts' length depends on the dataset) an assumption from `format::facts`.
     #[serde(skip)]
-    pub prompt_length: Sourced<u64>,
-    pub max_completion_length: Sourced<u64>,
-    pub generation_batch_size: Option<Sourced<u64>>,
-    pub steps_per_generation: Option<Sourced<u64>>,
+    pub(crate) prompt_length: Sourced<u64>,
+    pub(crate) max_completion_length: Sourced<u64>,
+    pub(crate) generation_batch_size: Option<Sourced<u64>>,
+    pub(crate) steps_per_generation: Option<Sourced<u64>>,
     /// KL coefficient; a reference model is kept when it is non-zero (and no PEFT).
-    pub beta: Sourced<f64>,
-    pub vllm: Option<VllmPlan>,
+    pub(crate) beta: Sourced<f64>,
+    pub(crate) vllm: Option<VllmPlan>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum RlAlgorithm {
+pub(crate) enum RlAlgorithm {
     Sft,
     Dpo,
     Grpo,
@@ -312,34 +312,34 @@ pub enum RlAlgorithm {
 
 /// A `PYTORCH_*ALLOC_CONF` assignment found in the file.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct AllocatorSetting {
+pub(crate) struct AllocatorSetting {
     /// The variable name as written.
-    pub variable: String,
+    pub(crate) variable: String,
     /// The value text after unquoting; `value_span` covers it in the file.
-    pub value: String,
-    pub key_span: Span,
-    pub value_span: Span,
+    pub(crate) value: String,
+    pub(crate) key_span: Span,
+    pub(crate) value_span: Span,
     /// Whether the value text maps byte for byte onto `value_span` (so edits can target it).
-    pub verbatim: bool,
+    pub(crate) verbatim: bool,
 }
 
 /// Reference to the model being trained.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ModelRef {
+pub(crate) struct ModelRef {
     /// The string the config used (hub id, LitGPT name, or path).
-    pub name: String,
+    pub(crate) name: String,
     /// Whether it looks like a local directory (`./`, `/`, `checkpoints/`).
-    pub is_path: bool,
+    pub(crate) is_path: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Plan {
-    pub framework: Framework,
+    pub(crate) framework: Framework,
     /// Script or sub-command, e.g. `finetune_lora`, `sft`, `grpo`.
-    pub command: Option<String>,
-    pub model: Option<Sourced<ModelRef>>,
+    pub(crate) command: Option<String>,
+    pub(crate) model: Option<Sourced<ModelRef>>,
     pub method: Option<Sourced<Method>>,
-    pub algorithm: Option<Sourced<RlAlgorithm>>,
+    pub(crate) algorithm: Option<Sourced<RlAlgorithm>>,
     pub lora: Option<LoraPlan>,
     /// Storage dtype the base weights are loaded in.
     pub load_dtype: Option<Sourced<Dtype>>,
@@ -347,48 +347,48 @@ pub struct Plan {
     pub quantization: Option<Sourced<Option<Quantization>>>,
     pub micro_batch_size: Option<Sourced<u64>>,
     pub gradient_accumulation: Option<Sourced<u64>>,
-    pub global_batch_size: Option<Sourced<u64>>,
+    pub(crate) global_batch_size: Option<Sourced<u64>>,
     pub devices: Option<Sourced<u64>>,
-    pub num_nodes: Option<Sourced<u64>>,
+    pub(crate) num_nodes: Option<Sourced<u64>>,
     /// Tokens per sequence at the activation peak (truncation or pack length).
     pub max_seq_length: Option<Sourced<u64>>,
-    pub packing: Option<Sourced<bool>>,
-    pub padding_free: Option<Sourced<bool>>,
+    pub(crate) packing: Option<Sourced<bool>>,
+    pub(crate) padding_free: Option<Sourced<bool>>,
     pub gradient_checkpointing: Option<Sourced<Checkpointing>>,
     pub attention: Option<Sourced<Attention>>,
     pub optimizer: Option<Sourced<Optimizer>>,
     pub loss: Option<Sourced<LossImpl>>,
-    pub sharding: Option<Sourced<Sharding>>,
-    pub rl: Option<RlPlan>,
+    pub(crate) sharding: Option<Sourced<Sharding>>,
+    pub(crate) rl: Option<RlPlan>,
     /// Whether a frozen reference model is kept on the GPU (DPO without PEFT, GRPO with beta > 0 and no PEFT).
-    pub reference_model: Option<Sourced<bool>>,
-    pub allocator: Vec<AllocatorSetting>,
+    pub(crate) reference_model: Option<Sourced<bool>>,
+    pub(crate) allocator: Vec<AllocatorSetting>,
     /// `CUDA_VISIBLE_DEVICES` as written.
-    pub visible_devices: Option<Sourced<String>>,
+    pub(crate) visible_devices: Option<Sourced<String>>,
     /// Where a key the file does not set can be added (block YAML configs only).
     #[serde(skip)]
-    pub insertion: Option<Insertion>,
+    pub(crate) insertion: Option<Insertion>,
     /// The language of the file, in which edits of its values are spelled.
     #[serde(skip)]
-    pub language: Language,
+    pub(crate) language: Language,
     /// The trainer's own settings (TRL, transformers and LLaMA-Factory configs).
     #[serde(skip)]
-    pub trainer: Option<TrainerSettings>,
+    pub(crate) trainer: Option<TrainerSettings>,
     /// Axolotl's own settings.
     #[serde(skip)]
-    pub axolotl: Option<AxolotlSettings>,
+    pub(crate) axolotl: Option<AxolotlSettings>,
     /// LitGPT's own settings.
     #[serde(skip)]
-    pub litgpt: Option<LitgptSettings>,
+    pub(crate) litgpt: Option<LitgptSettings>,
     /// The launcher's own settings (accelerate configs).
     #[serde(skip)]
-    pub accelerate: Option<AccelerateSettings>,
+    pub(crate) accelerate: Option<AccelerateSettings>,
     /// DeepSpeed's own settings (DeepSpeed configs).
     #[serde(skip)]
-    pub deepspeed: Option<DeepspeedSettings>,
+    pub(crate) deepspeed: Option<DeepspeedSettings>,
     /// The Unsloth loader's own settings (scripts that load with Unsloth).
     #[serde(skip)]
-    pub unsloth: Option<UnslothSettings>,
+    pub(crate) unsloth: Option<UnslothSettings>,
 }
 
 // The settings below are what the frameworks' start-up checks test (the rules read them);
@@ -398,142 +398,142 @@ pub struct Plan {
 /// `TrainingArguments`, the TRL config class and TRL's `ModelConfig` as the trainer reads
 /// them: TRL, transformers and LLaMA-Factory configs, and the config call of a script.
 #[derive(Debug, Clone, PartialEq)]
-pub struct TrainerSettings {
+pub(crate) struct TrainerSettings {
     /// Whether TRL's `ModelConfig` applies: a `trl` CLI config (a script loads its model itself).
-    pub model_config: bool,
+    pub(crate) model_config: bool,
     /// `ModelConfig.model_name_or_path` as the config writes it (a script names its model
     /// in its loader call instead: see [`Plan::model`]).
-    pub model_name_or_path: Option<Sourced<String>>,
+    pub(crate) model_name_or_path: Option<Sourced<String>>,
     /// `ModelConfig.dtype` (also from the removed `torch_dtype` or `model_init_kwargs.dtype`);
     /// None when the file writes null.
-    pub dtype: Sourced<Option<String>>,
-    pub use_peft: Sourced<bool>,
-    pub load_in_4bit: Sourced<bool>,
-    pub load_in_8bit: Sourced<bool>,
-    pub fp16: Sourced<bool>,
+    pub(crate) dtype: Sourced<Option<String>>,
+    pub(crate) use_peft: Sourced<bool>,
+    pub(crate) load_in_4bit: Sourced<bool>,
+    pub(crate) load_in_8bit: Sourced<bool>,
+    pub(crate) fp16: Sourced<bool>,
     /// After TRL's `bf16=None` → `not fp16`.
-    pub bf16: Sourced<bool>,
-    pub fp16_full_eval: Sourced<bool>,
-    pub bf16_full_eval: Sourced<bool>,
-    pub max_grad_norm: Sourced<f64>,
-    pub auto_find_batch_size: Sourced<bool>,
-    pub per_device_eval_batch_size: Sourced<u64>,
+    pub(crate) bf16: Sourced<bool>,
+    pub(crate) fp16_full_eval: Sourced<bool>,
+    pub(crate) bf16_full_eval: Sourced<bool>,
+    pub(crate) max_grad_norm: Sourced<f64>,
+    pub(crate) auto_find_batch_size: Sourced<bool>,
+    pub(crate) per_device_eval_batch_size: Sourced<u64>,
     /// `eval_strategy` (or its old name `evaluation_strategy`).
-    pub eval_strategy: Sourced<String>,
-    pub save_strategy: Sourced<String>,
-    pub logging_steps: Sourced<f64>,
+    pub(crate) eval_strategy: Sourced<String>,
+    pub(crate) save_strategy: Sourced<String>,
+    pub(crate) logging_steps: Sourced<f64>,
     /// `eval_steps`; `logging_steps` when unset.
-    pub eval_steps: Sourced<f64>,
-    pub save_steps: Sourced<f64>,
-    pub load_best_model_at_end: Sourced<bool>,
-    pub lr_scheduler_type: Sourced<String>,
-    pub dataloader_num_workers: Sourced<u64>,
-    pub dataloader_prefetch_factor: Sourced<Option<u64>>,
+    pub(crate) eval_steps: Sourced<f64>,
+    pub(crate) save_steps: Sourced<f64>,
+    pub(crate) load_best_model_at_end: Sourced<bool>,
+    pub(crate) lr_scheduler_type: Sourced<String>,
+    pub(crate) dataloader_num_workers: Sourced<u64>,
+    pub(crate) dataloader_prefetch_factor: Sourced<Option<u64>>,
     /// An inline DeepSpeed config (`deepspeed: {…}`).
-    pub deepspeed: Option<DeepspeedSettings>,
-    pub sft: Option<SftSettings>,
-    pub dpo: Option<DpoSettings>,
-    pub grpo: Option<GrpoSettings>,
+    pub(crate) deepspeed: Option<DeepspeedSettings>,
+    pub(crate) sft: Option<SftSettings>,
+    pub(crate) dpo: Option<DpoSettings>,
+    pub(crate) grpo: Option<GrpoSettings>,
 }
 
 /// What `AxolotlInputConfig` (and its validators) reads beyond the plan's fields.
 #[derive(Debug, Clone, PartialEq)]
-pub struct AxolotlSettings {
-    pub adapter: Option<Sourced<String>>,
-    pub load_in_4bit: Sourced<bool>,
-    pub load_in_8bit: Sourced<bool>,
-    pub gptq: Sourced<bool>,
-    pub merge_lora: Sourced<bool>,
-    pub fp16: Sourced<bool>,
+pub(crate) struct AxolotlSettings {
+    pub(crate) adapter: Option<Sourced<String>>,
+    pub(crate) load_in_4bit: Sourced<bool>,
+    pub(crate) load_in_8bit: Sourced<bool>,
+    pub(crate) gptq: Sourced<bool>,
+    pub(crate) merge_lora: Sourced<bool>,
+    pub(crate) fp16: Sourced<bool>,
     /// None: `auto` (the default).
-    pub bf16: Sourced<Option<bool>>,
+    pub(crate) bf16: Sourced<Option<bool>>,
     /// Not Axolotl keys, but passed through to `TrainingArguments` when written.
-    pub fp16_full_eval: Sourced<bool>,
-    pub bf16_full_eval: Sourced<bool>,
+    pub(crate) fp16_full_eval: Sourced<bool>,
+    pub(crate) bf16_full_eval: Sourced<bool>,
     /// Whether checkpointing is on in any form (`true`, `offload`, …).
-    pub gradient_checkpointing: Sourced<bool>,
-    pub activation_offloading: Sourced<bool>,
-    pub attn_implementation: Option<Sourced<String>>,
+    pub(crate) gradient_checkpointing: Sourced<bool>,
+    pub(crate) activation_offloading: Sourced<bool>,
+    pub(crate) attn_implementation: Option<Sourced<String>>,
     /// The legacy attention flags the file turns on (`flash_attention`, …), in Axolotl's order
     /// (`LEGACY_ATTN_FLAG_TO_IMPL`); the value is the key.
-    pub legacy_attention: Vec<Sourced<&'static str>>,
-    pub batch_size: Sourced<Option<u64>>,
+    pub(crate) legacy_attention: Vec<Sourced<&'static str>>,
+    pub(crate) batch_size: Sourced<Option<u64>>,
     /// The legacy top-level `beta`, which must match `trl.beta`.
-    pub beta: Option<Sourced<f64>>,
-    pub trl_beta: Option<Sourced<f64>>,
+    pub(crate) beta: Option<Sourced<f64>>,
+    pub(crate) trl_beta: Option<Sourced<f64>>,
     /// Whether a DeepSpeed config is given.
-    pub deepspeed: Sourced<bool>,
+    pub(crate) deepspeed: Sourced<bool>,
     /// Whether `fsdp` options are given.
-    pub fsdp: Sourced<bool>,
+    pub(crate) fsdp: Sourced<bool>,
     /// The FSDP version, when `fsdp_config` is present.
-    pub fsdp_version: Option<Sourced<u64>>,
-    pub optimizer: Sourced<String>,
+    pub(crate) fsdp_version: Option<Sourced<u64>>,
+    pub(crate) optimizer: Sourced<String>,
     /// Whether `max_memory` is set (not null).
-    pub max_memory: Sourced<bool>,
+    pub(crate) max_memory: Sourced<bool>,
     /// Whether `gpu_memory_limit` is set (not null).
-    pub gpu_memory_limit: Sourced<bool>,
+    pub(crate) gpu_memory_limit: Sourced<bool>,
     /// Whether `rl` is set.
-    pub rl: Sourced<bool>,
-    pub trl_use_vllm: Sourced<bool>,
-    pub trl_vllm_enable_sleep_mode: Sourced<bool>,
+    pub(crate) rl: Sourced<bool>,
+    pub(crate) trl_use_vllm: Sourced<bool>,
+    pub(crate) trl_vllm_enable_sleep_mode: Sourced<bool>,
 }
 
 /// What a LitGPT script's `setup` and `validate_args` check beyond the plan's fields.
 #[derive(Debug, Clone, PartialEq)]
-pub struct LitgptSettings {
+pub(crate) struct LitgptSettings {
     /// The `train:` block's key, where findings about its defaulted values are reported.
-    pub train_key: Option<Span>,
+    pub(crate) train_key: Option<Span>,
     /// `devices` when it is a number (also a numeric string); None for `auto` or absent.
-    pub devices: Option<Sourced<i64>>,
+    pub(crate) devices: Option<Sourced<i64>>,
     /// `num_nodes` when it is a number.
-    pub num_nodes: Option<Sourced<i64>>,
+    pub(crate) num_nodes: Option<Sourced<i64>>,
     /// `quantize` when set (truthy), as written (`bnb.nf4`, …).
-    pub quantize: Option<Sourced<String>>,
+    pub(crate) quantize: Option<Sourced<String>>,
     /// `precision` as written; None inside for an explicit null.
-    pub precision: Option<Sourced<Option<String>>>,
+    pub(crate) precision: Option<Sourced<Option<String>>>,
     /// The optimizer's class name or `class_path` (empty for a mapping without one).
-    pub optimizer: Option<Sourced<String>>,
+    pub(crate) optimizer: Option<Sourced<String>>,
     /// Whether the optimizer is written as a mapping (`class_path: torch.optim.…`).
-    pub optimizer_is_class: bool,
+    pub(crate) optimizer_is_class: bool,
     /// Whether each argument `validate_args` checks is given a value (false: null).
-    pub epochs: Option<Sourced<bool>>,
-    pub max_tokens: Option<Sourced<bool>>,
-    pub max_norm: Option<Sourced<bool>>,
-    pub tie_embeddings: Option<Sourced<bool>>,
-    pub max_new_tokens: Option<Sourced<bool>>,
+    pub(crate) epochs: Option<Sourced<bool>>,
+    pub(crate) max_tokens: Option<Sourced<bool>>,
+    pub(crate) max_norm: Option<Sourced<bool>>,
+    pub(crate) tie_embeddings: Option<Sourced<bool>>,
+    pub(crate) max_new_tokens: Option<Sourced<bool>>,
     /// `train.lr_warmup_fraction`; None inside for an explicit null.
-    pub lr_warmup_fraction: Option<Sourced<Option<f64>>>,
+    pub(crate) lr_warmup_fraction: Option<Sourced<Option<f64>>>,
     /// `train.lr_warmup_steps`; None for an explicit null.
-    pub lr_warmup_steps: Sourced<Option<f64>>,
-    pub resume: Sourced<bool>,
+    pub(crate) lr_warmup_steps: Sourced<Option<f64>>,
+    pub(crate) resume: Sourced<bool>,
     /// Whether `initial_checkpoint_dir` is given (pretrain).
-    pub initial_checkpoint_dir: Sourced<bool>,
+    pub(crate) initial_checkpoint_dir: Sourced<bool>,
 }
 
 /// What `accelerate launch` and its plugins check in an accelerate config.
 #[derive(Debug, Clone, PartialEq)]
-pub struct AccelerateSettings {
+pub(crate) struct AccelerateSettings {
     /// The first key of the file, where a missing key is reported.
-    pub first_key: Option<Span>,
+    pub(crate) first_key: Option<Span>,
     /// `distributed_type`; None inside for an explicit null.
-    pub distributed_type: Option<Sourced<Option<String>>>,
+    pub(crate) distributed_type: Option<Sourced<Option<String>>>,
     /// `num_processes` when an integer (-1, the default: given at launch); None for null.
-    pub num_processes: Sourced<Option<i64>>,
+    pub(crate) num_processes: Sourced<Option<i64>>,
     /// `mixed_precision` as written.
-    pub mixed_precision: Option<Sourced<String>>,
+    pub(crate) mixed_precision: Option<Sourced<String>>,
     /// `deepspeed_config.deepspeed_config_file`, when given.
-    pub deepspeed_config_file: Option<Sourced<String>>,
+    pub(crate) deepspeed_config_file: Option<Sourced<String>>,
     /// The `deepspeed_config` keys a DeepSpeed config file overrides, as the file writes them.
-    pub deepspeed_keys_owned_by_file: Vec<Sourced<&'static str>>,
+    pub(crate) deepspeed_keys_owned_by_file: Vec<Sourced<&'static str>>,
     /// `fsdp_config.fsdp_version` as written.
-    pub fsdp_version: Option<Sourced<String>>,
-    pub fsdp_cpu_ram_efficient_loading: Sourced<bool>,
+    pub(crate) fsdp_version: Option<Sourced<String>>,
+    pub(crate) fsdp_cpu_ram_efficient_loading: Sourced<bool>,
     /// `fsdp_config.fsdp_sync_module_states` when a boolean.
-    pub fsdp_sync_module_states: Option<Sourced<bool>>,
-    pub fsdp_state_dict_type: Option<Sourced<String>>,
+    pub(crate) fsdp_sync_module_states: Option<Sourced<bool>>,
+    pub(crate) fsdp_state_dict_type: Option<Sourced<String>>,
     /// `fsdp_config.fsdp_reshard_after_forward` when written as a string or number (which
     /// accelerate parses with `str_to_bool`), not as a YAML boolean or null.
-    pub fsdp_reshard_after_forward: Option<Sourced<String>>,
+    pub(crate) fsdp_reshard_after_forward: Option<Sourced<String>>,
 }
 
 /// The precision flags of a script's `FastLanguageModel.from_pretrained` /
@@ -570,68 +570,68 @@ pub struct UnslothFlag {
 
 /// What DeepSpeed (and the HF Trainer's check of an inline config) reads beyond the plan's fields.
 #[derive(Debug, Clone, PartialEq)]
-pub struct DeepspeedSettings {
+pub(crate) struct DeepspeedSettings {
     /// The batch keys when written as numbers (None: absent or `"auto"`).
-    pub train_batch_size: Option<Sourced<f64>>,
-    pub train_micro_batch_size_per_gpu: Option<Sourced<f64>>,
-    pub gradient_accumulation_steps: Option<Sourced<f64>>,
-    pub gradient_clipping: Option<Sourced<f64>>,
+    pub(crate) train_batch_size: Option<Sourced<f64>>,
+    pub(crate) train_micro_batch_size_per_gpu: Option<Sourced<f64>>,
+    pub(crate) gradient_accumulation_steps: Option<Sourced<f64>>,
+    pub(crate) gradient_clipping: Option<Sourced<f64>>,
     /// `fp16.enabled` / `bf16.enabled` when written as booleans or numbers (1.0 for true).
-    pub fp16_enabled: Option<Sourced<f64>>,
-    pub bf16_enabled: Option<Sourced<f64>>,
+    pub(crate) fp16_enabled: Option<Sourced<f64>>,
+    pub(crate) bf16_enabled: Option<Sourced<f64>>,
     /// `zero_optimization.stage` as written (0 by default).
-    pub zero_stage: Sourced<i64>,
+    pub(crate) zero_stage: Sourced<i64>,
     /// `zero_optimization.offload_param.device`, and the key of the `offload_param` block.
-    pub offload_param_device: Option<Sourced<String>>,
-    pub offload_param_key: Option<Span>,
-    pub offload_optimizer_ratio: Option<Sourced<f64>>,
+    pub(crate) offload_param_device: Option<Sourced<String>>,
+    pub(crate) offload_param_key: Option<Span>,
+    pub(crate) offload_optimizer_ratio: Option<Sourced<f64>>,
 }
 
 /// `SFTConfig` settings beyond the plan's `packing` and `padding_free`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SftSettings {
+pub(crate) struct SftSettings {
     /// `max_length`; None when the file writes null (no truncation).
-    pub max_length: Sourced<Option<u64>>,
+    pub(crate) max_length: Sourced<Option<u64>>,
     /// SFTConfig's default `max_length`, the value a fix restores.
-    pub default_max_length: u64,
+    pub(crate) default_max_length: u64,
 }
 
 /// `DPOConfig` settings.
 #[derive(Debug, Clone, PartialEq)]
-pub struct DpoSettings {
+pub(crate) struct DpoSettings {
     /// `loss_type` as a list (one name is a list of one); None when the file writes null.
-    pub loss_type: Sourced<Option<Vec<String>>>,
+    pub(crate) loss_type: Sourced<Option<Vec<String>>>,
     /// `loss_weights`, when the file writes a list (each item's text).
-    pub loss_weights: Option<Sourced<Vec<String>>>,
+    pub(crate) loss_weights: Option<Sourced<Vec<String>>>,
 }
 
 /// `GRPOConfig` settings beyond the plan's [`RlPlan`] (which describes the run: a script's
 /// vLLM may come from its loader instead).
 #[derive(Debug, Clone, PartialEq)]
-pub struct GrpoSettings {
+pub(crate) struct GrpoSettings {
     /// `num_generations_eval`; `num_generations` when unset.
-    pub num_generations_eval: Sourced<u64>,
-    pub sync_ref_model: Sourced<bool>,
-    pub use_vllm: Sourced<bool>,
-    pub vllm_mode: Sourced<String>,
-    pub vllm_tensor_parallel_size: Sourced<u64>,
-    pub vllm_enable_sleep_mode: Sourced<bool>,
+    pub(crate) num_generations_eval: Sourced<u64>,
+    pub(crate) sync_ref_model: Sourced<bool>,
+    pub(crate) use_vllm: Sourced<bool>,
+    pub(crate) vllm_mode: Sourced<String>,
+    pub(crate) vllm_tensor_parallel_size: Sourced<u64>,
+    pub(crate) vllm_enable_sleep_mode: Sourced<bool>,
 }
 
 /// A place to add a top-level key, and the key each settable plan field is written as in
 /// this format (`gradient_accumulation` → `gradient_accumulation_steps`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Insertion {
+pub(crate) struct Insertion {
     /// Start of the line after the top-level mapping's last entry.
-    pub offset: usize,
+    pub(crate) offset: usize,
     /// The file has no line break after its last entry: the new line starts with one.
-    pub needs_newline: bool,
-    pub keys: &'static [(&'static str, &'static str)],
+    pub(crate) needs_newline: bool,
+    pub(crate) keys: &'static [(&'static str, &'static str)],
 }
 
 impl Insertion {
     /// The `key: value` line that sets `field`, when this format has a top-level key for it.
-    pub fn line(&self, field: &str, value: &Literal) -> Option<String> {
+    pub(crate) fn line(&self, field: &str, value: &Literal) -> Option<String> {
         let key = self.keys.iter().find(|(f, _)| *f == field)?.1;
         Some(format!("{key}: {}\n", yaml::spell(value)))
     }
@@ -639,35 +639,36 @@ impl Insertion {
 
 impl Framework {
     /// Whether configs of this framework describe a training run (and get an estimate).
-    pub fn trains(self) -> bool {
+    pub(crate) fn trains(self) -> bool {
         !matches!(self, Framework::Accelerate | Framework::Deepspeed | Framework::Env | Framework::Oomlint)
     }
 }
 
 /// The allocator variables in the order PyTorch looks for them: it reads the first one set
 /// and ignores the others (`c10/core/AllocatorConfig.cpp`, torch >= 2.9).
-pub const ALLOCATOR_VARIABLES: [&str; 3] = ["PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF"];
+pub(crate) const ALLOCATOR_VARIABLES: [&str; 3] =
+    ["PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF"];
 
 impl Plan {
     /// Whether the run trains: an export, an inference (`chat`) config or a script that
     /// builds no trainer does not.
-    pub fn trains(&self) -> bool {
+    pub(crate) fn trains(&self) -> bool {
         !matches!(self.command.as_deref(), Some("export" | "chat" | "inference"))
     }
 
     /// The allocator setting PyTorch reads: the first of [`ALLOCATOR_VARIABLES`] the file sets.
-    pub fn effective_allocator(&self) -> Option<&AllocatorSetting> {
+    pub(crate) fn effective_allocator(&self) -> Option<&AllocatorSetting> {
         ALLOCATOR_VARIABLES.iter().find_map(|name| self.allocator.iter().find(|s| s.variable == *name))
     }
 
     /// The allocator settings in effect, read by the parser that mirrors PyTorch's
     /// (`expandable_segments:true` is not `True`: PyTorch rejects it).
-    pub fn allocator_config(&self) -> Option<AllocConf> {
+    fn allocator_config(&self) -> Option<AllocConf> {
         self.effective_allocator().map(|setting| crate::alloc_conf::parse(&setting.value))
     }
 
     /// Whether the allocator in effect grows segments in place.
-    pub fn expandable_segments(&self) -> bool {
+    pub(crate) fn expandable_segments(&self) -> bool {
         self.allocator_config().is_some_and(|conf| conf.expandable_segments())
     }
 
@@ -711,7 +712,7 @@ impl Plan {
     }
 
     /// Number of data-parallel ranks (devices × nodes), 1 when unknown.
-    pub fn world_size(&self) -> u64 {
+    pub(crate) fn world_size(&self) -> u64 {
         let devices = self.devices.as_ref().map_or(1, |d| d.value.max(1));
         let nodes = self.num_nodes.as_ref().map_or(1, |n| n.value.max(1));
         devices * nodes

@@ -6,7 +6,7 @@
 //! schema is registered under its `$id`, nothing is ever fetched), and each error is mapped
 //! back to a span: an unexpected property becomes an [`UnknownKey`] at the key, a type,
 //! enum or range error an [`InvalidValue`] at the value. Keys marked `x-removed` or
-//! `x-deprecated` in the schema become [`RemovedKey`]s. Schemas are parsed and compiled
+//! `x-deprecated` in the schema become `RemovedKey`s. Schemas are parsed and compiled
 //! once per process, on first use; spans and suggestions are looked up only for findings.
 
 use crate::format::Format;
@@ -59,14 +59,8 @@ static SOURCES: [Source; SCHEMA_COUNT] = embedded![
     "trl-sft",
 ];
 
-/// The names of the embedded schemas.
-pub fn names() -> impl Iterator<Item = &'static str> {
-    SOURCES.iter().map(|(name, ..)| *name)
-}
-
 /// A compiled schema.
 pub struct Schema {
-    pub name: &'static str,
     /// The schema without its documentation keywords: what validation and the rules read.
     pub root: &'static Value,
     validator: jsonschema::Validator,
@@ -132,11 +126,11 @@ pub fn get(name: &str) -> Option<&'static Schema> {
     COMPILED
         .get(index)?
         .get_or_init(|| {
-            let (name, _, text) = SOURCES.get(index)?;
+            let (_, _, text) = SOURCES.get(index)?;
             let root = parsed(index)?;
             let mut marked = HashSet::default();
             collect_marked(root, &mut marked);
-            Some(Schema { name, validator: compile(root, text)?, root, marked })
+            Some(Schema { validator: compile(root, text)?, root, marked })
         })
         .as_ref()
 }
@@ -152,7 +146,7 @@ pub(crate) fn top_level_keys(format: Format) -> Option<&'static HashSet<&'static
 }
 
 /// The schema of a format, if it has one.
-pub fn for_format(format: Format) -> Option<&'static Schema> {
+fn for_format(format: Format) -> Option<&'static Schema> {
     get(format.name())
 }
 
@@ -331,9 +325,9 @@ fn number(f: f64) -> Value {
 #[derive(Debug, Clone, PartialEq)]
 pub struct UnknownKey {
     pub key: String,
-    pub span: Span,
+    pub(crate) span: Span,
     /// The enclosing mapping's path (`train`), empty at the top level.
-    pub parent: String,
+    pub(crate) parent: String,
     /// The schema of the enclosing mapping, which the hints below search.
     enclosing: Option<&'static Value>,
 }
@@ -345,7 +339,7 @@ impl UnknownKey {
     }
 
     /// A nested mapping where this exact key is valid (`micro_batch_size` → `train`).
-    pub fn belongs_under(&self) -> Option<String> {
+    pub(crate) fn belongs_under(&self) -> Option<String> {
         nested_owner(self.enclosing?, &self.key)
     }
 }
@@ -353,34 +347,34 @@ impl UnknownKey {
 /// A value of the wrong type, outside an enum or a range, or a missing required key.
 #[derive(Debug, Clone, PartialEq)]
 pub struct InvalidValue {
-    pub span: Span,
-    pub message: String,
+    pub(crate) span: Span,
+    pub(crate) message: String,
     /// The closest allowed value of an enum, when one is close enough.
-    pub suggestion: Option<String>,
+    pub(crate) suggestion: Option<String>,
     /// Why the framework would not reject the value at start-up, when it would not: the
     /// format's reader passes values through unchecked and no start-up code checks this key
     /// (see [`passed_unchecked`]).
-    pub unchecked: Option<String>,
+    pub(crate) unchecked: Option<String>,
 }
 
 /// A key the framework removed or deprecated (`x-removed` / `x-deprecated`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct RemovedKey {
-    pub key: String,
-    pub key_span: Span,
-    pub value_span: Span,
+pub(crate) struct RemovedKey {
+    pub(crate) key: String,
+    pub(crate) key_span: Span,
+    pub(crate) value_span: Span,
     /// The framework and release that removed it (`("transformers", 4.46)`).
-    pub since: Option<(String, Version)>,
-    pub replacement: Option<String>,
-    pub message: String,
+    pub(crate) since: Option<(String, Version)>,
+    pub(crate) replacement: Option<String>,
+    pub(crate) message: String,
     /// Deprecated only: still accepted by the newest release.
-    pub deprecated_only: bool,
+    pub(crate) deprecated_only: bool,
     /// The replacement key is already set in the same mapping.
-    pub replacement_present: bool,
+    pub(crate) replacement_present: bool,
     /// The current value is valid for the replacement key.
-    pub value_fits_replacement: bool,
+    pub(crate) value_fits_replacement: bool,
     /// A keyword argument of a trainer call (`SFTTrainer(max_seq_length=…)`), not a config key.
-    pub trainer_argument: bool,
+    pub(crate) trainer_argument: bool,
 }
 
 /// Every schema finding of one document.
@@ -388,7 +382,7 @@ pub struct RemovedKey {
 pub struct Findings {
     pub unknown_keys: Vec<UnknownKey>,
     pub invalid_values: Vec<InvalidValue>,
-    pub removed_keys: Vec<RemovedKey>,
+    pub(crate) removed_keys: Vec<RemovedKey>,
 }
 
 /// Validates `doc` (of `format`) against its schema. For `pyproject.toml`, only
@@ -881,6 +875,7 @@ mod tests {
             .filter_map(|e| e.ok()?.file_name().into_string().ok()?.strip_suffix(".json").map(str::to_string))
             .collect();
         on_disk.sort();
+        let names = || SOURCES.iter().map(|(name, ..)| *name);
         let mut embedded: Vec<String> = names().map(str::to_string).collect();
         embedded.sort();
         assert_eq!(embedded, on_disk, "add new schema files to schema::SOURCES");

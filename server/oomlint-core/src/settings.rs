@@ -77,10 +77,10 @@ pub struct Settings {
     /// The target GPU (`gpu = "A10G"`).
     pub gpu: Option<String>,
     /// Whether `gpu` comes from the checked file's modeline (see `analysis::Options`).
-    pub gpu_from_modeline: bool,
+    pub(crate) gpu_from_modeline: bool,
     /// The free-memory fraction below which `low-memory-headroom` warns.
     pub headroom: Option<f64>,
-    pub framework_versions: BTreeMap<String, Version>,
+    pub(crate) framework_versions: BTreeMap<String, Version>,
     formats: Vec<FormatOverride>,
     /// Files not to check (`exclude`).
     exclude: Vec<GlobMatcher>,
@@ -257,7 +257,7 @@ impl Settings {
     }
 
     /// The format the `format` table forces for `file`.
-    pub fn format_for(&self, file: &Path) -> Option<Format> {
+    pub(crate) fn format_for(&self, file: &Path) -> Option<Format> {
         let relative = self.relative(file);
         self.formats.iter().find(|f| f.glob.is_match(&relative)).map(|f| f.format)
     }

@@ -18,7 +18,7 @@ impl Span {
         Self { start, end }
     }
 
-    pub const fn empty(at: usize) -> Self {
+    pub(crate) const fn empty(at: usize) -> Self {
         Self { start: at, end: at }
     }
 
@@ -35,7 +35,7 @@ impl Span {
     }
 
     /// The smallest span covering both.
-    pub fn cover(self, other: Span) -> Span {
+    pub(crate) fn cover(self, other: Span) -> Span {
         Span::new(self.start.min(other.start), self.end.max(other.end))
     }
 }
@@ -72,7 +72,7 @@ impl LineIndex {
         Self { line_starts, len: text.len() }
     }
 
-    pub fn line_count(&self) -> usize {
+    fn line_count(&self) -> usize {
         self.line_starts.len()
     }
 

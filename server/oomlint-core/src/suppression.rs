@@ -10,15 +10,15 @@
 //! module needs no rule registry. A suppression (or one of its codes) that matched no
 //! finding is reported by `unused-suppression`, as is a code that names no rule.
 
-use crate::diagnostic::{Diagnostic, Edit};
+use crate::diagnostic::Diagnostic;
 use crate::span::{LineIndex, Span};
-use crate::syntax::{Comment, Document, Language};
+use crate::syntax::Comment;
 
 /// `disable-file` comments count only in the first lines of a file.
-pub const FILE_DIRECTIVE_LINES: usize = 20;
+const FILE_DIRECTIVE_LINES: usize = 20;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope {
+pub(crate) enum Scope {
     /// Findings that start on this 0-based line.
     Line(usize),
     File,
@@ -29,27 +29,27 @@ pub enum Scope {
 pub struct Code {
     pub text: String,
     pub span: Span,
-    pub used: bool,
+    pub(crate) used: bool,
 }
 
 impl Code {
     /// Whether this code names the rule of `diagnostic` (its code in any case, or its name).
-    pub fn names(&self, diagnostic: &Diagnostic) -> bool {
+    pub(crate) fn names(&self, diagnostic: &Diagnostic) -> bool {
         self.text.eq_ignore_ascii_case(diagnostic.code) || self.text == diagnostic.rule
     }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Suppression {
-    pub scope: Scope,
+    pub(crate) scope: Scope,
     /// The whole comment, `#` to the end of the line.
-    pub comment: Span,
+    pub(crate) comment: Span,
     /// Empty: every rule.
     pub codes: Vec<Code>,
     /// For a bare suppression: whether it matched anything.
-    pub used: bool,
+    pub(crate) used: bool,
     /// Whether the comment stands alone on its line.
-    pub own_line: bool,
+    pub(crate) own_line: bool,
 }
 
 impl Suppression {
@@ -62,7 +62,7 @@ impl Suppression {
     }
 
     /// Whether nothing in this comment was used.
-    pub fn is_unused(&self) -> bool {
+    pub(crate) fn is_unused(&self) -> bool {
         if self.codes.is_empty() {
             !self.used
         } else {
@@ -132,7 +132,7 @@ fn codes(list: &str, offset: usize) -> Vec<Code> {
 }
 
 /// Drops suppressed findings and marks the suppressions (and codes) that were used.
-pub fn apply(diagnostics: &mut Vec<Diagnostic>, suppressions: &mut [Suppression], index: &LineIndex) {
+pub(crate) fn apply(diagnostics: &mut Vec<Diagnostic>, suppressions: &mut [Suppression], index: &LineIndex) {
     if suppressions.is_empty() {
         return;
     }
@@ -148,29 +148,6 @@ pub fn apply(diagnostics: &mut Vec<Diagnostic>, suppressions: &mut [Suppression]
         }
         !suppressed
     });
-}
-
-/// An edit that suppresses `code` on 0-based `line` (a "disable for this line" action):
-/// it extends the line's trailing `ignore[...]`, appends `  # oomlint: ignore[CODE]`, or,
-/// when the line already ends in another comment, adds an `ignore` line above it.
-/// None for JSON, which has no comments.
-pub fn ignore_edit(text: &str, doc: &Document, index: &LineIndex, line: usize, code: &str) -> Option<Edit> {
-    if doc.language == Language::Json {
-        return None;
-    }
-    let existing = parse(text, &doc.comments, index);
-    let trailing = existing.iter().find(|s| s.scope == Scope::Line(line) && !s.own_line);
-    if let Some(last) = trailing.and_then(|s| s.codes.last()) {
-        return Some(Edit::insert(last.span.end, format!(", {code}")));
-    }
-    let span = index.line_span(text, line);
-    let line_text = &text[span.start..span.end];
-    let has_comment = doc.comments.iter().any(|c| span.start <= c.span.start && c.span.start < span.end);
-    if has_comment {
-        let indent: String = line_text.chars().take_while(|c| c.is_whitespace()).collect();
-        return Some(Edit::insert(span.start, format!("{indent}# oomlint: ignore[{code}]\n")));
-    }
-    Some(Edit::insert(span.end, format!("  # oomlint: ignore[{code}]")))
 }
 
 #[cfg(test)]
@@ -231,35 +208,6 @@ mod tests {
         assert_eq!(found.len(), 2, "`ignored` and an empty list are not directives");
         assert_eq!(diagnostics.len(), 1);
         assert!(found.iter().all(|s| !s.is_unused()));
-    }
-
-    #[test]
-    fn ignore_edits_for_a_line() {
-        let text = "a: 1\nb: 2  # oomlint: ignore[OOM001]\nc: 3  # note\n";
-        let doc = syntax::parse(text, Language::Yaml);
-        let index = LineIndex::new(text);
-        let apply = |line, code| {
-            let edit = ignore_edit(text, &doc, &index, line, code).unwrap();
-            format!("{}{}{}", &text[..edit.span.start], edit.content, &text[edit.span.end..])
-        };
-        assert!(apply(0, "OOM002").starts_with("a: 1  # oomlint: ignore[OOM002]\nb: 2"));
-        assert!(apply(1, "OOM002").contains("b: 2  # oomlint: ignore[OOM001, OOM002]\n"));
-        assert!(apply(2, "OOM002").ends_with("# oomlint: ignore[OOM002]\nc: 3  # note\n"));
-        for line in 0..3 {
-            let fixed = apply(line, "OOM002");
-            let doc = syntax::parse(&fixed, Language::Yaml);
-            let index = LineIndex::new(&fixed);
-            let mut diagnostics = vec![diagnostic("OOM002", &fixed, ["a: 1", "b: 2", "c: 3"][line])];
-            apply_all(&fixed, &doc, &index, &mut diagnostics);
-            assert!(diagnostics.is_empty(), "line {line} not suppressed:\n{fixed}");
-        }
-        let json = syntax::parse("{}", Language::Json);
-        assert_eq!(ignore_edit("{}", &json, &LineIndex::new("{}"), 0, "OOM002"), None);
-    }
-
-    fn apply_all(text: &str, doc: &Document, index: &LineIndex, diagnostics: &mut Vec<Diagnostic>) {
-        let mut found = parse(text, &doc.comments, index);
-        apply(diagnostics, &mut found, index);
     }
 
     #[test]

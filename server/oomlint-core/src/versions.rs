@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The frameworks whose versions matter to rules.
-pub const FRAMEWORKS: [&str; 11] = [
+const FRAMEWORKS: [&str; 11] = [
     "trl",
     "transformers",
     "torch",
@@ -108,7 +108,7 @@ impl std::fmt::Display for Version {
 
 /// The newest release a requirement allows.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Newest {
+pub(crate) enum Newest {
     /// Exactly this release (`==`, a lock file, or `framework-versions`).
     Exactly(Version),
     /// Up to and including this release (`<=`).
@@ -120,15 +120,15 @@ pub enum Newest {
 /// One framework's pin and where it was found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pin {
-    pub newest: Newest,
+    pub(crate) newest: Newest,
     /// The requirement as written (`trl==0.19.1`).
-    pub spec: String,
-    pub source: PinSource,
+    pub(crate) spec: String,
+    pub(crate) source: PinSource,
 }
 
 /// Where a pin was found.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PinSource {
+pub(crate) enum PinSource {
     /// A dependency file near the config.
     File(PathBuf),
     /// An install command in the notebook or script itself.
@@ -144,7 +144,7 @@ pub enum PinSource {
 
 impl Pin {
     /// "trl==0.19.1 (requirements.txt)".
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match &self.source {
             PinSource::File(path) => {
                 let file = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into());
@@ -178,12 +178,8 @@ impl Versions {
         self.pins.get(&framework.to_ascii_lowercase())
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &Pin)> {
-        self.pins.iter().map(|(k, v)| (k.as_str(), v))
-    }
-
     /// The newest release of `framework` the pin allows; `< 1.15` gives `1.14.999`.
-    pub fn newest(&self, framework: &str) -> Option<Version> {
+    pub(crate) fn newest(&self, framework: &str) -> Option<Version> {
         Some(match &self.get(framework)?.newest {
             Newest::Exactly(v) | Newest::AtMost(v) => v.clone(),
             Newest::Below(v) => v.just_below()?,
@@ -252,7 +248,7 @@ impl Versions {
 
     /// Adds the ranges a launcher enforces at start-up (`format::launcher_requirements`),
     /// for the frameworks the project does not pin itself.
-    pub fn with_launcher_requirements(mut self, launcher: &'static str, requirements: &[&str]) -> Versions {
+    pub(crate) fn with_launcher_requirements(mut self, launcher: &'static str, requirements: &[&str]) -> Versions {
         for requirement in requirements {
             if let Some((name, mut pin)) = parse_requirement(requirement, Path::new("")) {
                 pin.source = PinSource::Launcher(launcher);
@@ -276,11 +272,11 @@ impl Versions {
     /// oomlint knows: a project with its own training scripts, which may extend the
     /// frameworks' config classes (open-r1, alignment-handbook).
     /// Whether the file installs `framework` from a URL, not a release (see `from_url`).
-    pub fn installed_from_url(&self, framework: &str) -> bool {
+    pub(crate) fn installed_from_url(&self, framework: &str) -> bool {
         self.from_url.contains(&framework.to_ascii_lowercase())
     }
 
-    pub fn project_package(&self) -> Option<&str> {
+    pub(crate) fn project_package(&self) -> Option<&str> {
         self.package.as_deref().filter(|name| framework_name(name).is_none())
     }
 }
@@ -290,7 +286,7 @@ impl Versions {
 /// are what the run uses, so they win over the repository's dependency files. Where a
 /// framework is installed more than once, the last pin written wins (a later cell
 /// reinstalls). Packages given as templates (`{xformers}`), URLs or paths are skipped.
-pub fn from_install_commands(text: &str, path: &Path) -> Versions {
+pub(crate) fn from_install_commands(text: &str, path: &Path) -> Versions {
     let mut versions = Versions::default();
     if !text.contains("pip install") {
         return versions;

@@ -35,11 +35,11 @@ pub struct Gpu {
 /// A GPU name that matches no catalog entry, or a bare name that several entries share.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnknownGpu {
-    pub query: String,
+    pub(crate) query: String,
     /// True when the name is known but its memory size is not (`a100`).
-    pub ambiguous: bool,
+    ambiguous: bool,
     /// Catalog names to choose from (ambiguous) or that look alike (unknown), at most three.
-    pub suggestions: Vec<String>,
+    pub(crate) suggestions: Vec<String>,
 }
 
 impl fmt::Display for UnknownGpu {
@@ -107,11 +107,6 @@ fn normalize(name: &str) -> String {
     let lower = name.to_lowercase();
     let kept: String = lower.chars().filter(char::is_ascii_alphanumeric).collect();
     ["nvidia", "geforce", "tesla"].iter().fold(kept, |acc, word| acc.replace(word, ""))
-}
-
-/// Every catalog GPU.
-pub fn all_gpus() -> &'static [Gpu] {
-    &index().gpus
 }
 
 /// Resolves a GPU name (`a100-40gb`, `NVIDIA A10G`, `rtx4090`, `t4`, ...).
@@ -281,7 +276,7 @@ mod tests {
 
     #[test]
     fn entries_are_consistent() {
-        let gpus = all_gpus();
+        let gpus = &index().gpus;
         assert!(gpus.len() >= 25, "{} GPUs", gpus.len());
         let mut owner: HashMap<String, &str> = HashMap::default();
         for g in gpus {

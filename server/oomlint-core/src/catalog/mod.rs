@@ -6,6 +6,7 @@ pub mod gpus;
 pub mod local;
 pub(crate) mod models;
 
-pub use gpus::{all_gpus, gpu_from_nvml_name, resolve_gpu, Gpu, UnknownGpu};
+pub use gpus::{gpu_from_nvml_name, resolve_gpu, Gpu};
 pub use local::{from_checkpoint, Checkpoint, CheckpointConfig, LocalModelError, ShardHeader};
-pub use models::{all_models, resolve_model, Architecture, HfProjections, MambaDims, MlpKind, NormKind, UnknownModel};
+pub use models::{resolve_model, Architecture, MlpKind};
+pub(crate) use models::{HfProjections, NormKind};

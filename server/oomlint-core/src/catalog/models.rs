@@ -40,11 +40,11 @@ pub enum HfProjections {
 }
 
 impl HfProjections {
-    pub fn fused_qkv(self) -> bool {
+    pub(crate) fn fused_qkv(self) -> bool {
         self != HfProjections::Separate
     }
 
-    pub fn fused_gate_up(self) -> bool {
+    pub(crate) fn fused_gate_up(self) -> bool {
         self == HfProjections::FusedQkvGateUp
     }
 
@@ -71,7 +71,7 @@ pub enum MlpKind {
 /// Normalization layer kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum NormKind {
+pub(crate) enum NormKind {
     /// Weight and bias per channel.
     LayerNorm,
     /// Weight per channel.
@@ -89,33 +89,33 @@ pub struct MambaDims {
     /// Width of one head (`mamba_d_head`).
     pub head_dim: u64,
     /// B/C groups (`mamba_n_groups`).
-    pub n_groups: u64,
+    pub(crate) n_groups: u64,
     /// Causal convolution kernel width (`mamba_d_conv`).
-    pub d_conv: u64,
+    pub(crate) d_conv: u64,
     /// Inner width over model width (`mamba_expand`).
-    pub expand: u64,
+    pub(crate) expand: u64,
     /// Chunk length of the chunked scan (`mamba_chunk_size`).
-    pub chunk_size: u64,
+    pub(crate) chunk_size: u64,
     #[serde(default)]
-    pub conv_bias: bool,
+    pub(crate) conv_bias: bool,
     #[serde(default)]
-    pub proj_bias: bool,
+    pub(crate) proj_bias: bool,
 }
 
 impl MambaDims {
     /// Inner width of the mixer (`n_heads × head_dim`).
-    pub fn inner_size(&self) -> u64 {
+    pub(crate) fn inner_size(&self) -> u64 {
         self.n_heads.saturating_mul(self.head_dim)
     }
 
     /// Output width of `in_proj`: gate and x (`2·inner`), B and C (`2·groups·state`), dt (`heads`).
-    pub fn in_proj_size(&self) -> u64 {
+    pub(crate) fn in_proj_size(&self) -> u64 {
         let bc = 2u64.saturating_mul(self.n_groups).saturating_mul(self.d_state);
         sum(&[2u64.saturating_mul(self.inner_size()), bc, self.n_heads])
     }
 
     /// Parameters of one mixer with model width `n_embd`.
-    pub fn parameters(&self, n_embd: u64) -> u64 {
+    pub(crate) fn parameters(&self, n_embd: u64) -> u64 {
         let inner = self.inner_size();
         let conv_channels = sum(&[inner, 2u64.saturating_mul(self.n_groups).saturating_mul(self.d_state)]);
         sum(&[
@@ -136,8 +136,8 @@ pub struct Architecture {
     pub name: String,
     pub hf_id: Option<String>,
     #[serde(default)]
-    pub aliases: Vec<String>,
-    pub family: String,
+    pub(crate) aliases: Vec<String>,
+    pub(crate) family: String,
     /// All decoder layers, attention and Mamba alike.
     pub n_layer: u64,
     pub n_embd: u64,
@@ -153,12 +153,12 @@ pub struct Architecture {
     pub n_expert_per_token: u64,
     /// Width of one routed expert (falls back to `intermediate_size` when absent).
     #[serde(default)]
-    pub moe_intermediate_size: Option<u64>,
+    pub(crate) moe_intermediate_size: Option<u64>,
     /// Width of an always-active shared expert next to the routed ones (Granite 4.0-H-Tiny).
     #[serde(default)]
     pub shared_expert_intermediate_size: Option<u64>,
     /// Tokenizer vocabulary (LitGPT `vocab_size`; the HF config value where LitGPT has none).
-    pub vocab_size: u64,
+    pub(crate) vocab_size: u64,
     /// Rows of the embedding and of `lm_head`: LitGPT's padded vocabulary, which equals the
     /// Hugging Face config's `vocab_size` for every catalog entry.
     pub padded_vocab_size: u64,
@@ -166,20 +166,20 @@ pub struct Architecture {
     /// LitGPT never ties during fine-tuning.
     pub tie_word_embeddings: bool,
     /// Biases on every linear layer (attention, MLP, MoE router).
-    pub bias: bool,
+    pub(crate) bias: bool,
     /// Biases on the query/key/value projections only (Qwen2).
     #[serde(default)]
-    pub attn_bias: bool,
+    pub(crate) attn_bias: bool,
     /// Bias on `lm_head` (Phi-2).
     #[serde(default)]
-    pub lm_head_bias: bool,
-    pub norm: NormKind,
+    pub(crate) lm_head_bias: bool,
+    pub(crate) norm: NormKind,
     /// Per-head RMSNorm on queries and keys (Qwen3, Gemma 3).
     #[serde(default)]
     pub norm_qk: bool,
     /// Extra norm after attention (Gemma 2/3).
     #[serde(default)]
-    pub post_attention_norm: bool,
+    pub(crate) post_attention_norm: bool,
     /// Extra norm after the MLP (Gemma 2/3).
     #[serde(default)]
     pub post_mlp_norm: bool,
@@ -191,17 +191,17 @@ pub struct Architecture {
     pub final_logit_softcapping: Option<f64>,
     /// Attention and MLP read the same input (GPT-NeoX, Falcon, Phi-2).
     #[serde(default)]
-    pub parallel_residual: bool,
+    pub(crate) parallel_residual: bool,
     /// With a parallel residual, one norm feeds both branches (Falcon-7B, Phi-2).
     #[serde(default)]
-    pub shared_attention_norm: bool,
+    pub(crate) shared_attention_norm: bool,
     /// The Hugging Face module layout of the projections.
     #[serde(default, skip_serializing_if = "HfProjections::is_separate")]
     pub hf_projections: HfProjections,
     /// Maximum context (LitGPT `block_size` / HF `max_position_embeddings`).
     pub block_size: u64,
     #[serde(default)]
-    pub sliding_window_size: Option<u64>,
+    pub(crate) sliding_window_size: Option<u64>,
     /// One digit per layer, `1` = sliding-window layer, `0` = global layer. Absent with a
     /// `sliding_window_size` means every attention layer uses the window.
     #[serde(default)]
@@ -227,7 +227,7 @@ pub struct Architecture {
 
 impl Architecture {
     /// Layers with self-attention (all layers but the Mamba ones).
-    pub fn attention_layer_count(&self) -> u64 {
+    fn attention_layer_count(&self) -> u64 {
         self.n_layer.saturating_sub(self.n_mamba_layers)
     }
 
@@ -246,7 +246,7 @@ impl Architecture {
     }
 
     /// Parameters of `lm_head` when it is a separate matrix.
-    pub fn lm_head_parameters(&self) -> u64 {
+    pub(crate) fn lm_head_parameters(&self) -> u64 {
         linear(self.n_embd, self.padded_vocab_size, self.lm_head_bias)
     }
 
@@ -254,18 +254,6 @@ impl Architecture {
     /// computed from the shapes. Attention sinks (gpt-oss, 64 per layer) are not modeled.
     pub fn parameter_count(&self) -> u64 {
         self.count(self.n_expert)
-    }
-
-    /// Parameters with a separate `lm_head`, as LitGPT builds every model.
-    pub fn parameter_count_untied(&self) -> u64 {
-        let head = if self.tie_word_embeddings { self.lm_head_parameters() } else { 0 };
-        self.parameter_count().saturating_add(head)
-    }
-
-    /// Parameters one token passes through: the routed experts count `n_expert_per_token`
-    /// times instead of `n_expert` times (equal to [`Self::parameter_count`] for dense models).
-    pub fn active_parameter_count(&self) -> u64 {
-        self.count(self.n_expert_per_token)
     }
 
     fn count(&self, experts: u64) -> u64 {
@@ -283,7 +271,7 @@ impl Architecture {
     }
 
     /// Weights (and LayerNorm biases) of one norm over `width` features.
-    pub fn norm_parameters(&self, width: u64) -> u64 {
+    pub(crate) fn norm_parameters(&self, width: u64) -> u64 {
         match self.norm {
             NormKind::LayerNorm => width.saturating_mul(2),
             NormKind::RmsNorm => width,
@@ -292,7 +280,7 @@ impl Architecture {
 
     /// Norms of one block: before attention, before the MLP (unless shared), and the
     /// optional post-attention and post-MLP norms.
-    pub fn block_norms(&self) -> u64 {
+    pub(crate) fn block_norms(&self) -> u64 {
         let separate_mlp_norm = !(self.parallel_residual && self.shared_attention_norm);
         let count = [true, separate_mlp_norm, self.post_attention_norm, self.post_mlp_norm]
             .iter()
@@ -313,7 +301,7 @@ impl Architecture {
     }
 
     /// The per-head query and key norms of one attention block (Qwen3, Gemma 3).
-    pub fn qk_norms(&self) -> u64 {
+    pub(crate) fn qk_norms(&self) -> u64 {
         if self.norm_qk {
             2u64.saturating_mul(self.norm_parameters(self.head_size))
         } else {
@@ -356,13 +344,13 @@ fn sum(parts: &[u64]) -> u64 {
 /// A model name that matches no catalog entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnknownModel {
-    pub query: String,
+    pub(crate) query: String,
 }
 
 impl UnknownModel {
     /// Up to three known names that look alike, most similar first (never used as a match).
     /// Computed on each call, not with the error: most callers only ask whether a name resolves.
-    pub fn suggestions(&self) -> Vec<String> {
+    pub(crate) fn suggestions(&self) -> Vec<String> {
         suggest(&self.query)
     }
 }
@@ -451,11 +439,6 @@ fn index() -> &'static ModelIndex {
 
 fn model_keys(model: &Architecture) -> impl Iterator<Item = &str> {
     std::iter::once(model.name.as_str()).chain(model.hf_id.as_deref()).chain(model.aliases.iter().map(String::as_str))
-}
-
-/// Every catalog entry.
-pub fn all_models() -> &'static [Architecture] {
-    &index().models
 }
 
 /// Resolves a model name (HF id, LitGPT name, alias or checkpoint path) to its architecture.

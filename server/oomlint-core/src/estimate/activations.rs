@@ -15,8 +15,8 @@ use crate::plan::{Attention, Checkpointing, LossImpl, Method, Quantization, RlAl
 /// One named term of a per-token table.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Term {
-    pub label: String,
-    pub bytes: u64,
+    pub(crate) label: String,
+    pub(crate) bytes: u64,
 }
 
 fn term(label: impl Into<String>, bytes: u64) -> Term {

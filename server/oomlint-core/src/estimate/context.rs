@@ -22,7 +22,7 @@ pub struct Context {
 
 /// Which code path runs the model: it decides what autograd saves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Implementation {
+pub(crate) enum Implementation {
     /// LitGPT's `GPT` (fused QKV, chunked head and cross-entropy, always SDPA).
     Litgpt,
     /// Hugging Face transformers modelling code (Trainer, TRL, Axolotl, LLaMA-Factory).
@@ -32,7 +32,7 @@ pub enum Implementation {
 }
 
 impl Implementation {
-    pub fn of(framework: Framework) -> Self {
+    pub(crate) fn of(framework: Framework) -> Self {
         match framework {
             Framework::Litgpt => Implementation::Litgpt,
             Framework::Unsloth => Implementation::Unsloth,
@@ -43,23 +43,23 @@ impl Implementation {
 
 /// The resolved consequences of a [`Context`] for one framework.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Behaviour {
+pub(crate) struct Behaviour {
     /// bitsandbytes' `MatMul4Bit` keeps its input on `ctx.tensors` (releases before 0.43.2,
     /// fixed by bitsandbytes PR #1270). The attribute is not freed by the backward pass, only
     /// with the autograd graph.
-    pub matmul_4bit_keeps_input: bool,
+    pub(crate) matmul_4bit_keeps_input: bool,
     /// LitGPT's fine-tuning scripts swap the embedding for bitsandbytes' `StableEmbedding`
     /// when quantizing (litgpt PR #1770, release 0.5.0).
-    pub stable_embedding: bool,
+    pub(crate) stable_embedding: bool,
     /// Whether an earlier micro-batch of the same length precedes the peak one.
-    pub steady_state: bool,
+    pub(crate) steady_state: bool,
     /// The TRL loss path of this release.
-    pub trl_loss: TrlLoss,
+    pub(crate) trl_loss: TrlLoss,
 }
 
 /// What TRL's trainers compute the loss with, by release (`trl/trainer/sft_config.py`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TrlLoss {
+pub(crate) enum TrlLoss {
     /// TRL ≤ 1.5: `loss_type="nll"` is the default; DPO and GRPO take full logits.
     FullLogits,
     /// TRL 1.6–1.14: `loss_type=None` runs `chunked_nll`; an explicit `nll` takes full logits.
@@ -84,7 +84,7 @@ const TRL_FUSED_HEAD: [u64; 3] = [1, 15, 0];
 
 impl Context {
     /// The newest releases a config's pins allow (requirements, lock files, `framework-versions`).
-    pub fn from_versions(versions: &Versions) -> Context {
+    pub(crate) fn from_versions(versions: &Versions) -> Context {
         Context {
             bitsandbytes: versions.newest("bitsandbytes"),
             litgpt: versions.newest("litgpt"),
@@ -102,7 +102,7 @@ impl Context {
         (*litgpt < Version::release(&LITGPT_PINS_NEWER_BNB)).then(|| Version::release(&BNB_PINNED_BY_OLD_LITGPT))
     }
 
-    pub fn behaviour(&self, framework: Framework) -> Behaviour {
+    pub(crate) fn behaviour(&self, framework: Framework) -> Behaviour {
         let bnb = self.bitsandbytes_for(framework);
         Behaviour {
             matmul_4bit_keeps_input: bnb.is_some_and(|v| v < Version::release(&BNB_DROPS_4BIT_INPUT)),

@@ -15,9 +15,9 @@ use serde::Serialize;
 
 /// One plan field a lever sets, with its new value (each file's language spells it).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Change {
-    pub field: &'static str,
-    pub value: Literal,
+pub(crate) struct Change {
+    pub(crate) field: &'static str,
+    pub(crate) value: Literal,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -27,7 +27,7 @@ pub struct Lever {
     /// The phase whose peak the lever lowers.
     pub phase: Phase,
     pub side_effect: String,
-    pub changes: Vec<Change>,
+    pub(crate) changes: Vec<Change>,
     /// Exact edits; empty when a field the lever changes is not written in the file.
     pub fixes: Vec<Fix>,
 }

@@ -25,9 +25,10 @@ mod setup;
 mod views;
 mod weights;
 
-pub use context::{Context, Implementation, TrlLoss};
-pub use levers::{Change, Lever, Solve};
-pub use setup::Setup;
+pub use context::Context;
+pub use levers::Lever;
+pub(crate) use levers::Solve;
+pub(crate) use setup::Setup;
 
 use crate::catalog::{Architecture, Gpu};
 use crate::plan::Plan;
@@ -52,7 +53,7 @@ pub enum Phase {
 }
 
 impl Phase {
-    pub const ALL: [Phase; 5] =
+    pub(crate) const ALL: [Phase; 5] =
         [Phase::Forward, Phase::Backward, Phase::BackwardEnd, Phase::OptimizerStep, Phase::Generation];
 
     pub fn as_str(self) -> &'static str {
@@ -94,9 +95,9 @@ pub struct Component {
 
 /// Total live bytes of one phase.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct PhaseTotal {
-    pub phase: Phase,
-    pub allocated_bytes: u64,
+pub(crate) struct PhaseTotal {
+    pub(crate) phase: Phase,
+    pub(crate) allocated_bytes: u64,
 }
 
 /// The peak phase in the three views.
@@ -129,14 +130,14 @@ pub struct Fit {
 }
 
 /// Share of the GPU that must stay free for a plan to count as fitting rather than tight.
-pub const TIGHT_HEADROOM: f64 = 0.10;
+pub(crate) const TIGHT_HEADROOM: f64 = 0.10;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Estimate {
     pub parameters: u64,
     pub trainable_parameters: u64,
     pub components: Vec<Component>,
-    pub phases: Vec<PhaseTotal>,
+    pub(crate) phases: Vec<PhaseTotal>,
     pub peak: Peak,
     /// Relative uncertainty of the device view: (low, high), e.g. (-0.06, 0.10).
     pub band: (f64, f64),
@@ -171,7 +172,7 @@ pub enum Levers {
 }
 
 /// [`estimate_in`], with levers and solver only where `levers` asks for them.
-pub fn estimate_with(
+pub(crate) fn estimate_with(
     plan: &Plan,
     arch: &Architecture,
     gpu: Option<&Gpu>,
@@ -202,7 +203,7 @@ pub fn estimate_with(
 }
 
 /// Fits, tight (< 10 % headroom) or exceeds.
-pub fn judge(device_bytes: u64, capacity: u64) -> Fit {
+pub(crate) fn judge(device_bytes: u64, capacity: u64) -> Fit {
     let headroom =
         (i128::from(capacity) - i128::from(device_bytes)).clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
     let verdict = if headroom < 0 {

@@ -133,7 +133,7 @@ fn shard_note(n: u64) -> String {
 
 impl Setup {
     /// DeepSpeed keeps fp32 master weights next to 16-bit parameters; plain autocast does not.
-    pub fn mixed_master(&self) -> bool {
+    fn mixed_master(&self) -> bool {
         matches!(self.sharding, Sharding::Zero { stage: 1.., .. })
             && self.trainable_bytes < 4
             && !matches!(self.method, Method::Lora | Method::Qlora)

@@ -9,10 +9,10 @@ use crate::plan::Sharding;
 /// The estimate without verdict or levers (what the lever search re-evaluates).
 #[derive(Debug, Clone)]
 pub(super) struct Core {
-    pub components: Vec<Component>,
-    pub phases: Vec<PhaseTotal>,
-    pub peak: Peak,
-    pub band: (f64, f64),
+    pub(crate) components: Vec<Component>,
+    pub(crate) phases: Vec<PhaseTotal>,
+    pub(crate) peak: Peak,
+    pub(crate) band: (f64, f64),
 }
 
 /// Components that live outside the PyTorch caching allocator.

@@ -11,64 +11,64 @@ use crate::plan::{
 
 /// Everything the model needs, resolved from the plan with defaults.
 #[derive(Debug, Clone)]
-pub struct Setup {
-    pub implementation: Implementation,
-    pub arch: Architecture,
-    pub counts: ParamCounts,
-    pub method: Method,
-    pub quantization: Option<Quantization>,
+pub(crate) struct Setup {
+    pub(crate) implementation: Implementation,
+    pub(crate) arch: Architecture,
+    pub(crate) counts: ParamCounts,
+    pub(crate) method: Method,
+    pub(crate) quantization: Option<Quantization>,
     /// Storage bytes of the (unquantized) parameters.
-    pub param_bytes: u64,
+    pub(crate) param_bytes: u64,
     /// Bytes of activations and logits (the compute dtype).
-    pub compute_bytes: u64,
+    pub(crate) compute_bytes: u64,
     /// Whether the 16-bit compute dtype is fp16 (else bf16, or 32-bit).
-    pub compute_fp16: bool,
+    pub(crate) compute_fp16: bool,
     /// Storage bytes of the trainable parameters (PEFT keeps adapters in fp32).
-    pub trainable_bytes: u64,
+    pub(crate) trainable_bytes: u64,
     /// Whether fp32 master weights are kept next to 16-bit compute copies (mixed precision).
-    pub mixed: bool,
+    pub(crate) mixed: bool,
     /// Whether the forward runs under `torch.autocast`: Trainer's `bf16`/`fp16` always turn it
     /// on (transformers `training_args.py` → accelerate `mixed_precision`), even for 16-bit weights.
-    pub autocast: bool,
-    pub micro_batch: u64,
-    pub seq_len: u64,
-    pub grad_accumulation: u64,
-    pub world: u64,
-    pub checkpointing: Checkpointing,
-    pub attention: Attention,
-    pub optimizer: Optimizer,
-    pub loss: LossImpl,
+    pub(crate) autocast: bool,
+    pub(crate) micro_batch: u64,
+    pub(crate) seq_len: u64,
+    pub(crate) grad_accumulation: u64,
+    pub(crate) world: u64,
+    pub(crate) checkpointing: Checkpointing,
+    pub(crate) attention: Attention,
+    pub(crate) optimizer: Optimizer,
+    pub(crate) loss: LossImpl,
     /// TRL's fused LM head: only label tokens are projected, in tiles (TRL ≥ 1.15).
-    pub fused_head: bool,
-    pub sharding: Sharding,
+    pub(crate) fused_head: bool,
+    pub(crate) sharding: Sharding,
     /// Ranks the parameters, gradients and optimizer state are divided by.
-    pub shard_params: u64,
-    pub shard_grads: u64,
-    pub shard_optimizer: u64,
-    pub lora_rank: u64,
-    pub lora_dropout: bool,
-    pub lora_targets: LoraTargets,
-    pub trainable: u64,
-    pub rl: Option<RlPlan>,
-    pub algorithm: Option<RlAlgorithm>,
-    pub reference_model: bool,
-    pub expandable_segments: bool,
-    pub gpu_capacity: Option<u64>,
+    pub(crate) shard_params: u64,
+    pub(crate) shard_grads: u64,
+    pub(crate) shard_optimizer: u64,
+    pub(crate) lora_rank: u64,
+    pub(crate) lora_dropout: bool,
+    pub(crate) lora_targets: LoraTargets,
+    pub(crate) trainable: u64,
+    pub(crate) rl: Option<RlPlan>,
+    pub(crate) algorithm: Option<RlAlgorithm>,
+    pub(crate) reference_model: bool,
+    pub(crate) expandable_segments: bool,
+    pub(crate) gpu_capacity: Option<u64>,
     /// What the framework releases and the batch order keep alive.
-    pub behaviour: Behaviour,
-    pub missing: Vec<String>,
+    pub(crate) behaviour: Behaviour,
+    pub(crate) missing: Vec<String>,
 }
 
 impl Setup {
-    pub fn tokens(&self) -> u64 {
+    pub(crate) fn tokens(&self) -> u64 {
         self.micro_batch * self.seq_len
     }
 
-    pub fn is_peft(&self) -> bool {
+    pub(crate) fn is_peft(&self) -> bool {
         matches!(self.method, Method::Lora | Method::Qlora | Method::Adapter | Method::AdapterV2)
     }
 
-    pub fn resolve(plan: &Plan, arch: &Architecture, gpu: Option<&Gpu>, context: &Context) -> Self {
+    pub(crate) fn resolve(plan: &Plan, arch: &Architecture, gpu: Option<&Gpu>, context: &Context) -> Self {
         let implementation = Implementation::of(plan.framework);
         let mut missing = Vec::new();
         let quantization = plan.quantization.as_ref().and_then(|q| q.value);

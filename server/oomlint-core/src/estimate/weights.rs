@@ -7,18 +7,18 @@ use crate::plan::Quantization;
 
 /// Parameter counts by kind of tensor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ParamCounts {
+pub(crate) struct ParamCounts {
     /// Token embedding rows × width.
-    pub embedding: u64,
+    pub(crate) embedding: u64,
     /// Separate output head (0 when tied to the embedding).
-    pub head: u64,
+    pub(crate) head: u64,
     /// Linear weights inside the decoder blocks (what 4-bit and 8-bit quantization replaces).
-    pub block_linear: u64,
+    pub(crate) block_linear: u64,
     /// Norm weights and biases (stay 16-bit).
-    pub small: u64,
+    pub(crate) small: u64,
     /// The largest single linear weight in a block (the dequantization temporary).
-    pub largest_linear: u64,
-    pub total: u64,
+    pub(crate) largest_linear: u64,
+    pub(crate) total: u64,
 }
 
 /// Rows of the embedding and head: the padded vocabulary, which LitGPT builds and which is

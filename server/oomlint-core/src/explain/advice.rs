@@ -13,7 +13,7 @@ pub struct Advice {
 }
 
 impl Advice {
-    pub fn text(title: impl Into<String>) -> Self {
+    pub(crate) fn text(title: impl Into<String>) -> Self {
         Self { title: title.into(), saves_bytes: None, fixes: Vec::new() }
     }
 }
@@ -27,7 +27,7 @@ impl Advice {
 /// optimizer state for the adapters only; 4-bit weights take ~0.5 byte per parameter; the
 /// KV cache grows with sequences × generated tokens. With a config, the estimator's own
 /// levers and sizes replace this table (see [`smallest_sufficient_set`]).
-pub fn static_levers(component: Option<Component>) -> Vec<Advice> {
+pub(crate) fn static_levers(component: Option<Component>) -> Vec<Advice> {
     let titles: &[&str] = match component {
         Some(Component::Activations) => &[
             "Turn on gradient checkpointing (frees most stored activations; costs ~30% more compute)",
@@ -83,19 +83,19 @@ pub struct Lever {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeverChoice {
     /// Indices into the levers given, in the order given.
-    pub chosen: Vec<usize>,
-    pub saves_bytes: u64,
+    pub(crate) chosen: Vec<usize>,
+    pub(crate) saves_bytes: u64,
     /// Shortfall plus the 10 % margin.
-    pub target_bytes: u64,
+    target_bytes: u64,
     /// Whether `saves_bytes` reaches the target; when not, `chosen` is the best effort.
-    pub sufficient: bool,
+    pub(crate) sufficient: bool,
 }
 
 /// The most levers searched exhaustively; beyond this a greedy choice is made.
 const EXHAUSTIVE_LIMIT: usize = 16;
 
 /// The shortfall plus a 10 % margin.
-pub fn target_bytes(shortfall: u64) -> u64 {
+fn target_bytes(shortfall: u64) -> u64 {
     shortfall.saturating_add(shortfall.div_ceil(10))
 }
 
@@ -105,7 +105,7 @@ pub fn target_bytes(shortfall: u64) -> u64 {
 /// for the same key); conflicting levers are never chosen together. Among sets of equal
 /// size the one that frees most wins. When no set suffices, all compatible levers are taken
 /// greedily by savings and `sufficient` is false.
-pub fn smallest_sufficient_set(levers: &[Lever], shortfall: u64) -> LeverChoice {
+pub(crate) fn smallest_sufficient_set(levers: &[Lever], shortfall: u64) -> LeverChoice {
     let target = target_bytes(shortfall);
     if target == 0 {
         return LeverChoice { chosen: Vec::new(), saves_bytes: 0, target_bytes: 0, sufficient: true };

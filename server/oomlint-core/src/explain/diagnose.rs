@@ -19,11 +19,11 @@ pub struct Diagnosis {
     /// `requested − free`, never negative.
     pub shortfall_bytes: u64,
     /// `free + reserved-but-unallocated ≥ requested`: the memory exists, not in one piece.
-    pub fragmentation_suspected: bool,
+    pub(crate) fragmentation_suspected: bool,
     /// Sentences explaining the numbers, most important first.
     pub findings: Vec<String>,
     /// Advice read from the numbers: other processes, fragmentation, a memory fraction.
-    pub situational: Vec<Advice>,
+    pub(crate) situational: Vec<Advice>,
     /// Config levers: the static table for the component, or the estimator's choice.
     pub levers: Vec<Advice>,
 }

@@ -16,7 +16,7 @@
 
 /// Which template the message follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Form {
+pub(crate) enum Form {
     /// PyTorch 2.2 and later.
     Current,
     /// PyTorch 2.1: "total capacty", `max_split_size_mb` advice.
@@ -27,34 +27,34 @@ pub enum Form {
 
 /// Memory another process holds on the device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
-pub struct ProcessUse {
-    pub pid: u32,
-    pub bytes: u64,
+pub(crate) struct ProcessUse {
+    pub(crate) pid: u32,
+    pub(crate) bytes: u64,
 }
 
 /// The numbers of one OOM message.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Numbers {
-    pub form: Form,
+    pub(crate) form: Form,
     pub requested_bytes: u64,
     pub device: u32,
     pub total_bytes: u64,
     pub free_bytes: u64,
     /// `Including non-PyTorch memory, this process has X memory in use.`
-    pub this_process_bytes: Option<u64>,
+    pub(crate) this_process_bytes: Option<u64>,
     /// `Process PID has X memory in use.` entries; `None` when the message has no process lines.
-    pub other_processes: Option<Vec<ProcessUse>>,
+    pub(crate) other_processes: Option<Vec<ProcessUse>>,
     /// `M allowed;` — the cap a per-process memory fraction sets.
-    pub allowed_bytes: Option<u64>,
+    pub(crate) allowed_bytes: Option<u64>,
     /// Allocated by PyTorch (current form: including private pools).
-    pub allocated_bytes: u64,
-    pub private_pool_bytes: Option<u64>,
+    pub(crate) allocated_bytes: u64,
+    pub(crate) private_pool_bytes: Option<u64>,
     /// Reserved but unallocated (derived as reserved − allocated for the legacy form).
-    pub reserved_unallocated_bytes: u64,
+    pub(crate) reserved_unallocated_bytes: u64,
     /// Reserved in total (derived as allocated + unallocated for the current form).
-    pub reserved_bytes: u64,
+    pub(crate) reserved_bytes: u64,
     /// The allocator variable the message's advice names, e.g. `PYTORCH_CUDA_ALLOC_CONF`.
-    pub advice_variable: Option<String>,
+    pub(crate) advice_variable: Option<String>,
 }
 
 /// A parse position in compact text.

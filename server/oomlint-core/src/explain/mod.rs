@@ -37,7 +37,7 @@ pub struct OomError {
     pub rank: Option<u32>,
     pub numbers: Numbers,
     /// The traceback printed above the message (outermost frame first).
-    pub frames: Vec<Frame>,
+    pub(crate) frames: Vec<Frame>,
     pub site: Option<Site>,
     pub diagnosis: Diagnosis,
 }

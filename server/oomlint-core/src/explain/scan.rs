@@ -14,18 +14,18 @@ pub(crate) const MAX_STREAM_GAP: usize = 256;
 #[derive(Debug, Clone)]
 pub(crate) struct Line {
     /// Byte range of the line without its `\n`.
-    pub start: usize,
-    pub end: usize,
+    pub(crate) start: usize,
+    pub(crate) end: usize,
     /// Byte offset where the content starts, after leading ANSI escapes and a rank prefix.
-    pub body: usize,
+    pub(crate) body: usize,
     /// The `N` of a `[rankN]:` / `[defaultN]:` prefix.
-    pub rank: Option<u32>,
+    pub(crate) rank: Option<u32>,
 }
 
 /// The lines of a log, with one stream (line indices) per rank prefix.
 pub(crate) struct Log<'a> {
-    pub text: &'a str,
-    pub lines: Vec<Line>,
+    pub(crate) text: &'a str,
+    pub(crate) lines: Vec<Line>,
 }
 
 impl<'a> Log<'a> {
@@ -176,7 +176,7 @@ fn escape_end(bytes: &[u8], at: usize, end: usize) -> Option<usize> {
 thread_local! {
     /// Bytes of the log read by [`for_each_visible`] on this thread: every line read, cleaned
     /// or compacted goes through it, so tests bound a scan's work by counting, not by the clock.
-    pub static BYTES_READ: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    pub(crate) static BYTES_READ: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// Calls `f` with each byte of `start..end` outside escape sequences, and its offset.
@@ -197,8 +197,8 @@ fn for_each_visible(bytes: &[u8], start: usize, end: usize, mut f: impl FnMut(u8
 /// Whitespace-free text with the original offset of each byte.
 #[derive(Debug, Default)]
 pub(crate) struct Compact {
-    pub bytes: Vec<u8>,
-    pub offsets: Vec<usize>,
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) offsets: Vec<usize>,
 }
 
 impl Compact {

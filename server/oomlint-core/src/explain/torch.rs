@@ -7,9 +7,9 @@ use super::diagnose::{CUDA_VARIABLE, GENERIC_VARIABLE};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct TorchHints {
     /// `(major, minor)` from a version banner, if one is printed.
-    pub version: Option<(u32, u32)>,
+    pub(crate) version: Option<(u32, u32)>,
     /// PyTorch warned "PYTORCH_CUDA_ALLOC_CONF is deprecated, use PYTORCH_ALLOC_CONF instead".
-    pub deprecation_warning: bool,
+    deprecation_warning: bool,
 }
 
 /// Version banners: Unsloth (`Torch: 2.5.1+cu124.`), `collect_env` and `transformers env`

@@ -7,11 +7,11 @@ use crate::span::Span;
 /// One `File "...", line N, in func` frame and its source line.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Frame {
-    pub file: String,
-    pub line: u32,
-    pub function: String,
+    pub(crate) file: String,
+    pub(crate) line: u32,
+    pub(crate) function: String,
     /// The source line Python printed under the frame (trimmed), if any.
-    pub code: Option<String>,
+    pub(crate) code: Option<String>,
     /// Where the frame's `File` line is in the log.
     pub span: Span,
 }
@@ -49,7 +49,7 @@ pub struct Site {
 
 impl Site {
     /// `logits = model(input_ids)  (train.py:42, in train_step)`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let f = &self.frame;
         match &f.code {
             Some(code) => format!("{code}  ({}:{}, in {})", short_path(&f.file), f.line, f.function),

@@ -11,13 +11,13 @@ use std::sync::OnceLock;
 /// One default of one framework.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Fact {
-    pub framework: Framework,
-    pub key: &'static str,
-    pub value: Value,
+    pub(crate) framework: Framework,
+    pub(crate) key: &'static str,
+    pub(crate) value: Value,
     /// The releases the value holds for.
-    pub releases: &'static str,
+    pub(crate) releases: &'static str,
     /// File and symbol in the framework's repository.
-    pub source: &'static str,
+    pub(crate) source: &'static str,
 }
 
 /// A default: a number, a boolean, a string, a list of strings, or Python's `None`.
@@ -584,7 +584,7 @@ pub(crate) fn default<T>(framework: Framework, key: &str, value: T) -> Sourced<T
 }
 
 /// Reads settings from a document, each with its framework's default when absent.
-pub(crate) struct Settings<'r, 'a>(pub &'r Reader<'a>);
+pub(crate) struct Settings<'r, 'a>(pub(crate) &'r Reader<'a>);
 
 impl Settings<'_, '_> {
     /// A flag read as Python tests it ([`Reader::flag`]).

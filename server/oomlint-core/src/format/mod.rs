@@ -20,7 +20,7 @@ pub(crate) mod oomlint;
 pub mod python;
 /// The framework ranges the launcher of `format` checks at start-up and refuses to run
 /// outside of (LLaMA-Factory's `check_dependencies`).
-pub fn launcher_requirements(format: Format) -> Option<(&'static str, &'static [&'static str])> {
+pub(crate) fn launcher_requirements(format: Format) -> Option<(&'static str, &'static [&'static str])> {
     (format == Format::Llamafactory).then_some(("LLaMA-Factory", llamafactory::REQUIREMENTS))
 }
 
@@ -29,7 +29,7 @@ mod test_support;
 pub(crate) mod trl;
 
 pub use detect::{detect, language_of};
-pub use read::Reader;
+pub(crate) use read::Reader;
 
 use crate::plan::{Framework, Insertion, Plan};
 use crate::syntax::{self, Document, Language};
@@ -59,7 +59,7 @@ pub enum Format {
 }
 
 impl Format {
-    pub const ALL: [Format; 16] = [
+    pub(crate) const ALL: [Format; 16] = [
         Format::LitgptLora,
         Format::LitgptAdapter,
         Format::LitgptAdapterV2,
@@ -99,13 +99,13 @@ impl Format {
         }
     }
 
-    pub fn from_name(name: &str) -> Option<Format> {
+    pub(crate) fn from_name(name: &str) -> Option<Format> {
         let name = name.trim().to_ascii_lowercase().replace('_', "-");
         Format::ALL.into_iter().find(|f| f.name() == name)
     }
 
     /// The framework family (the `format` column of the corpus manifest).
-    pub fn framework(self) -> Option<Framework> {
+    pub(crate) fn framework(self) -> Option<Framework> {
         Some(match self {
             Format::LitgptLora
             | Format::LitgptAdapter
@@ -125,7 +125,7 @@ impl Format {
     }
 
     /// The syntax a file of this format is written in, when its name does not say.
-    pub fn language(self) -> Language {
+    pub(crate) fn language(self) -> Language {
         match self {
             Format::Deepspeed => Language::Json,
             Format::Oomlint => Language::Toml,
@@ -151,7 +151,7 @@ pub fn document(text: &str, language: Language) -> Document {
 
 /// The plan inputs the file computes at run time, one sentence each, for the estimate's
 /// missing inputs (a script's values known only when it runs; none for configs).
-pub fn unknown_inputs(document: &Document, plan: &Plan) -> Vec<String> {
+pub(crate) fn unknown_inputs(document: &Document, plan: &Plan) -> Vec<String> {
     if document.program.is_some() {
         python::unknown_inputs(plan)
     } else {
@@ -160,7 +160,7 @@ pub fn unknown_inputs(document: &Document, plan: &Plan) -> Vec<String> {
 }
 
 /// Builds the training plan of a document in `format` (None for formats without one).
-pub fn build_plan(format: Format, doc: &Document, text: &str) -> Option<Plan> {
+pub(crate) fn build_plan(format: Format, doc: &Document, text: &str) -> Option<Plan> {
     let root = doc.root_mapping()?;
     let reader = Reader::new(root);
     let mut plan = match format {

@@ -27,7 +27,8 @@
 mod calls;
 mod layout;
 
-pub use calls::{Arg, ArgValue, Call, Callee, Roles, Script};
+pub use calls::Callee;
+pub(crate) use calls::{Arg, ArgValue, Call, Roles, Script};
 
 use super::hf_names::{attention_kind, lora_targets};
 use super::trl::{self, dtype_of};
@@ -51,7 +52,7 @@ pub fn script(document: &Document) -> Option<Script<'_>> {
 
 /// Parses a script or notebook (None for other languages), reading `torch.bfloat16` and
 /// the other torch dtypes as their names (`trl::dtype_of` reads them).
-pub fn parse(text: &str, language: Language) -> Option<Document> {
+pub(crate) fn parse(text: &str, language: Language) -> Option<Document> {
     let dtype = |text: &str| {
         matches!(
             text,
@@ -67,7 +68,7 @@ pub fn parse(text: &str, language: Language) -> Option<Document> {
 
 /// Gives the document of a script or notebook its tree: the recognized calls laid out as
 /// a TRL CLI config (see `layout`). Other documents are left as they are.
-pub fn lay_out(document: &mut Document) {
+pub(crate) fn lay_out(document: &mut Document) {
     if let Some(script) = script(document) {
         let root = layout::root(&script);
         document.root = Some(root);
@@ -77,7 +78,7 @@ pub fn lay_out(document: &mut Document) {
 /// The format of a script: its config class, else its trainer, else an Unsloth loader
 /// (Unsloth scripts train with TRL's `SFTTrainer`). Scripts without any of them are
 /// [`Format::Unknown`] and get no findings.
-pub fn detect(script: &Script) -> Format {
+pub(crate) fn detect(script: &Script) -> Format {
     let roles = script.roles();
     let callee = |i: Option<usize>| script.call(i).map(|c| c.callee);
     let trainer = callee(roles.trainer);
@@ -92,7 +93,7 @@ pub fn detect(script: &Script) -> Format {
 }
 
 /// Builds the plan of a script whose document is `doc` (see the module docs).
-pub fn plan(format: Format, doc: &Document) -> Option<Plan> {
+pub(crate) fn plan(format: Format, doc: &Document) -> Option<Plan> {
     let script = script(doc)?;
     let root = doc.root_mapping()?;
     let reader = Reader::new(root);
@@ -578,7 +579,7 @@ pub(crate) fn unsloth_grpo_batch(plan: &mut Plan, versions: &Versions) {
 
 /// The plan inputs the script computes at run time, one sentence each, for the estimate's
 /// missing inputs (the estimate used the value shown: the framework default or a bound).
-pub fn unknown_inputs(plan: &Plan) -> Vec<String> {
+pub(crate) fn unknown_inputs(plan: &Plan) -> Vec<String> {
     fn note<T: std::fmt::Debug>(out: &mut Vec<String>, what: &str, field: Option<&Sourced<T>>) {
         if let Some(Sourced { value, origin: Origin::Unknown { why } }) = field {
             out.push(format!("{what} not known statically ({why}); assumed {value:?}"));

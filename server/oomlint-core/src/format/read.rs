@@ -23,28 +23,28 @@ pub(crate) fn truthy(entry: &Entry) -> bool {
 }
 
 /// Reads values from a document's root mapping by dotted path.
-pub struct Reader<'a> {
-    pub root: &'a Mapping,
+pub(crate) struct Reader<'a> {
+    pub(crate) root: &'a Mapping,
 }
 
 impl<'a> Reader<'a> {
-    pub fn new(root: &'a Mapping) -> Self {
+    pub(crate) fn new(root: &'a Mapping) -> Self {
         Self { root }
     }
 
     /// The entry at `path`; none when its value is a placeholder (`${VAR}`, `{{ var }}`):
     /// a value filled in before the framework reads the file is not known, and the plan
     /// must not take it for set, true or a number.
-    pub fn entry(&self, path: &str) -> Option<&'a Entry> {
+    pub(crate) fn entry(&self, path: &str) -> Option<&'a Entry> {
         self.root.entry_path(path).filter(|e| !e.value.as_scalar().is_some_and(|s| s.is_template()))
     }
 
-    pub fn has(&self, path: &str) -> bool {
+    pub(crate) fn has(&self, path: &str) -> bool {
         self.entry(path).is_some()
     }
 
     /// Present with an explicit null (`key:` or `key: null`).
-    pub fn is_null(&self, path: &str) -> bool {
+    pub(crate) fn is_null(&self, path: &str) -> bool {
         self.entry(path).and_then(|e| e.value.as_scalar()).is_some_and(|s| s.is_null())
     }
 
@@ -55,7 +55,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A non-negative integer (also from integral floats and numeric strings like `"8"`).
-    pub fn u64(&self, path: &str) -> Option<Sourced<u64>> {
+    pub(crate) fn u64(&self, path: &str) -> Option<Sourced<u64>> {
         self.sourced(path, |e| {
             let s = e.value.as_scalar()?;
             match s.kind {
@@ -67,16 +67,16 @@ impl<'a> Reader<'a> {
 
     /// A count: a non-negative integer as [`Reader::u64`] reads it, and a negative one as 0
     /// (a count the framework rejects, not an unreadable value).
-    pub fn count(&self, path: &str) -> Option<Sourced<u64>> {
+    pub(crate) fn count(&self, path: &str) -> Option<Sourced<u64>> {
         self.u64(path).or_else(|| self.i64(path).map(|n| n.map(|_| 0)))
     }
 
     /// An integer that may be negative (e.g. `devices: -1`).
-    pub fn i64(&self, path: &str) -> Option<Sourced<i64>> {
+    pub(crate) fn i64(&self, path: &str) -> Option<Sourced<i64>> {
         self.sourced(path, |e| e.value.as_scalar()?.as_i64())
     }
 
-    pub fn f64(&self, path: &str) -> Option<Sourced<f64>> {
+    pub(crate) fn f64(&self, path: &str) -> Option<Sourced<f64>> {
         self.sourced(path, |e| {
             let s = e.value.as_scalar()?;
             match s.kind {
@@ -88,18 +88,18 @@ impl<'a> Reader<'a> {
 
     /// A truthy value as Python sees it (see [`truthy`]): how a flag reads that the
     /// framework tests with `if config.flag:`.
-    pub fn flag(&self, path: &str) -> Option<Sourced<bool>> {
+    pub(crate) fn flag(&self, path: &str) -> Option<Sourced<bool>> {
         self.sourced(path, |e| Some(truthy(e)))
     }
 
     /// Whether the key is given a value (not null), for settings tested with `is not None`.
-    pub fn given(&self, path: &str) -> Option<Sourced<bool>> {
+    pub(crate) fn given(&self, path: &str) -> Option<Sourced<bool>> {
         self.sourced(path, |e| Some(e.value.as_scalar().is_none_or(|s| !s.is_null())))
     }
 
     /// A setting that may be Python's `None`: `Some(None)` for an explicit null, `Some(value)`
     /// for a value `read` accepts, None when the key is absent or its value unreadable.
-    pub fn nullable<T>(
+    pub(crate) fn nullable<T>(
         &self,
         path: &str,
         read: impl FnOnce(&Self, &str) -> Option<Sourced<T>>,
@@ -112,7 +112,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A boolean; also the strings `"true"`/`"false"` that CLI-style parsers accept.
-    pub fn bool(&self, path: &str) -> Option<Sourced<bool>> {
+    pub(crate) fn bool(&self, path: &str) -> Option<Sourced<bool>> {
         self.sourced(path, |e| {
             let s = e.value.as_scalar()?;
             s.as_bool().or_else(|| match s.text.to_ascii_lowercase().as_str() {
@@ -124,7 +124,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Any non-null scalar, as its text.
-    pub fn str(&self, path: &str) -> Option<Sourced<String>> {
+    pub(crate) fn str(&self, path: &str) -> Option<Sourced<String>> {
         self.sourced(path, |e| {
             let s = e.value.as_scalar()?;
             (!s.is_null()).then(|| s.text.clone())
@@ -132,7 +132,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A list of strings, or one string (split on commas when `split` is set).
-    pub fn strings(&self, path: &str, split: bool) -> Option<Sourced<Vec<String>>> {
+    pub(crate) fn strings(&self, path: &str, split: bool) -> Option<Sourced<Vec<String>>> {
         self.sourced(path, |e| {
             if let Some(items) = e.value.as_sequence() {
                 return Some(items.iter().filter_map(|n| n.as_scalar()).map(|s| s.text.clone()).collect());
@@ -150,7 +150,11 @@ impl<'a> Reader<'a> {
     }
 
     /// The first of `paths` that is present (for aliases and renamed keys).
-    pub fn first<T>(&self, paths: &[&str], read: impl Fn(&Self, &str) -> Option<Sourced<T>>) -> Option<Sourced<T>> {
+    pub(crate) fn first<T>(
+        &self,
+        paths: &[&str],
+        read: impl Fn(&Self, &str) -> Option<Sourced<T>>,
+    ) -> Option<Sourced<T>> {
         paths.iter().find_map(|p| read(self, p))
     }
 }

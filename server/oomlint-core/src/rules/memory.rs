@@ -56,10 +56,10 @@ pub(super) fn resolving_fixes(estimate: &Estimate, target: u64) -> Vec<Fix> {
 /// Where a memory finding points and why: the key of the file that sets the largest
 /// component it controls.
 pub(super) struct Culprit {
-    pub span: Span,
+    pub(crate) span: Span,
     /// E.g. "`micro_batch_size` scales activations (13.74 GiB), the largest part"; empty
     /// when no component's key is in the file.
-    pub why: String,
+    pub(crate) why: String,
 }
 
 /// The key most responsible for the peak: going down the components, largest first, the

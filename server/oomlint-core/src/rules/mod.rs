@@ -118,31 +118,31 @@ pub enum FixAvailability {
 }
 
 /// Everything a rule may look at for one file.
-pub struct Context<'a> {
-    pub text: &'a str,
-    pub document: &'a Document,
-    pub format: Format,
-    pub plan: Option<&'a Plan>,
+pub(crate) struct Context<'a> {
+    pub(crate) text: &'a str,
+    pub(crate) document: &'a Document,
+    pub(crate) format: Format,
+    pub(crate) plan: Option<&'a Plan>,
     /// The model the plan trains, when it names one.
-    pub model: Option<&'a ModelLookup>,
+    pub(crate) model: Option<&'a ModelLookup>,
     /// The target GPU, when known.
-    pub gpu: Option<&'a Gpu>,
+    pub(crate) gpu: Option<&'a Gpu>,
     /// The memory estimate, when the model is known.
-    pub estimate: Option<&'a Estimate>,
+    pub(crate) estimate: Option<&'a Estimate>,
     /// Why the raw bytes were not parsed (see `unreadable_input::accept`).
-    pub rejected: Option<&'a (usize, String)>,
+    pub(crate) rejected: Option<&'a (usize, String)>,
     /// Framework versions pinned near the file (see `crate::versions`).
-    pub versions: &'a Versions,
+    pub(crate) versions: &'a Versions,
     /// What schema validation found (see `crate::schema`).
-    pub schema: &'a schema::Findings,
+    pub(crate) schema: &'a schema::Findings,
     /// The argument dataclasses of the repository's own scripts, when the leaf found some
     /// (asked only for TRL and transformers config files with unknown or removed keys).
-    pub own_arguments: Option<&'a OwnArguments>,
+    pub(crate) own_arguments: Option<&'a OwnArguments>,
     /// Why the file was not taken for a format oomlint reads, when the user named it.
-    pub unrecognized: Option<&'a str>,
+    pub(crate) unrecognized: Option<&'a str>,
     /// The file's suppression comments, once every other rule has run
     /// (for `unused-suppression`; None in the first pass).
-    pub suppressions: Option<&'a [Suppression]>,
+    pub(crate) suppressions: Option<&'a [Suppression]>,
 }
 
 pub struct Rule {
@@ -153,7 +153,7 @@ pub struct Rule {
     pub fix: FixAvailability,
     /// The rule's source file; its leading `//!` comment is the documentation.
     pub(crate) source: &'static str,
-    pub check: fn(&Context, &mut Reporter),
+    pub(crate) check: fn(&Context, &mut Reporter),
 }
 
 impl Rule {
@@ -185,13 +185,13 @@ impl Rule {
 }
 
 /// Collects one rule's findings with its code, name and severity filled in.
-pub struct Reporter<'r> {
+pub(crate) struct Reporter<'r> {
     rule: &'r Rule,
     out: &'r mut Vec<Diagnostic>,
 }
 
 impl Reporter<'_> {
-    pub fn report(&mut self, span: Span, message: impl Into<String>) -> &mut Diagnostic {
+    pub(crate) fn report(&mut self, span: Span, message: impl Into<String>) -> &mut Diagnostic {
         self.out.push(Diagnostic {
             code: self.rule.code,
             rule: self.rule.name,
@@ -208,17 +208,17 @@ impl Reporter<'_> {
 
 impl Diagnostic {
     /// Offers `fix` (nothing for None: a fix the file's language cannot write).
-    pub fn with_fix(&mut self, fix: impl Into<Option<Fix>>) -> &mut Self {
+    pub(crate) fn with_fix(&mut self, fix: impl Into<Option<Fix>>) -> &mut Self {
         self.fixes.extend(fix.into());
         self
     }
 
-    pub fn with_related(&mut self, span: Span, message: impl Into<String>) -> &mut Self {
+    pub(crate) fn with_related(&mut self, span: Span, message: impl Into<String>) -> &mut Self {
         self.related.push(Related { span, message: message.into() });
         self
     }
 
-    pub fn with_note(&mut self, note: impl Into<String>) -> &mut Self {
+    pub(crate) fn with_note(&mut self, note: impl Into<String>) -> &mut Self {
         self.notes.push(note.into());
         self
     }
@@ -357,7 +357,7 @@ pub fn find(key: &str) -> Option<&'static Rule> {
 }
 
 /// Runs the rules called `names` (codes or names) on one file.
-pub fn check_only(names: &[&str], ctx: &Context) -> Vec<Diagnostic> {
+pub(crate) fn check_only(names: &[&str], ctx: &Context) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for rule in names.iter().filter_map(|n| find(n)) {
         let mut reporter = Reporter { rule, out: &mut out };
@@ -367,7 +367,7 @@ pub fn check_only(names: &[&str], ctx: &Context) -> Vec<Diagnostic> {
 }
 
 /// Runs every rule on one file.
-pub fn check(ctx: &Context) -> Vec<Diagnostic> {
+pub(crate) fn check(ctx: &Context) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for rule in RULES {
         let mut reporter = Reporter { rule, out: &mut out };

@@ -91,14 +91,14 @@ pub(super) fn top_level_line_start(ctx: &Context, key: Span) -> Option<usize> {
 
 /// LitGPT batch settings, and the world size when the file fixes it.
 pub(super) struct LitgptBatch<'p> {
-    pub global: &'p Sourced<u64>,
-    pub micro: &'p Sourced<u64>,
+    pub(crate) global: &'p Sourced<u64>,
+    pub(crate) micro: &'p Sourced<u64>,
     /// `devices * num_nodes` when the file gives `devices` as a number; None when the launch
     /// decides (`devices` unset: 1 unless `--devices` says otherwise; `auto`/-1: every visible GPU).
-    pub world: Option<u64>,
-    pub train_key: Option<Span>,
-    pub devices_key: Option<Span>,
-    pub nodes_key: Option<Span>,
+    pub(crate) world: Option<u64>,
+    pub(crate) train_key: Option<Span>,
+    pub(crate) devices_key: Option<Span>,
+    pub(crate) nodes_key: Option<Span>,
 }
 
 pub(super) fn litgpt_batch<'p>(ctx: &Context<'p>) -> Option<LitgptBatch<'p>> {
@@ -123,16 +123,16 @@ pub(super) fn litgpt<'p>(ctx: &Context<'p>) -> Option<&'p LitgptSettings> {
 
 /// The GRPO batch settings of a TRL `grpo` config or an Axolotl `rl: grpo` config.
 pub(super) struct GrpoBatch<'p> {
-    pub axolotl: bool,
+    pub(crate) axolotl: bool,
     /// `per_device_train_batch_size` (Axolotl: `micro_batch_size`).
-    pub per_device: &'p Sourced<u64>,
-    pub accumulation: &'p Sourced<u64>,
+    pub(crate) per_device: &'p Sourced<u64>,
+    pub(crate) accumulation: &'p Sourced<u64>,
     /// The world size (TRL forwards `num_processes` to `accelerate launch`); Axolotl checks one rank.
-    pub processes: u64,
-    pub num_generations: &'p Sourced<u64>,
-    pub generation_batch_size: Option<&'p Sourced<u64>>,
+    pub(crate) processes: u64,
+    pub(crate) num_generations: &'p Sourced<u64>,
+    pub(crate) generation_batch_size: Option<&'p Sourced<u64>>,
     /// TRL only: Axolotl's check does not read it.
-    pub steps_per_generation: Option<&'p Sourced<u64>>,
+    pub(crate) steps_per_generation: Option<&'p Sourced<u64>>,
 }
 
 impl GrpoBatch<'_> {

@@ -6,7 +6,7 @@
 //! assignments at the start of a command count: `python train.py a=b` sets nothing.
 //! Each assignment becomes an entry of the root mapping, in file order; a later one
 //! wins. Values that expand other variables keep their raw text and are marked
-//! [`ScalarKind::Str`] with [`ScalarStyle::Plain`] but `text` starting with `$`.
+//! [`ScalarKind::Str`] with `ScalarStyle::Plain` but `text` starting with `$`.
 
 use super::{Comment, Document, Entry, Language, Literal, Mapping, Node, Scalar, ScalarKind, ScalarStyle, Value};
 use crate::span::Span;
@@ -22,7 +22,7 @@ pub enum Dialect {
 /// How an environment file or shell script writes `literal` as a variable's value: plain
 /// where nothing in it needs quoting, else single-quoted; None for null (unsetting is no
 /// value) and for strings with a single quote.
-pub fn spell(literal: &Literal) -> Option<String> {
+pub(crate) fn spell(literal: &Literal) -> Option<String> {
     let safe = |c: char| c.is_ascii_alphanumeric() || "_-.,:/=+@%".contains(c);
     match literal {
         Literal::Null => None,

@@ -12,7 +12,7 @@ use jsonc_parser::ast;
 use jsonc_parser::{parse_to_ast, CollectOptions, ParseOptions};
 
 /// How JSON writes `literal`.
-pub fn spell(literal: &Literal) -> String {
+pub(crate) fn spell(literal: &Literal) -> String {
     match literal {
         Literal::Str(s) => serde_json::to_string(s).unwrap_or_default(),
         other => other.to_string(),

@@ -18,7 +18,7 @@ pub mod yaml;
 use crate::span::Span;
 
 /// Nesting deeper than this is reported and not built (keeps drops and walks shallow).
-pub const MAX_DEPTH: usize = 128;
+pub(crate) const MAX_DEPTH: usize = 128;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Language {
@@ -48,7 +48,7 @@ pub struct Document {
 
 impl Document {
     /// The top-level mapping, if the root is one.
-    pub fn root_mapping(&self) -> Option<&Mapping> {
+    pub(crate) fn root_mapping(&self) -> Option<&Mapping> {
         self.root.as_ref().and_then(Node::as_mapping)
     }
 
@@ -65,7 +65,7 @@ pub struct Comment {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProblemKind {
+pub(crate) enum ProblemKind {
     /// The text is not valid in its language; parsing stopped here.
     Syntax,
     /// A mapping key appears twice; the last value wins (PyYAML, `json.load`).
@@ -74,8 +74,8 @@ pub enum ProblemKind {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct SyntaxProblem {
-    pub kind: ProblemKind,
-    pub message: String,
+    pub(crate) kind: ProblemKind,
+    pub(crate) message: String,
     pub span: Span,
 }
 
@@ -99,16 +99,16 @@ pub struct Mapping {
 
 impl Mapping {
     /// The entry for `key`; with duplicates, the last one (what the frameworks read).
-    pub fn entry(&self, key: &str) -> Option<&Entry> {
+    pub(crate) fn entry(&self, key: &str) -> Option<&Entry> {
         self.entries.iter().rev().find(|e| e.key == key)
     }
 
-    pub fn get(&self, key: &str) -> Option<&Node> {
+    pub(crate) fn get(&self, key: &str) -> Option<&Node> {
         self.entry(key).map(|e| &e.value)
     }
 
     /// Follows a dotted path of mapping keys (`train.micro_batch_size`).
-    pub fn entry_path(&self, path: &str) -> Option<&Entry> {
+    pub(crate) fn entry_path(&self, path: &str) -> Option<&Entry> {
         if !path.contains('.') {
             return self.entry(path);
         }
@@ -124,7 +124,7 @@ impl Mapping {
         None
     }
 
-    pub fn contains(&self, key: &str) -> bool {
+    pub(crate) fn contains(&self, key: &str) -> bool {
         self.entry(key).is_some()
     }
 }
@@ -137,7 +137,7 @@ pub struct Entry {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ScalarStyle {
+pub(crate) enum ScalarStyle {
     Plain,
     SingleQuoted,
     DoubleQuoted,
@@ -162,25 +162,25 @@ pub enum ScalarKind {
 pub struct Scalar {
     /// The value after unquoting and unescaping.
     pub text: String,
-    pub style: ScalarStyle,
+    pub(crate) style: ScalarStyle,
     pub kind: ScalarKind,
 }
 
 impl Scalar {
     /// Whether the value is a placeholder a template engine or the shell fills in before the
     /// framework reads the file (`${VAR}`, `{{ var }}`, `$VAR`): its real value is unknown.
-    pub fn is_template(&self) -> bool {
+    pub(crate) fn is_template(&self) -> bool {
         self.kind == ScalarKind::Str && is_template(&self.text)
     }
 
-    pub fn as_bool(&self) -> Option<bool> {
+    pub(crate) fn as_bool(&self) -> Option<bool> {
         match self.kind {
             ScalarKind::Bool(b) => Some(b),
             _ => None,
         }
     }
 
-    pub fn as_i64(&self) -> Option<i64> {
+    pub(crate) fn as_i64(&self) -> Option<i64> {
         match self.kind {
             ScalarKind::Int(i) => Some(i),
             ScalarKind::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Some(f as i64),
@@ -188,7 +188,7 @@ impl Scalar {
         }
     }
 
-    pub fn as_f64(&self) -> Option<f64> {
+    pub(crate) fn as_f64(&self) -> Option<f64> {
         match self.kind {
             ScalarKind::Int(i) => Some(i as f64),
             ScalarKind::Float(f) => Some(f),
@@ -196,11 +196,11 @@ impl Scalar {
         }
     }
 
-    pub fn is_null(&self) -> bool {
+    pub(crate) fn is_null(&self) -> bool {
         self.kind == ScalarKind::Null
     }
 
-    pub fn as_str(&self) -> Option<&str> {
+    pub(crate) fn as_str(&self) -> Option<&str> {
         match self.kind {
             ScalarKind::Str => Some(&self.text),
             _ => None,
@@ -209,14 +209,14 @@ impl Scalar {
 }
 
 impl Node {
-    pub fn as_mapping(&self) -> Option<&Mapping> {
+    pub(crate) fn as_mapping(&self) -> Option<&Mapping> {
         match &self.value {
             Value::Mapping(m) => Some(m),
             _ => None,
         }
     }
 
-    pub fn as_sequence(&self) -> Option<&[Node]> {
+    pub(crate) fn as_sequence(&self) -> Option<&[Node]> {
         match &self.value {
             Value::Sequence(items) => Some(items),
             _ => None,
@@ -227,21 +227,6 @@ impl Node {
         match &self.value {
             Value::Scalar(s) => Some(s),
             _ => None,
-        }
-    }
-
-    /// A short name of the node's type for messages.
-    pub fn type_name(&self) -> &'static str {
-        match &self.value {
-            Value::Mapping(_) => "mapping",
-            Value::Sequence(_) => "list",
-            Value::Scalar(s) => match s.kind {
-                ScalarKind::Null => "null",
-                ScalarKind::Bool(_) => "boolean",
-                ScalarKind::Int(_) | ScalarKind::BigInt => "integer",
-                ScalarKind::Float(_) => "number",
-                ScalarKind::Str => "string",
-            },
         }
     }
 }
@@ -291,7 +276,7 @@ impl serde::Serialize for Literal {
 
 /// How `language` writes `literal` in place of a value; None where it cannot (TOML and
 /// environment files have no null).
-pub fn spell(literal: &Literal, language: Language) -> Option<String> {
+pub(crate) fn spell(literal: &Literal, language: Language) -> Option<String> {
     match language {
         Language::Yaml => Some(yaml::spell(literal)),
         Language::Json => Some(json::spell(literal)),
@@ -394,7 +379,7 @@ pub(crate) fn json_depth_exceeds(text: &str, limit: usize) -> Option<usize> {
 
 /// Whether `text` holds a placeholder: `${VAR}` (shell, envsubst, Hydra/OmegaConf
 /// interpolation), `{{ var }}` (Jinja, Helm) or a whole `$VAR`.
-pub fn is_template(text: &str) -> bool {
+pub(crate) fn is_template(text: &str) -> bool {
     // Most values hold neither `$` nor `{`: one byte scan answers for them.
     if !text.bytes().any(|b| b == b'$' || b == b'{') {
         return false;

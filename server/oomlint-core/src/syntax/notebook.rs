@@ -17,9 +17,9 @@ use crate::span::Span;
 
 /// The code cells of a notebook as one program.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Cells {
+pub(crate) struct Cells {
     /// The concatenated source of the code cells (IPython lines blanked).
-    pub program: String,
+    pub(crate) program: String,
     /// For each program byte, the file range of the JSON text that encodes it.
     origin: Vec<(usize, usize)>,
     /// Per code cell: (cell index among all cells, program offset where it starts).
@@ -30,7 +30,7 @@ pub struct Cells {
 
 impl Cells {
     /// Maps a program span to the file span that encodes it.
-    pub fn to_file(&self, span: Span) -> Span {
+    fn to_file(&self, span: Span) -> Span {
         let at = |i: usize| self.origin.get(i).copied();
         let last_end = self.origin.last().map_or(0, |o| o.1);
         let start = at(span.start).map_or(last_end, |o| o.0);
@@ -41,12 +41,12 @@ impl Cells {
 
 /// Parses a notebook into the [`Document`] of its code cells: their comments and their
 /// [`Program`], or the problem that makes it no notebook.
-pub fn parse(text: &str) -> Document {
+pub(crate) fn parse(text: &str) -> Document {
     parse_with(text, &|_| false)
 }
 
 /// [`parse`], reading the attributes `constants` names as constants.
-pub fn parse_with(text: &str, constants: Constants) -> Document {
+pub(crate) fn parse_with(text: &str, constants: Constants) -> Document {
     match program_with(text, constants) {
         Ok(program) => Document {
             language: Language::Notebook,
@@ -65,13 +65,9 @@ pub fn parse_with(text: &str, constants: Constants) -> Document {
     }
 }
 
-/// The notebook's code cells as one program, with every span in file offsets.
-pub fn program(text: &str) -> Result<Program, SyntaxProblem> {
-    program_with(text, &|_| false)
-}
-
-/// [`program`], reading the attributes `constants` names as constants.
-pub fn program_with(text: &str, constants: Constants) -> Result<Program, SyntaxProblem> {
+/// The notebook's code cells as one program, with every span in file offsets, reading the
+/// attributes `constants` names as constants.
+pub(crate) fn program_with(text: &str, constants: Constants) -> Result<Program, SyntaxProblem> {
     let json = json::parse(text);
     if let Some(problem) = json.problems.iter().find(|p| p.kind == ProblemKind::Syntax) {
         return Err(problem.clone());
@@ -97,7 +93,7 @@ pub fn program_with(text: &str, constants: Constants) -> Result<Program, SyntaxP
 }
 
 /// The code cells of a parsed notebook (None when the JSON is not a notebook).
-pub fn cells(text: &str, json: &Document) -> Option<Cells> {
+pub(crate) fn cells(text: &str, json: &Document) -> Option<Cells> {
     let mut out = Cells::default();
     for (index, strings) in code_cells(json)? {
         if !out.program.is_empty() {
@@ -280,7 +276,7 @@ fn magic_env(line: &str, at: usize) -> Option<EnvSetting> {
 }
 
 /// Cell text as it is stored in the notebook: inside a JSON string.
-pub fn encode(text: &str) -> String {
+pub(crate) fn encode(text: &str) -> String {
     let quoted = serde_json::to_string(text).unwrap_or_default();
     quoted[1..quoted.len() - 1].to_string()
 }
@@ -320,6 +316,11 @@ mod tests {
 
     fn slice(text: &str, span: Span) -> &str {
         &text[span.start..span.end]
+    }
+
+    /// The notebook's program with no attribute read as a constant.
+    fn program(text: &str) -> Result<Program, SyntaxProblem> {
+        program_with(text, &|_| false)
     }
 
     /// A keyword argument of the first call to `callee`: (keyword span, value span).

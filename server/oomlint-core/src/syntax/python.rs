@@ -16,8 +16,9 @@
 mod cursor;
 mod values;
 
-pub use cursor::{open_call, OpenCall};
-pub use values::{Constants, Spanned, Value as PyValue};
+pub use cursor::open_call;
+pub(crate) use values::Constants;
+pub use values::{Spanned, Value as PyValue};
 
 use super::{Comment, Document, Language, Literal};
 use crate::span::Span;
@@ -37,9 +38,9 @@ pub enum Static {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Arg {
     /// The keyword; None for a positional argument.
-    pub keyword: Option<String>,
+    pub(crate) keyword: Option<String>,
     /// How many positional arguments come before this one.
-    pub position: usize,
+    pub(crate) position: usize,
     /// The keyword's span (the whole argument for positional ones).
     pub key_span: Span,
     /// The argument's expression.
@@ -49,14 +50,14 @@ pub struct Arg {
     /// The call the expression is (an index into [`Program::calls`]).
     pub call: Option<usize>,
     /// The variable the expression is (`args=cfg`), to look up in [`Program::bindings`].
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
 }
 
 /// A call whose callee is a dotted name, with its arguments.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Call {
     /// The callee's dotted path, import aliases resolved (`["unsloth", "FastModel", "from_pretrained"]`).
-    pub path: Vec<String>,
+    pub(crate) path: Vec<String>,
     /// The callee expression (`FastLanguageModel.from_pretrained`).
     pub name_span: Span,
     /// The parenthesized argument list (up to the end of the code typed so far when it is
@@ -64,16 +65,16 @@ pub struct Call {
     pub args_span: Span,
     pub args: Vec<Arg>,
     /// `**kwargs` or `*args` hide arguments a static reader cannot see.
-    pub has_splat: bool,
+    pub(crate) has_splat: bool,
     /// The call lies in a branch that never runs (`if False:`, `else:` after `if True:`).
-    pub dead: bool,
+    pub(crate) dead: bool,
 }
 
 /// A variable bound to a call's result (`args = SFTConfig(...)`; `model, tok = load(...)`
 /// binds `model`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Binding {
-    pub name: String,
+    pub(crate) name: String,
     /// An index into [`Program::calls`]; the binding takes effect after the call's start.
     pub call: usize,
 }
@@ -81,18 +82,18 @@ pub struct Binding {
 /// An environment variable set by the script.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EnvSetting {
-    pub name: String,
+    pub(crate) name: String,
     pub name_span: Span,
     pub value: Static,
     /// The assignment lies in a branch that never runs.
-    pub dead: bool,
+    pub(crate) dead: bool,
 }
 
 /// A notebook's code cell.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Cell {
     /// The cell's number among all cells, from 1.
-    pub number: usize,
+    pub(crate) number: usize,
     /// The span of its code (in the file).
     pub span: Span,
 }
@@ -105,9 +106,9 @@ pub struct Program {
     /// Variables bound to calls, in the order of the calls.
     pub bindings: Vec<Binding>,
     pub env: Vec<EnvSetting>,
-    pub comments: Vec<Span>,
+    pub(crate) comments: Vec<Span>,
     /// The top-level modules the script imports (`unsloth`, `trl`).
-    pub modules: Vec<String>,
+    pub(crate) modules: Vec<String>,
     /// A notebook's code cells, in order (empty for a script).
     pub cells: Vec<Cell>,
     /// Local name → imported dotted path (`C` → `trl.GRPOConfig`).
@@ -123,7 +124,7 @@ impl Program {
 
     /// The call a variable refers to at `at`: the last call bound to `name` that starts
     /// before `at` and for which `accept` holds.
-    pub fn bound_call(&self, name: &str, at: usize, accept: impl Fn(usize) -> bool) -> Option<usize> {
+    pub(crate) fn bound_call(&self, name: &str, at: usize, accept: impl Fn(usize) -> bool) -> Option<usize> {
         self.bindings
             .iter()
             .rev()
@@ -133,7 +134,7 @@ impl Program {
     }
 
     /// Applies `map` to every span (notebooks map program offsets to file offsets).
-    pub fn map_spans(&mut self, map: &dyn Fn(Span) -> Span) {
+    pub(crate) fn map_spans(&mut self, map: &dyn Fn(Span) -> Span) {
         fn value(v: &mut Static, map: &dyn Fn(Span) -> Span) {
             if let Static::Known(s) = v {
                 spanned(s, map);
@@ -176,12 +177,12 @@ impl Program {
 
 /// Parses a Python script into its [`Document`]: its comments and its [`Program`]. The
 /// document has no tree of its own; `format` lays the program's calls out as one.
-pub fn parse(text: &str) -> Document {
+pub(crate) fn parse(text: &str) -> Document {
     parse_with(text, &|_| false)
 }
 
 /// [`parse`], reading the attributes `constants` names as constants.
-pub fn parse_with(text: &str, constants: Constants) -> Document {
+pub(crate) fn parse_with(text: &str, constants: Constants) -> Document {
     let program = program_with(text, constants);
     Document {
         language: Language::Python,
@@ -193,7 +194,7 @@ pub fn parse_with(text: &str, constants: Constants) -> Document {
 }
 
 /// How Python writes `literal` (`True`, `None`, a double-quoted string).
-pub fn spell(literal: &Literal) -> String {
+pub(crate) fn spell(literal: &Literal) -> String {
     match literal {
         Literal::Null => "None".into(),
         Literal::Bool(true) => "True".into(),
@@ -204,7 +205,7 @@ pub fn spell(literal: &Literal) -> String {
 }
 
 /// `text` escaped for a Python string literal delimited by `quote`.
-pub fn escape(text: &str, quote: char) -> String {
+pub(crate) fn escape(text: &str, quote: char) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -226,7 +227,7 @@ pub fn escape(text: &str, quote: char) -> String {
 thread_local! {
     /// Tree-sitter parses of Python source on this thread: tests count them to check that
     /// one analysis parses its script once.
-    pub static PARSES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    pub(crate) static PARSES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// Parses a Python script and reads its [`Program`].
@@ -235,7 +236,7 @@ pub fn program(source: &str) -> Program {
 }
 
 /// [`program`], reading the attributes `constants` names as constants (their text).
-pub fn program_with(source: &str, constants: Constants) -> Program {
+pub(crate) fn program_with(source: &str, constants: Constants) -> Program {
     #[cfg(test)]
     PARSES.with(|parses| parses.set(parses.get() + 1));
     let mut parser = Parser::new();

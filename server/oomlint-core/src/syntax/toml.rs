@@ -8,7 +8,7 @@ use crate::span::Span;
 use toml_edit::{Item, Table, TableLike};
 
 /// How TOML writes `literal` (None for null: TOML has none).
-pub fn spell(literal: &Literal) -> Option<String> {
+pub(crate) fn spell(literal: &Literal) -> Option<String> {
     match literal {
         Literal::Null => None,
         Literal::Str(s) => Some(serde_json::to_string(s).unwrap_or_default()),

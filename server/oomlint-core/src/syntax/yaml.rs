@@ -18,7 +18,7 @@ use saphyr_parser::{Event, Parser, ScalarStyle as YamlStyle};
 use std::borrow::Cow;
 
 /// At most this many nodes may be produced by alias expansion in one document.
-pub const ALIAS_NODE_BUDGET: usize = 100_000;
+const ALIAS_NODE_BUDGET: usize = 100_000;
 
 pub fn parse(text: &str) -> Document {
     // PyYAML does not check the indentation of lines inside flow collections; saphyr
@@ -382,7 +382,7 @@ fn node_count(node: &Node) -> usize {
 /// PyYAML's implicit resolver for plain scalars (YAML 1.1), plus dot-less exponents.
 /// How YAML writes `literal`: a string plain where it reads back as that string, else
 /// double-quoted.
-pub fn spell(literal: &Literal) -> String {
+pub(crate) fn spell(literal: &Literal) -> String {
     match literal {
         Literal::Str(s) if reads_as_plain_string(s) => s.clone(),
         Literal::Str(s) => format!("{s:?}"),
@@ -391,7 +391,7 @@ pub fn spell(literal: &Literal) -> String {
 }
 
 /// Whether `text` written as a plain scalar reads back as the string `text`.
-pub fn reads_as_plain_string(text: &str) -> bool {
+pub(crate) fn reads_as_plain_string(text: &str) -> bool {
     resolve_plain(text) == ScalarKind::Str
         && !text.is_empty()
         && !text.starts_with(['"', '\'', '[', '{', '&', '*', '!', '|', '>', '%', '@', '`'])
@@ -399,7 +399,7 @@ pub fn reads_as_plain_string(text: &str) -> bool {
         && !text.contains(" #")
 }
 
-pub fn resolve_plain(text: &str) -> ScalarKind {
+pub(crate) fn resolve_plain(text: &str) -> ScalarKind {
     match text {
         "" | "~" | "null" | "Null" | "NULL" => return ScalarKind::Null,
         "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON" => return ScalarKind::Bool(true),

@@ -6,8 +6,8 @@ use std::path::Path;
 
 #[derive(Clone, Copy)]
 pub(super) struct Fields<'a> {
-    pub map: &'a Mapping,
-    pub path: &'a Path,
+    pub(crate) map: &'a Mapping,
+    pub(crate) path: &'a Path,
 }
 
 impl<'a> Fields<'a> {

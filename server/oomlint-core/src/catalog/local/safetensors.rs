@@ -14,16 +14,16 @@ const MAX_FILES: usize = 4096;
 /// What the headers of a checkpoint's safetensors files say.
 #[derive(Debug, Default, PartialEq)]
 pub(super) struct Summary {
-    pub files: usize,
-    pub tensors: usize,
+    pub(crate) files: usize,
+    pub(crate) tensors: usize,
     /// Sum of the element counts of every tensor.
-    pub parameters: u64,
+    pub(crate) parameters: u64,
     /// Elements per dtype (`BF16`, `F32`, `U8`, ...).
-    pub elements_by_dtype: BTreeMap<String, u64>,
+    elements_by_dtype: BTreeMap<String, u64>,
     /// Whether every tensor is floating point (packed quantized weights are not).
-    pub float_only: bool,
+    pub(crate) float_only: bool,
     /// Whether a separate output head (`lm_head.weight`, `embed_out.weight`) is stored.
-    pub has_output_head: bool,
+    pub(crate) has_output_head: bool,
 }
 
 impl Summary {

@@ -60,15 +60,15 @@ impl Callee {
         })
     }
 
-    pub fn is_config(self) -> bool {
+    fn is_config(self) -> bool {
         matches!(self, Callee::TrainingArguments | Callee::SftConfig | Callee::GrpoConfig | Callee::DpoConfig)
     }
 
-    pub fn is_trainer(self) -> bool {
+    fn is_trainer(self) -> bool {
         matches!(self, Callee::SftTrainer | Callee::GrpoTrainer | Callee::DpoTrainer | Callee::Trainer)
     }
 
-    pub fn is_loader(self) -> bool {
+    fn is_loader(self) -> bool {
         matches!(self, Callee::UnslothFromPretrained | Callee::HfFromPretrained)
     }
 
@@ -88,7 +88,7 @@ impl Callee {
 
 /// The value of one argument.
 #[derive(Debug, Clone, PartialEq)]
-pub enum ArgValue {
+pub(crate) enum ArgValue {
     Known(Spanned),
     /// The result of another recognized call (an index into [`Script::calls`]).
     Call(usize),
@@ -103,7 +103,7 @@ pub struct Arg {
     pub name: String,
     /// The keyword's span (the whole argument for positional ones).
     pub key_span: Span,
-    pub value: ArgValue,
+    pub(crate) value: ArgValue,
 }
 
 /// A recognized call with its arguments.
@@ -111,25 +111,25 @@ pub struct Arg {
 pub struct Call {
     pub callee: Callee,
     /// The callee's dotted path, import aliases resolved (`["unsloth", "FastModel", "from_pretrained"]`).
-    pub path: Vec<String>,
+    pub(crate) path: Vec<String>,
     /// The callee expression (`FastLanguageModel.from_pretrained`).
-    pub name_span: Span,
+    pub(crate) name_span: Span,
     /// The parenthesized argument list.
-    pub args_span: Span,
+    pub(crate) args_span: Span,
     pub args: Vec<Arg>,
     /// `**kwargs` or `*args` hide arguments oomlint cannot see.
-    pub has_splat: bool,
+    pub(crate) has_splat: bool,
     /// The call lies in a branch that never runs (`if False:`).
-    pub dead: bool,
+    pub(crate) dead: bool,
 }
 
 impl Call {
-    pub fn arg(&self, name: &str) -> Option<&Arg> {
+    pub(crate) fn arg(&self, name: &str) -> Option<&Arg> {
         self.args.iter().rev().find(|a| a.name == name)
     }
 
     /// A statically known argument.
-    pub fn known(&self, name: &str) -> Option<(&Arg, &Spanned)> {
+    pub(crate) fn known(&self, name: &str) -> Option<(&Arg, &Spanned)> {
         let arg = self.arg(name)?;
         match &arg.value {
             ArgValue::Known(v) => Some((arg, v)),
@@ -141,24 +141,24 @@ impl Call {
 /// A program's recognized calls, in document order, with the program they come from.
 #[derive(Debug, Clone)]
 pub struct Script<'p> {
-    pub program: &'p Program,
+    pub(crate) program: &'p Program,
     pub calls: Vec<Call>,
 }
 
 /// Which recognized calls make up the run.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Roles {
-    pub trainer: Option<usize>,
-    pub config: Option<usize>,
-    pub loader: Option<usize>,
-    pub peft: Option<usize>,
-    pub quantization: Option<usize>,
+pub(crate) struct Roles {
+    pub(crate) trainer: Option<usize>,
+    pub(crate) config: Option<usize>,
+    pub(crate) loader: Option<usize>,
+    pub(crate) peft: Option<usize>,
+    pub(crate) quantization: Option<usize>,
 }
 
 impl<'p> Script<'p> {
     /// Recognizes `program`'s calls. An argument that is a recognized call, or a variable
     /// bound to one before it, is that call ([`ArgValue::Call`]).
-    pub fn of(program: &'p Program) -> Script<'p> {
+    pub(crate) fn of(program: &'p Program) -> Script<'p> {
         let recognized: Vec<(usize, Callee)> =
             program.calls.iter().enumerate().filter_map(|(i, c)| Some((i, Callee::from_path(&c.path)?))).collect();
         let index: HashMap<usize, usize> = recognized.iter().enumerate().map(|(r, &(i, _))| (i, r)).collect();
@@ -209,7 +209,7 @@ impl<'p> Script<'p> {
 
     /// Connects trainer, config, loader, PEFT and quantization config: through the
     /// trainer's arguments where it names them, else the last call of each kind.
-    pub fn roles(&self) -> Roles {
+    pub(crate) fn roles(&self) -> Roles {
         // A call in a branch that never runs (a notebook's `if False:` reload of the saved
         // adapter) takes a role only when no live call can.
         let last = |pred: &dyn Fn(Callee) -> bool| {
@@ -241,7 +241,7 @@ impl<'p> Script<'p> {
     }
 
     /// The recognized call at `index` (of [`Script::calls`]).
-    pub fn call(&self, index: Option<usize>) -> Option<&Call> {
+    pub(crate) fn call(&self, index: Option<usize>) -> Option<&Call> {
         index.and_then(|i| self.calls.get(i))
     }
 }

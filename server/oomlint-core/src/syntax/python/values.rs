@@ -161,13 +161,13 @@ fn mark_names(target: TsNode, source: &str, dynamic: &mut HashMap<String, &'stat
 }
 
 /// Which attribute expressions (`torch.bfloat16`) read as constants: as their text.
-pub type Constants<'c> = &'c dyn Fn(&str) -> bool;
+pub(crate) type Constants<'c> = &'c dyn Fn(&str) -> bool;
 
 /// Evaluates expressions against module-level bindings.
 pub(super) struct Evaluator<'a, 't> {
-    pub source: &'a str,
-    pub bindings: &'a Bindings<'t>,
-    pub constants: Constants<'a>,
+    pub(crate) source: &'a str,
+    pub(crate) bindings: &'a Bindings<'t>,
+    pub(crate) constants: Constants<'a>,
 }
 
 impl<'t> Evaluator<'_, 't> {

@@ -99,6 +99,31 @@ fn notebook_findings_name_the_cell_and_the_json_position() {
 }
 
 #[test]
+fn a_model_that_is_not_a_decoder_is_said_not_to_be_estimated() {
+    for (file, what) in
+        [("fixtures/python/embedding-model.py", "embedding model"), ("fixtures/python/speech-model.py", "Whisper")]
+    {
+        let out = oomlint(&["estimate", file, "--gpu", "A10G", "--format", "json"]);
+        assert_eq!(out.status.code(), Some(2), "{file}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(what) && err.contains("decoder language models only"), "{file}: {err}");
+    }
+}
+
+#[test]
+fn a_notebook_name_reused_across_cells_and_its_env_magic() {
+    let plan = json(&["plan", "fixtures/python/cells-reuse-name.ipynb", "--format", "json"]);
+    assert_eq!(
+        plan["plan"]["model"]["value"]["name"], "unsloth/Qwen2.5-1.5B-Instruct-bnb-4bit",
+        "not the reload after training"
+    );
+    assert_eq!(plan["plan"]["allocator"][0]["value"], "expandable_segments:True");
+    let plan = json(&["plan", "fixtures/python/model-flow.py", "--format", "json"]);
+    assert_eq!(plan["plan"]["model"]["value"]["name"], "meta-llama/Meta-Llama-3.1-8B-Instruct");
+    assert_eq!(plan["plan"]["lora"]["rank"]["value"], 32);
+}
+
+#[test]
 fn scripts_are_found_when_walking_a_directory() {
     let check = json(&["check", "fixtures/python", "--output-format", "json"]);
     let paths: Vec<&str> = check["files"].as_array().unwrap().iter().filter_map(|f| f["path"].as_str()).collect();

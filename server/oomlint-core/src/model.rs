@@ -4,7 +4,7 @@ use crate::catalog::local::{from_checkpoint, Checkpoint, LocalModelError};
 use crate::catalog::models::resolve_model;
 use crate::catalog::Architecture;
 use crate::own_arguments::OwnArguments;
-use crate::plan::{ModelRef, Plan};
+use crate::plan::{ModelRef, Plan, Sourced};
 use crate::span::Span;
 use std::path::Path;
 use std::sync::Arc;
@@ -21,6 +21,12 @@ pub enum ModelLookup {
     },
     /// A local directory that could not be read (missing, or no config.json/model_config.yaml).
     Unreadable {
+        name: String,
+        reason: String,
+        span: Option<Span>,
+    },
+    /// A model oomlint does not estimate ([`Plan::not_estimated`]); the name may be empty.
+    NotEstimated {
         name: String,
         reason: String,
         span: Option<Span>,
@@ -62,8 +68,17 @@ impl Resolver for NoCheckpoints {
 }
 
 /// Resolves the plan's model: a local checkpoint when `resolver` finds one under that
-/// name, else the catalog. Returns None when the plan names no model.
+/// name, else the catalog. Returns None when the plan names no model; a plan whose model
+/// is not estimated ([`Plan::not_estimated`]) gets [`ModelLookup::NotEstimated`].
 pub(crate) fn lookup(plan: &Plan, config_path: &Path, resolver: &dyn Resolver) -> Option<ModelLookup> {
+    if let Some(reason) = &plan.not_estimated {
+        let model = plan.model.as_ref();
+        return Some(ModelLookup::NotEstimated {
+            name: model.map(|m| m.value.name.clone()).unwrap_or_default(),
+            reason: reason.clone(),
+            span: model.and_then(Sourced::value_span),
+        });
+    }
     let model = plan.model.as_ref()?;
     let span = model.value_span();
     let ModelRef { name, is_path } = &model.value;

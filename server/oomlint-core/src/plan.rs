@@ -338,6 +338,10 @@ pub struct Plan {
     /// Script or sub-command, e.g. `finetune_lora`, `sft`, `grpo`.
     pub(crate) command: Option<String>,
     pub(crate) model: Option<Sourced<ModelRef>>,
+    /// Why the run is not estimated although it names its model: the model is not a
+    /// decoder language model (an encoder, an embedding or a speech model).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) not_estimated: Option<String>,
     pub method: Option<Sourced<Method>>,
     pub(crate) algorithm: Option<Sourced<RlAlgorithm>>,
     pub lora: Option<LoraPlan>,
@@ -677,6 +681,7 @@ impl Plan {
             framework,
             command: None,
             model: None,
+            not_estimated: None,
             method: None,
             algorithm: None,
             lora: None,

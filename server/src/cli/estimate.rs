@@ -45,6 +45,7 @@ pub fn run(args: &EstimateArgs) -> ExitCode {
             }
             Some(ModelLookup::Unknown { name, .. }) => format!("unknown model `{name}`"),
             Some(ModelLookup::Unreadable { name, reason, .. }) => format!("cannot read the model `{name}`: {reason}"),
+            Some(ModelLookup::NotEstimated { reason, .. }) => reason.clone(),
             _ if analysis.plan.is_none() => format!("{} is not a training config oomlint knows", args.file.display()),
             _ => "the config names no model".to_string(),
         };

@@ -1,8 +1,10 @@
 //! Allocator and device variables wherever users set them: env files, shell scripts,
-//! and `env:` mappings inside YAML configs (TRL's `env`, GitHub Actions, ms-swift `ENV`).
+//! `env:` mappings inside YAML configs (TRL's `env`, GitHub Actions, ms-swift `ENV`), and the
+//! environment a Python script or notebook sets for itself.
 
 use crate::plan::{AllocatorSetting, Sourced};
-use crate::syntax::{Document, Entry, Language, Mapping, Node, ScalarStyle};
+use crate::syntax::python::{PyValue, Spanned, Static};
+use crate::syntax::{Document, Entry, Language, Mapping, Node, Scalar, ScalarKind, ScalarStyle, Value};
 
 /// Variable names PyTorch reads the caching-allocator config from, in priority order
 /// (`c10/core/AllocatorConfig.cpp`: the first one present is parsed).
@@ -31,26 +33,45 @@ fn visit_env_entries<'a>(mapping: &'a Mapping, depth: usize, f: &mut impl FnMut(
             }
         }
         match &entry.value.value {
-            crate::syntax::Value::Mapping(m) => visit_env_entries(m, depth + 1, f),
-            crate::syntax::Value::Sequence(items) => {
+            Value::Mapping(m) => visit_env_entries(m, depth + 1, f),
+            Value::Sequence(items) => {
                 for m in items.iter().filter_map(Node::as_mapping) {
                     visit_env_entries(m, depth + 1, f);
                 }
             }
-            crate::syntax::Value::Scalar(_) => {}
+            Value::Scalar(_) => {}
         }
     }
 }
 
-fn variable_entries(doc: &Document) -> Vec<&Entry> {
+/// The variable assignments of a document: an env file's or shell script's lines, the
+/// entries of YAML `env:` blocks, and what a script or notebook sets (`os.environ[…] = …`,
+/// `%env`, `!export`) outside branches that never run, whatever the script trains with.
+fn variable_entries(doc: &Document) -> Vec<Entry> {
+    if let Some(program) = doc.program.as_deref() {
+        return program
+            .env
+            .iter()
+            .filter(|s| !s.dead)
+            .filter_map(|s| {
+                let Static::Known(Spanned { value: PyValue::Str(text, single), span }) = &s.value else {
+                    return None;
+                };
+                let style = if *single { ScalarStyle::SingleQuoted } else { ScalarStyle::DoubleQuoted };
+                let scalar = Scalar { text: text.clone(), style, kind: ScalarKind::Str };
+                let value = Node { span: *span, value: Value::Scalar(scalar) };
+                Some(Entry { key: s.name.clone(), key_span: s.name_span, value })
+            })
+            .collect();
+    }
     let Some(root) = doc.root_mapping() else {
         return Vec::new();
     };
     match doc.language {
-        Language::Env | Language::Shell => root.entries.iter().collect(),
+        Language::Env | Language::Shell => root.entries.clone(),
         Language::Yaml | Language::Python | Language::Notebook => {
             let mut entries = Vec::new();
-            visit_env_entries(root, 0, &mut |e| entries.push(e));
+            visit_env_entries(root, 0, &mut |e| entries.push(e.clone()));
             entries
         }
         Language::Json | Language::Toml => Vec::new(),

@@ -139,3 +139,79 @@ mod tests {
         assert_eq!(attention_kind("flash"), None);
     }
 }
+
+/// What a model is when it is not a decoder language model, from its loader's class (or
+/// Unsloth's `auto_model=`) and its name: oomlint's estimate models a causal language
+/// model's training step (its weights, LoRA, optimizer, activations per token and the
+/// logits over the vocabulary), which does not describe these. None for anything else.
+pub(crate) fn not_a_decoder(class: Option<&str>, name: &str) -> Option<&'static str> {
+    if let Some(class) = class {
+        let heads: [(&str, &str); 9] = [
+            ("SequenceClassification", "a sequence-classification model (a classifier head, no language-model logits)"),
+            ("TokenClassification", "a token-classification model (a classifier head, no language-model logits)"),
+            ("QuestionAnswering", "a question-answering model (a span head, no language-model logits)"),
+            ("MultipleChoice", "a multiple-choice model (a classifier head, no language-model logits)"),
+            ("MaskedLM", "a masked-language model (a bidirectional encoder)"),
+            ("SpeechSeq2Seq", "a speech encoder-decoder model"),
+            ("CTC", "a speech-recognition encoder"),
+            ("AudioClassification", "an audio-classification model"),
+            ("Seq2SeqLM", "an encoder-decoder model"),
+        ];
+        if let Some((_, what)) = heads.iter().find(|(part, _)| class.contains(part)) {
+            return Some(what);
+        }
+        let families: [(&str, &str); 3] = [
+            ("Whisper", "a speech encoder-decoder model (Whisper)"),
+            ("Csm", "a speech model (Sesame CSM: a backbone and an audio decoder)"),
+            ("SentenceTransformer", "a sentence-transformers embedding model"),
+        ];
+        if let Some((_, what)) = families.iter().find(|(prefix, _)| class.starts_with(prefix)) {
+            return Some(what);
+        }
+    }
+    let leaf = name.rsplit('/').next().unwrap_or(name).to_ascii_lowercase();
+    let tokens: Vec<&str> = leaf.split(['-', '_', '.']).collect();
+    let any = |test: &dyn Fn(&str) -> bool| tokens.iter().any(|t| test(t));
+    if any(&|t| t.starts_with("whisper")) {
+        Some("a speech encoder-decoder model (Whisper)")
+    } else if any(&|t| t == "csm") {
+        Some("a speech model (Sesame CSM: a backbone and an audio decoder)")
+    } else if any(&|t| ["snac", "xcodec", "xcodec2", "bicodec", "wavtokenizer", "encodec"].contains(&t)) {
+        Some("an audio codec")
+    } else if any(&|t| {
+        t.starts_with("embedding")
+            || t.ends_with("embedding")
+            || t.contains("minilm")
+            || t.contains("mpnet")
+            || ["e5", "gte", "bge"].contains(&t)
+    }) {
+        Some("an embedding model")
+    } else if any(&|t| t.ends_with("bert") || t.ends_with("berta") || t == "electra") {
+        Some("a BERT-style bidirectional encoder")
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod decoder_tests {
+    use super::not_a_decoder;
+
+    #[test]
+    fn encoders_speech_and_embedding_models_are_named() {
+        assert!(not_a_decoder(None, "org/ModernBERT-large").is_some_and(|w| w.contains("BERT")));
+        assert!(not_a_decoder(Some("AutoModelForSpeechSeq2Seq"), "org/some-asr").is_some_and(|w| w.contains("speech")));
+        assert!(not_a_decoder(Some("AutoModelForSequenceClassification"), "org/Llama-3-8B").is_some());
+        assert!(not_a_decoder(Some("FastModel"), "openai/whisper-large-v3").is_some());
+        assert!(not_a_decoder(None, "org/embeddinggemma-300m").is_some_and(|w| w.contains("embedding")));
+        assert_eq!(not_a_decoder(Some("AutoModelForCausalLM"), "org/Llama-3.2-1B"), None);
+        assert_eq!(not_a_decoder(None, "org/orpheus-3b-0.1-ft"), None, "a Llama decoder that speaks in codec tokens");
+        assert_eq!(not_a_decoder(Some("Qwen2VLForConditionalGeneration"), "Qwen/Qwen2-VL-7B-Instruct"), None);
+        assert_eq!(
+            not_a_decoder(None, "org/Liberty-7B"),
+            None,
+            "a name that only contains the letters of an encoder's"
+        );
+        assert!(not_a_decoder(None, "intfloat/multilingual-e5-large").is_some());
+    }
+}

@@ -30,7 +30,7 @@ mod layout;
 pub use calls::Callee;
 pub(crate) use calls::{Arg, ArgValue, Call, Roles, Script};
 
-use super::hf_names::{attention_kind, lora_targets};
+use super::hf_names::{attention_kind, lora_targets, not_a_decoder};
 use super::trl::{self, dtype_of};
 use super::{facts, Format, Reader};
 use crate::plan::{
@@ -105,6 +105,7 @@ pub(crate) fn plan(format: Format, doc: &Document) -> Option<Plan> {
         plan.framework = Framework::Unsloth;
     }
     plan.model = script.model();
+    plan.not_estimated = script.not_a_decoder(plan.model.as_ref());
     if unsloth {
         script.unsloth(&mut plan);
     } else {
@@ -158,8 +159,49 @@ impl Builder<'_> {
                 ))
             })
         };
-        from(self.loader(), &["model_name", "pretrained_model_name_or_path"])
-            .or_else(|| from(self.call(self.roles.trainer), &["model"]))
+        let model = from(self.loader(), &["model_name", "pretrained_model_name_or_path", "model_name_or_path"])
+            .or_else(|| from(self.call(self.roles.trainer), &["model"]))?;
+        Some(if model.value.is_path { self.downloaded(&model.value.name).unwrap_or(model) } else { model })
+    }
+
+    /// The hub repository a local directory was downloaded from in the program
+    /// (`snapshot_download("org/name", local_dir="name")`), outside branches that never run.
+    fn downloaded(&self, dir: &str) -> Option<Sourced<ModelRef>> {
+        let clean = |d: &str| d.trim_start_matches("./").trim_end_matches('/').to_string();
+        let dir = clean(dir);
+        self.script
+            .program
+            .calls
+            .iter()
+            .rev()
+            .filter(|c| !c.dead && c.path.last().is_some_and(|l| l == "snapshot_download"))
+            .find_map(|call| {
+                let (_, _, local) = known_str(call, "local_dir", None)?;
+                if clean(&local) != dir {
+                    return None;
+                }
+                let (arg, value, repo) = known_str(call, "repo_id", Some(0))?;
+                Some(Sourced::file(ModelRef { name: repo, is_path: false }, arg.key_span, value.span))
+            })
+    }
+
+    /// Why the model is not estimated when it is not a decoder language model, from the
+    /// loader's class (Unsloth's `auto_model=`) and the model's name.
+    fn not_a_decoder(&self, model: Option<&Sourced<ModelRef>>) -> Option<String> {
+        let loader = self.loader();
+        let class = loader.and_then(|l| match l.callee {
+            Callee::SentenceTransformer => Some("SentenceTransformer"),
+            _ => l
+                .arg("auto_model")
+                .and_then(|a| a.variable.as_deref())
+                .or_else(|| l.path.len().checked_sub(2).and_then(|i| l.path.get(i)).map(String::as_str)),
+        });
+        let name = model.map_or("", |m| m.value.name.as_str());
+        let what = not_a_decoder(class, name)?;
+        let subject = if name.is_empty() { "the model".to_string() } else { format!("`{name}`") };
+        Some(format!(
+            "{subject} is {what}: oomlint estimates the training of decoder language models only, so it gives no memory estimate"
+        ))
     }
 
     /// A loader keyword argument read through the document (`model_init_kwargs.*`).
@@ -419,6 +461,12 @@ impl Builder<'_> {
                 four.clone().map(|_| Some(q))
             }
             Some((_, eight)) if eight.value => eight.clone().map(|_| Some(Quantization::Int8)),
+            // A checkpoint saved in 4-bit carries its `quantization_config`: transformers
+            // loads it in 4-bit whatever the call says.
+            _ if plan.model.as_ref().is_some_and(|m| pre_quantized(&m.value.name)) => Sourced::derived(
+                Some(Quantization::Nf4 { double_quant: true }),
+                "a pre-quantized bitsandbytes 4-bit checkpoint (its config.json carries the quantization_config)",
+            ),
             _ => Sourced::default_of(None, "no quantization_config"),
         });
         let quantized = plan.quantization.as_ref().is_some_and(|q| q.value.is_some());
@@ -527,6 +575,11 @@ impl Builder<'_> {
         }
         if let (Some(lora), Some(why)) = (plan.lora.as_mut(), unknown(self.peft(), "r")) {
             lora.rank = Sourced::unknown(lora.rank.value, why);
+        }
+        if let (Some(lora), Some(_)) =
+            (plan.lora.as_mut(), self.peft().filter(|p| p.callee == Callee::PeftFromPretrained))
+        {
+            lora.rank = Sourced::unknown(lora.rank.value, "the saved adapter's rank is in its adapter_config.json");
         }
     }
 }
@@ -689,6 +742,27 @@ fn why_of(value: &ArgValue) -> String {
         ArgValue::Call(_) => "the result of another call".into(),
         ArgValue::Known(_) => String::new(),
     }
+}
+
+/// A string argument of a call of the program, by keyword or position: the argument, its
+/// value and the string.
+fn known_str<'c>(
+    call: &'c python::Call,
+    keyword: &str,
+    position: Option<usize>,
+) -> Option<(&'c python::Arg, &'c Spanned, String)> {
+    call.args.iter().rev().find_map(|a| {
+        let named = a.keyword.as_deref() == Some(keyword) || (a.keyword.is_none() && Some(a.position) == position);
+        match (&a.value, named) {
+            (Static::Known(v @ Spanned { value: PyValue::Str(s, _), .. }), true) => Some((a, v, s.clone())),
+            _ => None,
+        }
+    })
+}
+
+/// A bitsandbytes 4-bit checkpoint by its name (`…-bnb-4bit`, `…-unsloth-bnb-4bit`).
+fn pre_quantized(name: &str) -> bool {
+    name.to_ascii_lowercase().trim_end_matches('/').ends_with("-bnb-4bit")
 }
 
 fn format_is_sft(plan: &Plan) -> bool {

@@ -2,6 +2,9 @@
 //! Reports a model reference that oomlint cannot resolve: a name not in its catalog of
 //! architectures, or a local checkpoint directory without a readable `config.json`
 //! (Hugging Face) or `model_config.yaml` (LitGPT). It names the closest known models.
+//! A script whose trainer gets a model that is not a decoder language model (a BERT-style
+//! encoder, an embedding, speech or classification model) is told that it is not estimated
+//! and why.
 //!
 //! ## Why
 //! Without the architecture there is no memory estimate; oomlint never guesses one
@@ -36,6 +39,9 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
         }
         ModelLookup::Unreadable { name, reason, span } => {
             out.report(span.unwrap_or_default(), format!("cannot read the local model `{name}`: {reason}"));
+        }
+        ModelLookup::NotEstimated { reason, span, .. } => {
+            out.report(span.unwrap_or_default(), reason.clone());
         }
     }
 }

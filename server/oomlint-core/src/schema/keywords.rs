@@ -21,7 +21,12 @@ pub fn keywords(callee: Callee) -> Vec<PropertyDoc> {
         Callee::LoraConfig => (LORA_CONFIG, "peft/tuners/lora/config.py"),
         Callee::GetPeftModel => (GET_PEFT_MODEL, "peft/mapping_func.py"),
         Callee::BitsAndBytesConfig => (BITS_AND_BYTES, "transformers/utils/quantization_config.py"),
-        Callee::SftTrainer | Callee::GrpoTrainer | Callee::DpoTrainer | Callee::Trainer => return Vec::new(),
+        Callee::SftTrainer
+        | Callee::GrpoTrainer
+        | Callee::DpoTrainer
+        | Callee::Trainer
+        | Callee::SentenceTransformer
+        | Callee::PeftFromPretrained => return Vec::new(),
     };
     table
         .iter()

@@ -7,8 +7,9 @@
 //! resolved (`trl.GRPOConfig` for `C` after `from trl import GRPOConfig as C`), its
 //! positional and keyword arguments with their spans and static values (see [`values`]),
 //! the names bound to call results in program order, whether a call lies in a branch that
-//! never runs (`if False:`), and environment settings (`os.environ[...] = ...`,
-//! `os.environ.setdefault(...)`; a notebook adds `%env` and `!export`).
+//! never runs (`if False:`, a module-level function never called), and environment
+//! settings (`os.environ[...] = ...`, `os.environ.setdefault(...)`; a notebook adds `%env`
+//! and `!export`). A `**` argument whose value is a constant dict reads as its keywords.
 //!
 //! This layer knows Python, not frameworks: which calls configure a training run, and how
 //! their arguments read as a config, is `format::python`'s business.
@@ -122,14 +123,15 @@ impl Program {
         resolve(&self.aliases, segments)
     }
 
-    /// The call a variable refers to at `at`: the last call bound to `name` that starts
-    /// before `at` and for which `accept` holds.
+    /// The call a variable refers to at `at`: the last call bound to `name` that ends
+    /// before `at` and for which `accept` holds (in `model = wrap(model)` the argument is
+    /// the earlier `model`).
     pub(crate) fn bound_call(&self, name: &str, at: usize, accept: impl Fn(usize) -> bool) -> Option<usize> {
         self.bindings
             .iter()
             .rev()
             .filter(|b| b.name == name && accept(b.call))
-            .find(|b| self.calls.get(b.call).is_some_and(|c| c.name_span.start < at))
+            .find(|b| self.calls.get(b.call).is_some_and(|c| c.name_span.start < at && c.args_span.end <= at))
             .map(|b| b.call)
     }
 
@@ -378,7 +380,7 @@ impl<'s, 't> Reader<'s, 't> {
     fn read(self) -> Program {
         let nodes = self.nodes();
         let mut program = Program { modules: self.modules.clone(), ..Program::default() };
-        let mut liveness = Liveness::default();
+        let mut liveness = Liveness { uncalled: self.uncalled_functions(&nodes), ..Liveness::default() };
         // Pass 1: calls, by node id, in document order.
         let mut call_ids: HashMap<usize, usize> = HashMap::default();
         let mut found: Vec<Found<'t>> = Vec::new();
@@ -440,7 +442,12 @@ impl<'s, 't> Reader<'s, 't> {
                             &call_ids,
                         ));
                     }
-                    "list_splat" | "dictionary_splat" => call.has_splat = true,
+                    "dictionary_splat" => match self.splat(*argument, position, &locals) {
+                        // `**{"r": 16}` or `**LORA` for a constant dict: its entries are keywords.
+                        Some(args) => call.args.extend(args),
+                        None => call.has_splat = true,
+                    },
+                    "list_splat" => call.has_splat = true,
                     _ => {
                         call.args.push(self.arg(None, position, span_of(*argument), *argument, &locals, &call_ids));
                         position += 1;
@@ -451,6 +458,25 @@ impl<'s, 't> Reader<'s, 't> {
         }
         program.aliases = self.aliases;
         program
+    }
+
+    /// The module-level functions the program never names after defining them (never
+    /// called, passed or decorated), by node id: their bodies never run.
+    fn uncalled_functions(&self, nodes: &[TsNode<'t>]) -> Vec<usize> {
+        let mut uses: HashMap<&str, usize> = HashMap::default();
+        for node in nodes.iter().filter(|n| n.kind() == "identifier") {
+            *uses.entry(text_of(*node, self.source).unwrap_or_default()).or_default() += 1;
+        }
+        let mut cursor = self.root.walk();
+        self.root
+            .named_children(&mut cursor)
+            .filter(|f| f.kind() == "function_definition")
+            .filter(|f| {
+                let name = f.child_by_field_name("name").and_then(|n| text_of(n, self.source)).unwrap_or_default();
+                !name.is_empty() && uses.get(name).copied().unwrap_or(0) <= 1
+            })
+            .map(|f| f.id())
+            .collect()
     }
 
     /// The argument nodes of an argument list (comments left out).
@@ -511,6 +537,28 @@ impl<'s, 't> Reader<'s, 't> {
             call: call_ids.get(&value.id()).copied(),
             name,
         }
+    }
+
+    /// The entries of a `**expr` argument whose value is a constant dict, as keyword
+    /// arguments (the key's span is the entry's key, the value's the entry's value).
+    fn splat(&self, splat: TsNode<'t>, position: usize, locals: &[String]) -> Option<Vec<Arg>> {
+        let evaluator = Evaluator { source: self.source, bindings: &self.bindings, constants: self.constants };
+        let expr = splat.named_child(0)?;
+        let PyValue::Dict(entries) = evaluator.eval(expr, locals).ok()?.value else { return None };
+        Some(
+            entries
+                .into_iter()
+                .map(|(keyword, key_span, value)| Arg {
+                    keyword: Some(keyword),
+                    position,
+                    key_span,
+                    span: value.span,
+                    value: Static::Known(value),
+                    call: None,
+                    name: None,
+                })
+                .collect(),
+        )
     }
 
     /// `name = call(...)` or `name, other = call(...)`: the first name bound.
@@ -625,15 +673,20 @@ struct Found<'t> {
 struct Liveness {
     truth: HashMap<usize, Option<bool>>,
     locals: HashMap<usize, Vec<String>>,
+    /// Module-level functions the program never calls (node ids).
+    uncalled: Vec<usize>,
 }
 
 impl Liveness {
     /// Whether `node` lies in a branch that never runs: the body of an `if`, `elif` or
-    /// `while` whose condition is always false, or a clause after a condition that always
-    /// holds.
+    /// `while` whose condition is always false, a clause after a condition that always
+    /// holds, or a module-level function the program never calls.
     fn of(&mut self, node: TsNode, reader: &Reader) -> bool {
         let mut child = node;
         while let Some(parent) = child.parent() {
+            if parent.kind() == "function_definition" && self.uncalled.contains(&parent.id()) {
+                return true;
+            }
             if matches!(parent.kind(), "if_statement" | "elif_clause" | "while_statement") {
                 let body = parent.child_by_field_name("consequence").or_else(|| parent.child_by_field_name("body"));
                 if body.is_some_and(|b| b.id() == child.id()) && self.truth(parent, reader) == Some(false) {

@@ -16,8 +16,14 @@ pub enum Callee {
     UnslothFromPretrained,
     /// `FastLanguageModel.get_peft_model` / `FastModel.get_peft_model`.
     UnslothGetPeftModel,
-    /// `AutoModelForCausalLM.from_pretrained` (and the other `AutoModelFor…` classes).
+    /// `AutoModelForCausalLM.from_pretrained` (and `AutoModel`, the other `AutoModelFor…`
+    /// classes and model classes such as `Qwen2VLForConditionalGeneration`).
     HfFromPretrained,
+    /// `FastSentenceTransformer.from_pretrained` and `SentenceTransformer(name)`: an
+    /// embedding model, which oomlint does not estimate.
+    SentenceTransformer,
+    /// `PeftModel.from_pretrained(model, adapter)`: a saved adapter on the base model.
+    PeftFromPretrained,
     TrainingArguments,
     SftConfig,
     GrpoConfig,
@@ -41,10 +47,15 @@ impl Callee {
             (Some("FastLanguageModel" | "FastModel" | "FastVisionModel"), "from_pretrained") => {
                 Callee::UnslothFromPretrained
             }
-            (Some("FastLanguageModel" | "FastModel" | "FastVisionModel"), "get_peft_model") => {
-                Callee::UnslothGetPeftModel
+            (
+                Some("FastLanguageModel" | "FastModel" | "FastVisionModel" | "FastSentenceTransformer"),
+                "get_peft_model",
+            ) => Callee::UnslothGetPeftModel,
+            (Some("FastSentenceTransformer"), "from_pretrained") | (_, "SentenceTransformer") => {
+                Callee::SentenceTransformer
             }
-            (Some(class), "from_pretrained") if class.starts_with("AutoModelFor") => Callee::HfFromPretrained,
+            (Some("PeftModel"), "from_pretrained") => Callee::PeftFromPretrained,
+            (Some(class), "from_pretrained") if is_model_class(class) => Callee::HfFromPretrained,
             (_, "TrainingArguments") => Callee::TrainingArguments,
             (_, "SFTConfig") => Callee::SftConfig,
             (_, "GRPOConfig") => Callee::GrpoConfig,
@@ -68,8 +79,13 @@ impl Callee {
         matches!(self, Callee::SftTrainer | Callee::GrpoTrainer | Callee::DpoTrainer | Callee::Trainer)
     }
 
-    fn is_loader(self) -> bool {
-        matches!(self, Callee::UnslothFromPretrained | Callee::HfFromPretrained)
+    pub(crate) fn is_loader(self) -> bool {
+        matches!(self, Callee::UnslothFromPretrained | Callee::HfFromPretrained | Callee::SentenceTransformer)
+    }
+
+    /// A call that wraps the model given as its `model` argument in an adapter.
+    fn is_adapter(self) -> bool {
+        matches!(self, Callee::UnslothGetPeftModel | Callee::GetPeftModel | Callee::PeftFromPretrained)
     }
 
     /// The parameter names of the leading positional arguments oomlint reads.
@@ -77,6 +93,8 @@ impl Callee {
         match self {
             Callee::UnslothFromPretrained => &["model_name"],
             Callee::HfFromPretrained => &["pretrained_model_name_or_path"],
+            Callee::SentenceTransformer => &["model_name_or_path"],
+            Callee::PeftFromPretrained => &["model", "model_id"],
             Callee::UnslothGetPeftModel => &["model"],
             Callee::GetPeftModel => &["model", "peft_config"],
             Callee::Trainer => &["model", "args"],
@@ -84,6 +102,16 @@ impl Callee {
             _ => &[],
         }
     }
+}
+
+/// A transformers class whose `from_pretrained` loads a model: `AutoModel`, an
+/// `AutoModelFor…` class, or a model class (`LlamaForCausalLM`,
+/// `WhisperForConditionalGeneration`); not `AutoPeftModel…`, which loads an adapter by name.
+fn is_model_class(class: &str) -> bool {
+    class.starts_with("AutoModel")
+        || (class.contains("For")
+            && !class.starts_with("AutoPeft")
+            && class.starts_with(|c: char| c.is_ascii_uppercase()))
 }
 
 /// The value of one argument.
@@ -104,6 +132,8 @@ pub struct Arg {
     /// The keyword's span (the whole argument for positional ones).
     pub key_span: Span,
     pub(crate) value: ArgValue,
+    /// The variable the argument is, when it is one (`auto_model = WhisperForConditionalGeneration`).
+    pub(crate) variable: Option<String>,
 }
 
 /// A recognized call with its arguments.
@@ -143,6 +173,17 @@ impl Call {
 pub struct Script<'p> {
     pub(crate) program: &'p Program,
     pub calls: Vec<Call>,
+}
+
+/// Where the trainer's model comes from.
+#[derive(Debug, Clone, Copy)]
+enum Flow {
+    /// A loader, through the outermost adapter call on the way (indices into [`Script::calls`]).
+    Loader { loader: usize, adapter: Option<usize> },
+    /// A model name the trainer loads itself.
+    Named,
+    /// Not followed (no trainer, or a model the program builds some other way).
+    Unknown,
 }
 
 /// Which recognized calls make up the run.
@@ -190,7 +231,7 @@ impl<'p> Script<'p> {
                             Some(keyword) => keyword.clone(),
                             None => callee.positional().get(arg.position)?.to_string(),
                         };
-                        Some(Arg { name, key_span: arg.key_span, value: value(arg) })
+                        Some(Arg { name, key_span: arg.key_span, value: value(arg), variable: arg.name.clone() })
                     })
                     .collect();
                 Call {
@@ -208,7 +249,9 @@ impl<'p> Script<'p> {
     }
 
     /// Connects trainer, config, loader, PEFT and quantization config: through the
-    /// trainer's arguments where it names them, else the last call of each kind.
+    /// trainer's arguments where it names them (its `model` followed back through
+    /// `get_peft_model` and `PeftModel.from_pretrained` to the loader), else the last call
+    /// of each kind (a loader: the last before the trainer).
     pub(crate) fn roles(&self) -> Roles {
         // A call in a branch that never runs (a notebook's `if False:` reload of the saved
         // adapter) takes a role only when no live call can.
@@ -225,19 +268,68 @@ impl<'p> Script<'p> {
         };
         let trainer = last(&|c| c.is_trainer());
         let config = linked(trainer, "args", &|c| c.is_config()).or_else(|| last(&|c| c.is_config()));
-        let unsloth = last(&|c| matches!(c, Callee::UnslothFromPretrained));
-        let loader = unsloth.or_else(|| last(&|c| c.is_loader()));
+        let flow = self.model_flow(trainer);
+        let before_trainer = |pred: &dyn Fn(Callee) -> bool| {
+            let at = self.call(trainer)?.name_span.start;
+            self.calls.iter().rposition(|c| !c.dead && pred(c.callee) && c.name_span.start < at)
+        };
+        let loader = match flow {
+            Flow::Loader { loader, .. } => Some(loader),
+            // The trainer loads the model it is given by name.
+            Flow::Named => None,
+            Flow::Unknown => {
+                let unsloth = |c: Callee| c == Callee::UnslothFromPretrained;
+                before_trainer(&unsloth)
+                    .or_else(|| before_trainer(&|c| c.is_loader()))
+                    .or_else(|| last(&unsloth))
+                    .or_else(|| last(&|c| c.is_loader()))
+            }
+        };
         let is_lora = |c: Callee| c == Callee::LoraConfig;
+        let adapter = match flow {
+            Flow::Loader { adapter: Some(a), .. } => match self.calls[a].callee {
+                Callee::GetPeftModel => linked(Some(a), "peft_config", &is_lora).or(Some(a)),
+                _ => Some(a),
+            },
+            _ => None,
+        };
         let peft = linked(trainer, "peft_config", &is_lora)
+            .or(adapter.filter(|&a| self.calls[a].callee != Callee::GetPeftModel))
             .or_else(|| last(&|c| c == Callee::UnslothGetPeftModel))
             .or_else(|| {
                 let get = last(&|c| c == Callee::GetPeftModel);
                 linked(get, "peft_config", &is_lora)
             })
-            .or_else(|| last(&is_lora));
+            .or_else(|| last(&is_lora))
+            .or_else(|| last(&|c| c == Callee::PeftFromPretrained));
         let is_bnb = |c: Callee| c == Callee::BitsAndBytesConfig;
         let quantization = linked(loader, "quantization_config", &is_bnb).or_else(|| last(&is_bnb));
         Roles { trainer, config, loader, peft, quantization }
+    }
+
+    /// Where the model given to the trainer comes from: followed back from its `model`
+    /// argument through the calls that wrap a model in an adapter to the loader.
+    fn model_flow(&self, trainer: Option<usize>) -> Flow {
+        let Some(mut at) = self.call(trainer) else { return Flow::Unknown };
+        let mut adapter = None;
+        for _ in 0..8 {
+            match at.arg("model").map(|a| &a.value) {
+                Some(ArgValue::Known(v)) if matches!(v.value, python::PyValue::Str(..)) => return Flow::Named,
+                Some(&ArgValue::Call(i)) => {
+                    let Some(call) = self.calls.get(i) else { break };
+                    if call.callee.is_loader() {
+                        return Flow::Loader { loader: i, adapter };
+                    }
+                    if !call.callee.is_adapter() {
+                        break;
+                    }
+                    adapter = adapter.or(Some(i));
+                    at = call;
+                }
+                _ => break,
+            }
+        }
+        Flow::Unknown
     }
 
     /// The recognized call at `index` (of [`Script::calls`]).

@@ -71,6 +71,7 @@ pub(super) fn root(script: &Script) -> Node {
         .program
         .env
         .iter()
+        .filter(|s| !s.dead)
         .filter_map(|s| match &s.value {
             Static::Known(v) => Some(Entry { key: s.name.clone(), key_span: s.name_span, value: node_of(v) }),
             Static::Unknown(_) => None,

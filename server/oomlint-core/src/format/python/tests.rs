@@ -288,3 +288,119 @@ fn a_script_that_builds_no_trainer_runs_inference() {
     let custom = format!("{inference}from trl import ORPOConfig, ORPOTrainer\ntrainer = ORPOTrainer(model=model, args=ORPOConfig(output_dir=\"o\"))\ntrainer.train()\n");
     assert!(plan_of(&custom).1.trains(), "an unrecognized trainer still trains");
 }
+
+#[test]
+fn the_trainer_trains_the_model_its_argument_comes_from() {
+    // A teacher loaded later, a reload after training and a helper never called do not
+    // take the loader's role: the trainer's `model` leads back through get_peft_model.
+    let text = r#"
+from transformers import AutoModelForCausalLM
+from peft import LoraConfig, get_peft_model, PeftModel
+from trl import SFTTrainer, SFTConfig
+def helper():
+    return AutoModelForCausalLM.from_pretrained("org/never-70b")
+base = AutoModelForCausalLM.from_pretrained("org/student-1b")
+model = get_peft_model(base, LoraConfig(r=4))
+teacher = AutoModelForCausalLM.from_pretrained("org/teacher-8b")
+trainer = SFTTrainer(model=model, args=SFTConfig(output_dir="o"))
+trainer.train()
+reloaded = AutoModelForCausalLM.from_pretrained("org/after-3b")
+"#;
+    let (_, plan) = plan_of(text);
+    assert_eq!(plan.model.unwrap().value.name, "org/student-1b");
+    assert_eq!(plan.lora.unwrap().rank.value, 4);
+    // PeftModel.from_pretrained wraps a base model too; the adapter's rank is in its files.
+    let text = r#"
+from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+from peft import PeftModel
+base = AutoModelForCausalLM.from_pretrained("org/base-7b")
+model = PeftModel.from_pretrained(base, "my-adapter", is_trainable=True)
+other = AutoModelForCausalLM.from_pretrained("org/other-1b")
+Trainer(model=model, args=TrainingArguments(output_dir="o")).train()
+"#;
+    let (_, plan) = plan_of(text);
+    assert_eq!(plan.model.unwrap().value.name, "org/base-7b");
+    assert!(matches!(plan.lora.unwrap().rank.origin, Origin::Unknown { .. }));
+    // A model name given to the trainer is loaded by it, whatever else the script loads.
+    let text = r#"
+from transformers import AutoModelForCausalLM
+from trl import GRPOTrainer
+judge = AutoModelForCausalLM.from_pretrained("org/judge-8b")
+GRPOTrainer(model="org/policy-0.5b", reward_funcs=[judge]).train()
+"#;
+    let (_, plan) = plan_of(text);
+    assert_eq!(plan.model.unwrap().value.name, "org/policy-0.5b");
+}
+
+#[test]
+fn model_names_built_from_constants_and_reused() {
+    // Tuple targets, f-strings of constants and a name rebound later (the reload after
+    // training) each read the value in force where the loader uses it.
+    let text = r#"
+from unsloth import FastLanguageModel
+from trl import SFTTrainer
+family, size = "Qwen3", 4
+model_name = f"unsloth/{family}-{size}B-Instruct"
+model, tok = FastLanguageModel.from_pretrained(model_name=model_name, load_in_4bit=False)
+model = FastLanguageModel.get_peft_model(model, **{"r": 8, "lora_alpha": 8})
+SFTTrainer(model=model, train_dataset=d).train()
+model_name = "lora_model"
+model, tok = FastLanguageModel.from_pretrained(model_name=model_name)
+"#;
+    let (_, plan) = plan_of(text);
+    assert_eq!(plan.model.unwrap().value.name, "unsloth/Qwen3-4B-Instruct");
+    assert_eq!(plan.quantization.unwrap().value, None, "load_in_4bit=False of the loader that reaches the trainer");
+    assert_eq!(plan.lora.unwrap().rank.value, 8);
+}
+
+#[test]
+fn a_pre_quantized_checkpoint_loads_in_4_bit_under_transformers() {
+    let text = r#"
+from transformers import AutoModelForCausalLM
+from peft import LoraConfig
+from trl import SFTTrainer
+model = AutoModelForCausalLM.from_pretrained("unsloth/Llama-3.2-3B-Instruct-unsloth-bnb-4bit")
+SFTTrainer(model=model, peft_config=LoraConfig(r=16)).train()
+"#;
+    let (_, plan) = plan_of(text);
+    assert!(matches!(plan.quantization.unwrap().value, Some(Quantization::Nf4 { .. })));
+    assert_eq!(plan.method.unwrap().value, Method::Qlora);
+}
+
+#[test]
+fn models_that_are_not_decoder_language_models_are_not_estimated() {
+    let cases = [
+        ("from transformers import AutoModelForSequenceClassification as M, Trainer\nmodel = M.from_pretrained(\"org/Llama-3-8B\", num_labels=2)\nTrainer(model=model).train()\n", "sequence-classification"),
+        ("from transformers import AutoModelForSpeechSeq2Seq, Seq2SeqTrainer\nmodel = AutoModelForSpeechSeq2Seq.from_pretrained(\"org/asr-small\")\nSeq2SeqTrainer(model=model).train()\n", "speech"),
+        ("from unsloth import FastModel\nfrom transformers import Trainer\nmodel, tok = FastModel.from_pretrained(\"org/ModernBERT-base\")\nTrainer(model=model).train()\n", "BERT-style"),
+        ("from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer\nmodel = SentenceTransformer(\"org/any-encoder\")\nSentenceTransformerTrainer(model=model).train()\n", "embedding"),
+    ];
+    for (text, what) in cases {
+        let doc = format::document(text, Language::Python);
+        let plan = plan(detect(&script(&doc).unwrap()), &doc).unwrap();
+        let why = plan.not_estimated.unwrap_or_else(|| panic!("{text}: estimated"));
+        assert!(why.contains(what) && why.contains("no memory estimate"), "{why}");
+    }
+    let (_, plan) = plan_of("from transformers import AutoModelForCausalLM, Trainer\nTrainer(model=AutoModelForCausalLM.from_pretrained(\"org/Llama-3-8B\")).train()\n");
+    assert_eq!(plan.not_estimated, None);
+}
+
+#[test]
+fn environment_settings_of_every_script_reach_the_plan() {
+    let text = r#"
+import os
+os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"
+if False:
+    os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "max_split_size_mb:16"
+from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+model = AutoModelForCausalLM.from_pretrained("org/m")
+Trainer(model=model, args=TrainingArguments(output_dir="o")).train()
+"#;
+    let doc = format::document(text, Language::Python);
+    let format = detect(&script(&doc).unwrap());
+    assert_eq!(format, Format::Transformers);
+    let plan = format::build_plan(format, &doc, text).unwrap();
+    let values: Vec<&str> = plan.allocator.iter().map(|a| a.value.as_str()).collect();
+    assert_eq!(values, ["expandable_segments:True"], "the setting in `if False:` never runs");
+    assert_eq!(&text[plan.allocator[0].value_span.start..plan.allocator[0].value_span.end], "expandable_segments:True");
+}

@@ -154,6 +154,7 @@ def run(DEBUG):
         l()
 if not DEBUG:
     m()
+run(True)
 "#;
     let program = program(text);
     let dead: Vec<(String, bool)> = program.calls.iter().map(|c| (c.path.join("."), c.dead)).collect();
@@ -174,6 +175,7 @@ if not DEBUG:
             expect("k", true),
             expect("l", false),
             expect("m", false),
+            expect("run", false),
         ]
     );
     assert!(program.env[0].dead);
@@ -224,4 +226,43 @@ fn attributes_are_read_at_run_time_unless_named_constants() {
     assert_eq!(why(&read, "device"), "`cfg.device` is read at run time");
     let PyValue::Dict(entries) = &known(load, "kw").value else { panic!("a dict") };
     assert_eq!(entries[0].2.value, PyValue::Str("torch.float16".into(), false));
+}
+
+#[test]
+fn names_rebound_in_program_order_tuples_f_strings_and_dict_splats() {
+    let text = r#"
+BASE, OUT = "org/base-7b", "runs"
+name = "first"
+a = Load(name)
+name = f"{BASE}-{4}bit"
+b = Load(name, out=OUT + "/x")
+KW = {"r": 16, "lora_alpha": 32}
+c = Peft(b, **KW)
+d = Peft(b, **{"r": 8}, **unknown)
+def use():
+    Load(name)
+def never():
+    Load("dead")
+use()
+"#;
+    let program = program(text);
+    let loads: Vec<&Call> = program.calls.iter().filter(|c| c.path == ["Load"]).collect();
+    let first = |c: &Call| match &c.args[0].value {
+        Static::Known(v) => v.value.clone(),
+        Static::Unknown(why) => PyValue::Str(format!("unknown: {why}"), false),
+    };
+    assert_eq!(first(loads[0]), PyValue::Str("first".into(), false));
+    assert_eq!(first(loads[1]), PyValue::Str("org/base-7b-4bit".into(), false));
+    assert_eq!(known(loads[1], "out").value, PyValue::Str("runs/x".into(), false));
+    // Inside a function the name is read when it is called: not followed.
+    assert!(matches!(&loads[2].args[0].value, Static::Unknown(why) if why.contains("more than once")));
+    assert!(!loads[2].dead, "use() is called");
+    assert!(loads[3].dead, "never() is never called");
+    let pefts: Vec<&Call> = program.calls.iter().filter(|c| c.path == ["Peft"]).collect();
+    assert!(!pefts[0].has_splat);
+    assert_eq!(known(pefts[0], "r").value, PyValue::Int(16));
+    assert_eq!(slice(text, keyword(pefts[0], "lora_alpha").key_span), "\"lora_alpha\"");
+    assert_eq!(slice(text, known(pefts[0], "lora_alpha").span), "32");
+    assert_eq!(known(pefts[1], "r").value, PyValue::Int(8));
+    assert!(pefts[1].has_splat, "`**unknown` still hides arguments");
 }

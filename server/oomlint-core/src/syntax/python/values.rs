@@ -39,17 +39,20 @@ pub struct Spanned {
 /// Why a value is not known statically.
 pub(super) type Unknown = String;
 
-/// How often each module-level name is bound, and the expression of single bindings.
+/// The module-level bindings of each name: the expression of each straight-line binding,
+/// in program order, and the names bound in ways a static reader cannot follow.
 #[derive(Default)]
 pub(super) struct Bindings<'t> {
-    single: HashMap<String, TsNode<'t>>,
+    /// Name → the expressions bound to it, in program order (None for a binding whose
+    /// expression is not read: a call's result unpacked, a chained assignment's inner part).
+    bound: HashMap<String, Vec<Option<TsNode<'t>>>>,
     dynamic: HashMap<String, &'static str>,
 }
 
 impl<'t> Bindings<'t> {
     /// Collects the module-level bindings of `module` (a tree-sitter `module` node).
     pub(super) fn collect(module: TsNode<'t>, source: &str) -> Self {
-        let mut counts: HashMap<String, (usize, Option<TsNode<'t>>)> = HashMap::default();
+        let mut bound: HashMap<String, Vec<Option<TsNode<'t>>>> = HashMap::default();
         let mut dynamic: HashMap<String, &'static str> = HashMap::default();
         let mut cursor = module.walk();
         for statement in module.named_children(&mut cursor) {
@@ -57,7 +60,7 @@ impl<'t> Bindings<'t> {
                 "expression_statement" => {
                     let mut inner = statement.walk();
                     for expr in statement.named_children(&mut inner) {
-                        record_assignment(expr, source, &mut counts, &mut dynamic);
+                        record_assignment(expr, source, &mut bound, &mut dynamic);
                     }
                 }
                 "function_definition" | "class_definition" | "decorated_definition" => {
@@ -69,29 +72,51 @@ impl<'t> Bindings<'t> {
                 _ => mark_nested_bindings(statement, source, &mut dynamic),
             }
         }
-        let mut single = HashMap::default();
-        for (name, (count, node)) in counts {
-            match (count, node) {
-                (1, Some(node)) if !dynamic.contains_key(&name) => {
-                    single.insert(name, node);
-                }
-                (1, None) => {
-                    dynamic.entry(name).or_insert("not bound to a single expression");
-                }
-                (1, Some(_)) => {}
-                _ => {
-                    dynamic.insert(name, "bound more than once");
-                }
+        for (name, nodes) in &bound {
+            if nodes.len() == 1 && nodes[0].is_none() {
+                dynamic.entry(name.clone()).or_insert("not bound to a single expression");
             }
         }
-        Bindings { single, dynamic }
+        Bindings { bound, dynamic }
     }
+
+    /// The expression `name` holds where `use_node` reads it: its only binding, or, for a
+    /// name bound several times at module level, the last binding before a use outside any
+    /// function (a function reads the name when it is called, which a static reader does
+    /// not follow).
+    fn at(&self, name: &str, use_node: TsNode<'t>) -> Result<TsNode<'t>, &'static str> {
+        let nodes = self.bound.get(name).ok_or("not a module-level constant")?;
+        if let [only] = nodes.as_slice() {
+            return only.ok_or("not bound to a single expression");
+        }
+        if in_function(use_node) {
+            return Err("bound more than once");
+        }
+        let before = nodes.iter().rev().find(|n| n.is_none_or(|n| n.end_byte() <= use_node.start_byte()));
+        match before {
+            Some(Some(node)) => Ok(*node),
+            Some(None) => Err("bound more than once"),
+            None => Err("not bound yet where it is read"),
+        }
+    }
+}
+
+/// Whether `node` lies inside a function or lambda.
+fn in_function(node: TsNode) -> bool {
+    let mut parent = node.parent();
+    while let Some(p) = parent {
+        if matches!(p.kind(), "function_definition" | "lambda") {
+            return true;
+        }
+        parent = p.parent();
+    }
+    false
 }
 
 fn record_assignment<'t>(
     expr: TsNode<'t>,
     source: &str,
-    counts: &mut HashMap<String, (usize, Option<TsNode<'t>>)>,
+    bound: &mut HashMap<String, Vec<Option<TsNode<'t>>>>,
     dynamic: &mut HashMap<String, &'static str>,
 ) {
     match expr.kind() {
@@ -99,18 +124,24 @@ fn record_assignment<'t>(
             let (Some(left), right) = (expr.child_by_field_name("left"), expr.child_by_field_name("right")) else {
                 return;
             };
+            let mut bind = |name: TsNode, value: Option<TsNode<'t>>| {
+                if let Some(name) = text_of(name, source) {
+                    bound.entry(name.to_string()).or_default().push(value);
+                }
+            };
             if left.kind() == "identifier" {
-                if let Some(name) = text_of(left, source) {
-                    let slot = counts.entry(name.to_string()).or_insert((0, None));
-                    slot.0 += 1;
-                    slot.1 = right.filter(|r| r.kind() != "assignment");
+                bind(left, right.filter(|r| r.kind() != "assignment"));
+            } else if let Some(pairs) = right.and_then(|r| unpacked(left, r)) {
+                // `model_id, output_dir = "Qwen/…", "out"`: each name its own expression.
+                for (name, value) in pairs {
+                    bind(name, Some(value));
                 }
             } else {
                 mark_names(left, source, dynamic, "bound by unpacking");
             }
             // `a = b = 1`: the inner assignment binds too.
             if let Some(right) = right.filter(|r| r.kind() == "assignment") {
-                record_assignment(right, source, counts, dynamic);
+                record_assignment(right, source, bound, dynamic);
             }
         }
         "augmented_assignment" => {
@@ -120,6 +151,23 @@ fn record_assignment<'t>(
         }
         _ => {}
     }
+}
+
+/// The names of a tuple target paired with the items of a tuple or list of the same
+/// length (`a, b = 1, 2`; `(a, b) = [1, 2]`); None for anything else (`a, *b = …`, a call).
+fn unpacked<'t>(left: TsNode<'t>, right: TsNode<'t>) -> Option<Vec<(TsNode<'t>, TsNode<'t>)>> {
+    if !matches!(left.kind(), "pattern_list" | "tuple_pattern" | "list_pattern")
+        || !matches!(right.kind(), "expression_list" | "tuple" | "list")
+    {
+        return None;
+    }
+    let named = |n: TsNode<'t>| {
+        let mut cursor = n.walk();
+        n.named_children(&mut cursor).filter(|c| c.kind() != "comment").collect::<Vec<_>>()
+    };
+    let (names, values) = (named(left), named(right));
+    let all_names = names.iter().all(|n| n.kind() == "identifier");
+    (all_names && names.len() == values.len()).then(|| names.into_iter().zip(values).collect())
 }
 
 /// Names assigned inside module-level `if`/`for`/`with`/`try` blocks depend on control flow.
@@ -181,7 +229,7 @@ impl<'t> Evaluator<'_, 't> {
         expr: TsNode<'t>,
         local: &[String],
         depth: usize,
-        resolving: &mut Vec<String>,
+        resolving: &mut Vec<usize>,
     ) -> Result<Spanned, Unknown> {
         if depth > MAX_DEPTH {
             return Err("expression nested too deeply".into());
@@ -201,12 +249,12 @@ impl<'t> Evaluator<'_, 't> {
             "true" => here(Value::Bool(true)),
             "false" => here(Value::Bool(false)),
             "none" => here(Value::None),
-            "string" => here(string_value(expr, source)?),
+            "string" => here(self.string_value(expr, local, depth, resolving)?),
             "concatenated_string" => {
                 let mut out = String::new();
                 let mut cursor = expr.walk();
                 for part in expr.named_children(&mut cursor) {
-                    if let Value::Str(s, _) = string_value(part, source)? {
+                    if let Value::Str(s, _) = self.string_value(part, local, depth, resolving)? {
                         out.push_str(&s);
                     }
                 }
@@ -288,12 +336,70 @@ impl<'t> Evaluator<'_, 't> {
         }
     }
 
+    /// A plain, byte or raw string literal, or an f-string whose replacement fields are
+    /// constant strings, integers or bools without a format spec (`f"{BASE}-lora"`).
+    fn string_value(
+        &self,
+        node: TsNode<'t>,
+        local: &[String],
+        depth: usize,
+        resolving: &mut Vec<usize>,
+    ) -> Result<Value, Unknown> {
+        if node.kind() != "string" {
+            return Err("not a string".into());
+        }
+        let source = self.source;
+        let mut prefix = String::new();
+        let mut out = String::new();
+        let mut cursor = node.walk();
+        for part in node.children(&mut cursor) {
+            let text = text_of(part, source).unwrap_or_default();
+            match part.kind() {
+                "string_start" => prefix = text.to_ascii_lowercase(),
+                "string_content" if prefix.contains('f') => out.push_str(&text.replace("{{", "{").replace("}}", "}")),
+                "string_content" => out.push_str(text),
+                "escape_sequence" if prefix.contains('r') => out.push_str(text),
+                "escape_sequence" => out.push_str(&unescape(text)),
+                "interpolation" => out.push_str(&self.replacement(part, local, depth, resolving)?),
+                _ => {}
+            }
+        }
+        if prefix.contains('b') {
+            return Err("a bytes literal".into());
+        }
+        Ok(Value::Str(out, prefix.ends_with('\'')))
+    }
+
+    /// The text of an f-string's replacement field when its value is constant.
+    fn replacement(
+        &self,
+        field: TsNode<'t>,
+        local: &[String],
+        depth: usize,
+        resolving: &mut Vec<usize>,
+    ) -> Result<String, Unknown> {
+        let run_time = |why: String| format!("an f-string formatted at run time ({why})");
+        if field.child_by_field_name("format_specifier").is_some()
+            || field.child_by_field_name("type_conversion").is_some()
+        {
+            return Err(run_time("a conversion or format spec".into()));
+        }
+        let expr = field.child_by_field_name("expression").ok_or_else(|| run_time("an empty field".into()))?;
+        match self.eval_at(expr, local, depth + 1, resolving).map_err(run_time)?.value {
+            Value::Str(s, _) => Ok(s),
+            Value::Int(i) => Ok(i.to_string()),
+            Value::Bool(b) => Ok(if b { "True" } else { "False" }.into()),
+            Value::None => Ok("None".into()),
+            _ => Err(run_time("a value formatted by Python's rules".into())),
+        }
+    }
+
     fn resolve(
         &self,
         name_node: TsNode<'t>,
         local: &[String],
         depth: usize,
-        resolving: &mut Vec<String>,
+        resolving: &mut Vec<usize>,
     ) -> Result<Spanned, Unknown> {
         let name = text_of(name_node, self.source).unwrap_or_default().to_string();
         if local.contains(&name) {
@@ -302,13 +408,11 @@ impl<'t> Evaluator<'_, 't> {
         if let Some(why) = self.bindings.dynamic.get(&name) {
             return Err(format!("`{name}` is {why}"));
         }
-        let Some(bound) = self.bindings.single.get(&name).copied() else {
-            return Err(format!("`{name}` is not a module-level constant"));
-        };
-        if resolving.contains(&name) {
+        let bound = self.bindings.at(&name, name_node).map_err(|why| format!("`{name}` is {why}"))?;
+        if resolving.contains(&bound.id()) {
             return Err(format!("`{name}` refers to itself"));
         }
-        resolving.push(name);
+        resolving.push(bound.id());
         let value = self.eval_at(bound, &[], depth + 1, resolving);
         resolving.pop();
         value
@@ -337,31 +441,6 @@ fn parse_int(text: &str) -> Result<Value, Unknown> {
         clean.parse()
     };
     parsed.map(Value::Int).map_err(|_| format!("`{text}` is outside the 64-bit range"))
-}
-
-/// A plain, byte or raw string literal; f-strings are unknown.
-fn string_value(node: TsNode, source: &str) -> Result<Value, Unknown> {
-    if node.kind() != "string" {
-        return Err("not a string".into());
-    }
-    let mut prefix = String::new();
-    let mut out = String::new();
-    let mut cursor = node.walk();
-    for part in node.children(&mut cursor) {
-        let text = text_of(part, source).unwrap_or_default();
-        match part.kind() {
-            "string_start" => prefix = text.to_ascii_lowercase(),
-            "string_content" => out.push_str(text),
-            "escape_sequence" if prefix.contains('r') => out.push_str(text),
-            "escape_sequence" => out.push_str(&unescape(text)),
-            "interpolation" => return Err("an f-string is formatted at run time".into()),
-            _ => {}
-        }
-    }
-    if prefix.contains('b') {
-        return Err("a bytes literal".into());
-    }
-    Ok(Value::Str(out, prefix.ends_with('\'')))
 }
 
 fn unescape(escape: &str) -> String {

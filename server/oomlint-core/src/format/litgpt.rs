@@ -154,13 +154,14 @@ pub(crate) fn plan(format: Format, r: &Reader) -> Plan {
         Some(r.u64("train.micro_batch_size").unwrap_or_else(|| default(mbs_default, "train.micro_batch_size")));
     plan.global_batch_size =
         Some(r.u64("train.global_batch_size").unwrap_or_else(|| default(gbs_default, "train.global_batch_size")));
-    plan.num_nodes = Some(r.u64("num_nodes").unwrap_or_else(|| default(1, "num_nodes")));
+    plan.num_nodes =
+        Some(r.u64("num_nodes").unwrap_or_else(|| default(facts::count(defaults, "num_nodes"), "num_nodes")));
     plan.devices = Some(match r.i64("devices") {
         Some(d) if d.value > 0 => d.map(|v| v as u64),
         Some(d) => Sourced::unknown(1, format!("devices: {} uses every visible GPU", d.value)),
         None if r.str("devices").is_some() => Sourced::unknown(1, "devices: auto uses every visible GPU"),
         None if pretrain => Sourced::unknown(1, "pretrain defaults to devices='auto' (every visible GPU)"),
-        None => default(1, "devices"),
+        None => default(facts::count(LitgptFinetune, "devices"), "devices"),
     });
     let world = plan.world_size();
     let micro = plan.micro_batch_size.as_ref().map_or(1, |m| m.value.max(1));

@@ -42,7 +42,7 @@ fn norm_bytes(s: &Setup, trainable: bool) -> u64 {
 }
 
 fn norm_bytes_of_width(s: &Setup, h: u64, trainable: bool) -> u64 {
-    let beta = s.compute_bytes;
+    let beta = s.activation_bytes;
     if s.arch.norm == NormKind::LayerNorm {
         return beta * h;
     }
@@ -81,7 +81,7 @@ fn linear_inputs_saved(s: &Setup) -> bool {
 /// projection `β·q`, MLP `β·h` (the QKV input itself when one norm feeds both branches) and
 /// down projection `β·I` (per routed expert for MoE).
 fn linear_input_bytes(s: &Setup) -> u64 {
-    s.compute_bytes * (s.arch.n_embd + weights::q_width(&s.arch) + mlp_branch_input_width(s))
+    s.activation_bytes * (s.arch.n_embd + weights::q_width(&s.arch) + mlp_branch_input_width(s))
 }
 
 /// Width of the MLP's own linear inputs per token: its input (unless shared with attention)
@@ -104,7 +104,7 @@ pub(super) fn retained_4bit_inputs(s: &Setup) -> Option<Component> {
     if s.implementation != Implementation::Litgpt || !four_bit || !s.behaviour.matmul_4bit_keeps_input {
         return None;
     }
-    let beta = s.compute_bytes;
+    let beta = s.activation_bytes;
     let per_layer = linear_input_bytes(s);
     let head = beta * s.arch.n_embd;
     // With a frozen embedding, the first layer's inputs need no gradient until a LoRA output
@@ -161,7 +161,7 @@ pub(super) fn checkpoint_bypassing_inputs(s: &Setup) -> Option<Component> {
 
 /// Saved bytes per token of the MLP (all routed experts for MoE).
 fn mlp_terms(s: &Setup) -> Vec<Term> {
-    let beta = s.compute_bytes;
+    let beta = s.activation_bytes;
     let h = s.arch.n_embd;
     let i = mlp_width(s);
     let inputs = linear_inputs_saved(s);
@@ -194,7 +194,7 @@ fn mlp_terms(s: &Setup) -> Vec<Term> {
 /// Widths K and V reach the attention kernel with, and the storage V keeps alive.
 fn kernel_kv_bytes(s: &Setup) -> (u64, &'static str) {
     let a = &s.arch;
-    let beta = s.compute_bytes;
+    let beta = s.activation_bytes;
     let q = weights::q_width(a);
     let kv = weights::kv_width(a);
     match s.implementation {
@@ -214,7 +214,7 @@ fn kernel_kv_bytes(s: &Setup) -> (u64, &'static str) {
 /// Saved bytes per token of one attention layer (norms, attention, MLP, adapters).
 pub(super) fn attention_layer_terms(s: &Setup) -> Vec<Term> {
     let a = &s.arch;
-    let beta = s.compute_bytes;
+    let beta = s.activation_bytes;
     let h = a.n_embd;
     let q = weights::q_width(a);
     let norms_trainable = matches!(s.method, Method::Full | Method::Pretrain | Method::AdapterV2);
@@ -265,7 +265,7 @@ pub(super) fn attention_layer_terms(s: &Setup) -> Vec<Term> {
 
 /// Saved bytes per token of one Mamba-2 mixer (fused-kernel path) with its norm and MLP.
 pub(super) fn mamba_layer_terms(s: &Setup) -> Vec<Term> {
-    let beta = s.compute_bytes;
+    let beta = s.activation_bytes;
     let h = s.arch.n_embd;
     let (d_in, in_proj_out) = mamba_dims(&s.arch);
     let mut t = vec![
@@ -328,7 +328,7 @@ fn lora_inputs(s: &Setup) -> Vec<(&'static str, u64, u64)> {
 /// LoRA branches and LitGPT adapters, per token of one layer.
 fn adapter_terms(s: &Setup) -> Vec<Term> {
     let a = &s.arch;
-    let beta = s.compute_bytes;
+    let beta = s.activation_bytes;
     let h = a.n_embd;
     let q = weights::q_width(a);
     let r = s.lora_rank;
@@ -406,7 +406,7 @@ fn adapter_layer_share(s: &Setup, bytes: u64) -> u64 {
 
 /// The layer-input hidden state kept per checkpointed layer.
 fn boundary_bytes(s: &Setup) -> u64 {
-    s.compute_bytes * s.arch.n_embd
+    s.activation_bytes * s.arch.n_embd
 }
 
 /// The saved-activations component, with checkpointing applied.
@@ -642,7 +642,7 @@ fn head_trainable(s: &Setup) -> bool {
 /// Gradients of activations alive during the first layers of the backward pass, and in
 /// LitGPT the gradients of the first logits chunk.
 pub(super) fn backward_temporaries(s: &Setup) -> Component {
-    let beta = s.compute_bytes;
+    let beta = s.activation_bytes;
     let h = s.arch.n_embd;
     let i = mlp_width(s) * if s.arch.mlp == MlpKind::Moe { s.arch.n_expert_per_token.max(1) } else { 1 };
     let (lora_grad, lora_label) = lora_input_gradient(s);

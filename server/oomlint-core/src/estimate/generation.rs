@@ -28,11 +28,17 @@ pub(super) fn reference_model(s: &Setup) -> Option<Component> {
     })
 }
 
-/// vLLM colocated in the training process: a slab of `util × total`. Unsloth
+/// vLLM colocated in the training process: a slab of `util × total` (vLLM's worker:
+/// `requested_memory = total_memory × gpu_memory_utilization`, `v1/worker/gpu_worker.py`; the
+/// weights, the profiled activations, CUDA graphs and the KV cache share it, and the KV cache is a
+/// torch allocation, so the slab shows in `max_memory_reserved`). TRL's colocate mode passes its
+/// `vllm_gpu_memory_utilization` straight to `LLM(...)`. Unsloth
 /// (`fraction_of_free`, `fast_inference=True`) budgets `util × free` at load time, before
 /// any weights are on the GPU, and vLLM holds the base weights the trainer then shares
 /// (`unsloth-zoo` `vllm_utils.py` `load_vllm`, `convert_vllm_to_huggingface`): the slab
 /// beyond the shared weights (`shared`, the weights component's bytes) is what vLLM adds.
+/// Unsloth passes vLLM `util × free / total` (`approximate_vllm_memory_usage`'s
+/// `actual_gpu_memory_utilization`), so vLLM's `total × fraction` is again `util × free`.
 pub(super) fn vllm_reservation(s: &Setup, shared: u64, used_before_load: u64) -> Option<Component> {
     let rl = s.rl.as_ref()?;
     let vllm = rl.vllm.as_ref()?;

@@ -63,7 +63,14 @@ pub(super) fn evaluate(s: &Setup) -> Core {
         .unwrap_or(PhaseTotal { phase: Phase::Forward, allocated_bytes: 0 });
     let paged: u64 = components.iter().filter(|c| c.name == "optimizer-paged").map(|c| c.bytes).sum();
     components.retain(|c| c.name != "optimizer-paged");
-    let overhead = views::allocator_overhead(s, top.allocated_bytes, top.phase);
+    // vLLM's pool is one block sized up front (`gpu_memory_utilization`): the caching allocator
+    // holds no free fragments inside it, so the fragmentation share applies to the rest only.
+    let pool: u64 = components
+        .iter()
+        .filter(|c| c.name == "vllm-reservation" && c.live_in.contains(&top.phase))
+        .map(|c| c.bytes)
+        .sum();
+    let overhead = views::allocator_overhead(s, top.allocated_bytes.saturating_sub(pool), top.phase);
     let reserved = top.allocated_bytes.saturating_add(overhead.bytes);
     components.push(overhead);
     let outside = views::outside_allocator(s, paged);

@@ -23,6 +23,9 @@ pub(crate) struct Setup {
     pub(crate) compute_bytes: u64,
     /// Whether the 16-bit compute dtype is fp16 (else bf16, or 32-bit).
     pub(crate) compute_fp16: bool,
+    /// Bytes of the layers' activations: the compute dtype, or 4 where Unsloth forces float32
+    /// ([`unsloth_forces_float32`]).
+    pub(crate) activation_bytes: u64,
     /// Storage bytes of the trainable parameters (PEFT keeps adapters in fp32).
     pub(crate) trainable_bytes: u64,
     /// Whether fp32 master weights are kept next to 16-bit compute copies (mixed precision).
@@ -195,6 +198,7 @@ impl Setup {
         let counts = weights::count(arch, implementation);
         let expandable_segments = plan.expandable_segments();
         let reference_model = plan.reference_model.as_ref().is_some_and(|r| r.value);
+        let forced_float32 = unsloth_forces_float32(plan, implementation, arch, gpu);
         let mut setup = Setup {
             implementation,
             arch: arch.clone(),
@@ -204,6 +208,7 @@ impl Setup {
             param_bytes,
             compute_bytes,
             compute_fp16,
+            activation_bytes: if forced_float32 { 4 } else { compute_bytes },
             trainable_bytes,
             mixed,
             autocast,
@@ -235,6 +240,26 @@ impl Setup {
         setup.trainable = trainable_parameters(&setup);
         setup
     }
+}
+
+/// Unsloth sets `UNSLOTH_FORCE_FLOAT32` for some families (`unsloth_zoo/model_lists.py`
+/// `FORCE_FLOAT32`: Gemma 3, Gemma 4, gpt-oss, Qwen3-MoE, …) when the run would be float16 (a GPU
+/// without bf16, or `dtype = torch.float16`; `unsloth/models/loader.py` `from_pretrained`). The
+/// weights are then cast to float16 (`unsloth_zoo/patching_utils.py` `patch_model_and_tokenizer`)
+/// and Trainer runs without autocast (`unsloth/models/rl.py`: "Switching to float32 training").
+/// Only Gemma 3's patched layers keep a float32 residual stream (`unsloth_zoo/temporary_patches/gemma.py`:
+/// the scaled embedding returns float32, RMSNorm, MLP and attention compute in float32): 4-byte
+/// activations. The other families' activations stay in the float16 of their weights.
+fn unsloth_forces_float32(plan: &Plan, implementation: Implementation, arch: &Architecture, gpu: Option<&Gpu>) -> bool {
+    if implementation != Implementation::Unsloth {
+        return false;
+    }
+    let family = arch.family.to_ascii_lowercase();
+    if !(family == "gemma-3" || family == "gemma3") {
+        return false;
+    }
+    let fp16_asked = plan.load_dtype.as_ref().is_some_and(|d| d.value == Dtype::F16);
+    fp16_asked || gpu.is_some_and(|g| !g.bf16)
 }
 
 const MAX_MICRO_BATCH: u64 = 1 << 16;

@@ -441,3 +441,38 @@ fn an_unstated_world_size_is_an_assumption_only_where_more_gpus_shard() {
     ddp.sharding = Some(d(crate::plan::Sharding::None));
     assert!(!one_gpu_assumed(&ddp));
 }
+
+#[test]
+fn vllm_pool_carries_no_fragmentation_share() {
+    // vLLM's pool is one block sized by `gpu_memory_utilization`; the allocator's cached free
+    // fragments belong to the training side only.
+    let g = gpu(80);
+    let mut p = grpo(false);
+    if let Some(v) = p.rl.as_mut().and_then(|rl| rl.vllm.as_mut()) {
+        v.gpu_memory_utilization = d(0.9);
+    }
+    let est = estimate(&p, arch("Qwen2.5-0.5B"), Some(&g));
+    let bytes = |name: &str| est.components.iter().find(|c| c.name == name).map_or(0, |c| c.bytes);
+    let pool = bytes("vllm-reservation");
+    let training = est.peak.allocated_bytes - pool;
+    assert!(pool > 0);
+    assert!((bytes("allocator-overhead") as f64) <= 0.15 * training as f64, "{:#?}", est.components);
+}
+
+#[test]
+fn unsloth_gemma3_on_a_card_without_bf16_keeps_float32_activations() {
+    // `UNSLOTH_FORCE_FLOAT32`: Gemma 3's patched layers compute in float32 on a T4.
+    let mut p = Plan::new(Framework::Unsloth);
+    p.method = Some(d(Method::Lora));
+    p.micro_batch_size = Some(d(2));
+    p.max_seq_length = Some(d(2048));
+    p.gradient_checkpointing = Some(d(Checkpointing::Full));
+    let activations = |g: &Gpu| {
+        let est = estimate(&p, arch("Gemma-3-4b-it"), Some(g));
+        est.components.iter().find(|c| c.name == "activations").map_or(0, |c| c.bytes)
+    };
+    let mut t4 = gpu(16);
+    t4.bf16 = false;
+    let a100 = gpu(16);
+    assert!(activations(&t4) > activations(&a100) * 3 / 2, "{} vs {}", activations(&t4), activations(&a100));
+}

@@ -9,7 +9,8 @@
 use oomlint::catalog::{resolve_model, Architecture, Gpu};
 use oomlint::estimate::{estimate_in, Context, Estimate, Verdict};
 use oomlint::plan::{
-    Checkpointing, Dtype, Framework, LoraPlan, LoraTargets, Method, Optimizer, Plan, Precision, Quantization, Sourced,
+    Attention, Checkpointing, Dtype, Framework, LoraPlan, LoraTargets, LossImpl, Method, Optimizer, Plan, Precision,
+    Quantization, Sourced,
 };
 use oomlint::versions::Version;
 use std::collections::{BTreeMap, HashMap};
@@ -227,6 +228,14 @@ fn express(row: &Row) -> Result<Case, String> {
         plan.load_dtype = Some(Sourced::derived(dtype, derived("dtype")));
     }
     plan.optimizer = Some(Sourced::derived(optimizer(field(row, "optimizer")), derived("optimizer")));
+    // What the framework's plan builder states (format/litgpt.rs finetune, format/python.rs Unsloth).
+    let (attention, loss) = match framework {
+        Framework::Litgpt => (Attention::Sdpa, LossImpl::LitgptChunked),
+        Framework::Unsloth => (Attention::Flash, LossImpl::Liger),
+        _ => (Attention::Sdpa, LossImpl::Full),
+    };
+    plan.attention = Some(Sourced::derived(attention, derived("attention")));
+    plan.loss = Some(Sourced::derived(loss, derived("loss")));
     let checkpointing = match field(row, "gradient_checkpointing") {
         t if t.starts_with("unsloth") || t.starts_with("not set in get_peft_model") => Checkpointing::CpuOffload,
         t if t.starts_with("yes") => Checkpointing::Full,

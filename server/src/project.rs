@@ -8,6 +8,7 @@
 
 mod arguments;
 mod checkpoint;
+mod hub_cache;
 
 use crate::analysis::Options;
 use crate::catalog::{Checkpoint, LocalModelError};
@@ -24,6 +25,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 pub use checkpoint::{from_local_dir, read_checkpoint};
+pub use hub_cache::dir_from_environment as hub_cache_from_environment;
 
 /// How many parent directories are searched for pins when no `.git` directory is found.
 const MAX_LEVELS: usize = 5;
@@ -45,7 +47,14 @@ pub struct Project {
     arguments: Memo<PathBuf, Option<Arc<OwnArguments>>>,
     /// What one Python file defines and parses, by its path.
     python: Memo<PathBuf, Arc<PythonFile>>,
+    /// The local Hugging Face hub cache (`models--ORG--NAME/snapshots/…`); none by default.
+    hub_cache: Option<PathBuf>,
+    /// The snapshots read from it, by hub id and revision.
+    snapshots: Memo<(String, Option<String>), Option<CheckpointRead>>,
 }
+
+/// What reading one checkpoint gave.
+type CheckpointRead = Result<Checkpoint, LocalModelError>;
 
 /// Values computed outside the lock, remembered by key.
 struct Memo<K, V>(Mutex<HashMap<K, V>>);
@@ -67,6 +76,23 @@ impl<K: Eq + Hash, V: Clone> Memo<K, V> {
 }
 
 impl Project {
+    /// A project that reads the local Hugging Face cache at `dir` (see
+    /// [`hub_cache_from_environment`]) for hub ids no local directory answers.
+    pub fn with_hub_cache(dir: Option<PathBuf>) -> Project {
+        Project { hub_cache: dir, ..Project::default() }
+    }
+
+    /// A project that reads the Hugging Face cache the environment names: the CLI's and the
+    /// language server's, read once at start-up.
+    pub fn from_environment() -> Project {
+        Project::with_hub_cache(hub_cache_from_environment())
+    }
+
+    /// A new project, with nothing read yet, that reads the same Hugging Face cache.
+    pub fn renewed(&self) -> Project {
+        Project::with_hub_cache(self.hub_cache.clone())
+    }
+
     /// The analysis options for `file`: its settings (or `config`, replacing the nearest),
     /// its version pins, and this project as the checkpoint resolver.
     pub fn options(self: &Arc<Self>, file: &Path, config: Option<&Arc<Settings>>) -> Result<Options, SettingsError> {
@@ -249,6 +275,17 @@ impl Resolver for Project {
 
     fn own_arguments(&self, config: &Path) -> Option<Arc<OwnArguments>> {
         self.own_arguments_for(config)
+    }
+
+    fn hub_cache(&self, repo: &str, revision: Option<&str>) -> Option<Result<Checkpoint, LocalModelError>> {
+        let cache = self.hub_cache.as_deref()?;
+        let key = (repo.to_string(), revision.map(str::to_string));
+        if let Some(read) = self.snapshots.get(&key) {
+            return read;
+        }
+        let read = hub_cache::snapshot(cache, repo, revision);
+        self.snapshots.insert(key, read.clone());
+        read
     }
 }
 

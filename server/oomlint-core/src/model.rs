@@ -55,6 +55,13 @@ pub trait Resolver: Send + Sync {
     fn own_arguments(&self, _config: &Path) -> Option<Arc<OwnArguments>> {
         None
     }
+
+    /// The snapshot of the Hugging Face hub repository `repo` (`org/name`) that the local
+    /// Hugging Face cache holds, at `revision` when one is given: `None` when the cache has
+    /// none (no cache, or never downloaded), else what reading it gave. Never the network.
+    fn hub_cache(&self, _repo: &str, _revision: Option<&str>) -> Option<Result<Checkpoint, LocalModelError>> {
+        None
+    }
 }
 
 /// A resolver that knows no local checkpoint (tests, and text without a project).
@@ -67,8 +74,9 @@ impl Resolver for NoCheckpoints {
     }
 }
 
-/// Resolves the plan's model: a local checkpoint when `resolver` finds one under that
-/// name, else the catalog. Returns None when the plan names no model; a plan whose model
+/// Resolves the plan's model, in this order: a local checkpoint directory when `resolver`
+/// finds one under that name, then the snapshot of a hub id (`org/name`) in the local
+/// Hugging Face cache, then the catalog. Returns None when the plan names no model; a plan whose model
 /// is not estimated ([`Plan::not_estimated`]) gets [`ModelLookup::NotEstimated`].
 pub(crate) fn lookup(plan: &Plan, config_path: &Path, resolver: &dyn Resolver) -> Option<ModelLookup> {
     if let Some(reason) = &plan.not_estimated {
@@ -94,7 +102,41 @@ pub(crate) fn lookup(plan: &Plan, config_path: &Path, resolver: &dyn Resolver) -
             Err(_) => catalog(name, span),
         });
     }
+    if let Some(Ok(arch)) = hub_cache(name, resolver) {
+        return Some(ModelLookup::Found(Box::new(arch)));
+    }
     Some(catalog(name, span))
+}
+
+/// The architecture of the snapshot of `name` in the local Hugging Face cache, named by
+/// the hub id and sourced to the snapshot's directory. `None` when `name` is not a hub id
+/// (`org/name`) or the cache has no snapshot of it; an error when that snapshot's config
+/// cannot be read or describes no architecture oomlint reads (the catalog answers then).
+fn hub_cache(name: &str, resolver: &dyn Resolver) -> Option<Result<Architecture, LocalModelError>> {
+    if !is_hub_id(name) {
+        return None;
+    }
+    let read = resolver.hub_cache(name, None)?;
+    Some(read.and_then(|checkpoint| from_checkpoint(&checkpoint)).map(|mut arch| {
+        let described = arch.source.strip_prefix("local ").unwrap_or(&arch.source).to_string();
+        arch.source = format!("from the local Hugging Face cache: {described}");
+        arch.name = name.to_string();
+        arch
+    }))
+}
+
+/// Whether `name` has the shape of a Hugging Face hub id: `org/name`, two non-empty parts
+/// without path syntax.
+fn is_hub_id(name: &str) -> bool {
+    let mut parts = name.split('/');
+    let (Some(org), Some(repo), None) = (parts.next(), parts.next(), parts.next()) else { return false };
+    let part = |p: &str| {
+        !p.is_empty()
+            && p != "."
+            && p != ".."
+            && p.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    };
+    part(org) && part(repo)
 }
 
 fn catalog(name: &str, span: Option<Span>) -> ModelLookup {

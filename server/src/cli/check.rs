@@ -118,7 +118,7 @@ pub fn run(args: &CheckArgs) -> ExitCode {
     let job = Job {
         args,
         named,
-        project: Arc::new(Project::default()),
+        project: Arc::new(Project::from_environment()),
         config,
         gpu,
         fixing: args.fix.then_some(if args.unsafe_fixes { Applicability::Unsafe } else { Applicability::Safe }),

@@ -6,11 +6,13 @@
 use super::{gpu, print, usage_error};
 use crate::analysis::{analyze_bytes, Options};
 use crate::estimate::Verdict;
-use crate::model::ModelLookup;
+use crate::model::{ModelLookup, Resolver};
+use crate::project::Project;
 use crate::render;
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum EstimateFormat {
@@ -37,7 +39,10 @@ pub fn run(args: &EstimateArgs) -> ExitCode {
         Ok(b) => b,
         Err(e) => return usage_error(format!("cannot read {}: {e}", args.file.display())),
     };
-    let analysis = analyze_bytes(&args.file, &bytes, &Options { gpu, ..Options::default() });
+    // Local checkpoints and the Hugging Face cache answer before the catalog.
+    let resolver: Arc<dyn Resolver> = Arc::new(Project::from_environment());
+    let options = Options { gpu, resolver: Some(resolver), ..Options::default() };
+    let analysis = analyze_bytes(&args.file, &bytes, &options);
     let Some(estimate) = &analysis.estimate else {
         let why = match &analysis.model {
             Some(ModelLookup::Unknown { name, suggestions, .. }) if !suggestions.is_empty() => {

@@ -43,6 +43,9 @@ pub fn hover(document: &OpenDocument, offset: usize) -> Option<(String, Span)> {
         if !costs.is_empty() || !levers.is_empty() || sets_plan_field(document, entry) {
             out.push_str("\n\n---\n\n");
             out.push_str(&markdown(estimate, analysis.gpu.as_ref(), document.headroom));
+            if let Some(arch) = analysis.model.as_ref().and_then(|m| m.architecture()) {
+                out.push_str(&format!("\n\n**Architecture** {}", crate::render::estimate::provenance(arch, false)));
+            }
             if !costs.is_empty() {
                 out.push_str(&format!("\n\n**This key:** {}", costs.join(" · ")));
             }

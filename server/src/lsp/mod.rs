@@ -58,7 +58,7 @@ pub struct Backend {
 
 impl Backend {
     fn new(client: Client, shut_down: Arc<AtomicBool>) -> Self {
-        Self { client, state: Mutex::new(State::default()), shut_down }
+        Self { client, state: Mutex::new(State::new(crate::project::Project::from_environment())), shut_down }
     }
 
     /// The state; a handler that panicked while holding it does not poison the session.

@@ -67,6 +67,11 @@ pub struct State {
 }
 
 impl State {
+    /// A server state that reads the files around documents through `project`.
+    pub fn new(project: Project) -> State {
+        State { project: Arc::new(project), ..State::default() }
+    }
+
     pub fn encoding(&self) -> Encoding {
         self.encoding.unwrap_or(Encoding::Utf16)
     }
@@ -87,7 +92,7 @@ impl State {
     /// Forgets the project settings, version pins and checkpoints read so far and re-analyses every
     /// open document (a watched project file changed).
     pub fn reread_project_files(&mut self) {
-        self.project = Arc::default();
+        self.project = Arc::new(self.project.renewed());
         for uri in self.documents.keys().cloned().collect::<Vec<_>>() {
             self.reanalyze(&uri);
         }

@@ -1,6 +1,7 @@
 //! `oomlint estimate` output: a table with a bar per component, and JSON version 1.
 
 use crate::analysis::Analysis;
+use crate::catalog::Architecture;
 use crate::estimate::{format_bytes, Estimate, Verdict};
 use crate::render::json::fixes;
 use serde_json::{json, Value};
@@ -57,6 +58,9 @@ pub fn table(analysis: &Analysis, estimate: &Estimate) -> String {
         count(estimate.parameters),
         count(estimate.trainable_parameters)
     ));
+    if let Some(arch) = analysis.model.as_ref().and_then(|m| m.architecture()) {
+        out.push_str(&format!("  architecture {}\n\n", provenance(arch, false)));
+    }
     let total = estimate.peak.device_bytes.max(1);
     let mut components: Vec<_> = estimate.components.iter().filter(|c| c.bytes > 0).collect();
     components.sort_by_key(|c| std::cmp::Reverse(c.bytes));
@@ -134,6 +138,23 @@ pub fn table(analysis: &Analysis, estimate: &Estimate) -> String {
     out
 }
 
+const CATALOG: &str = "from the built-in catalog";
+
+/// Where the architecture came from, in the order oomlint looks: a local checkpoint
+/// directory, the local Hugging Face cache, the built-in catalog.
+/// With `full`, the catalog's own source follows.
+pub fn provenance(arch: &Architecture, full: bool) -> String {
+    if let Some(dir) = arch.source.strip_prefix("local ") {
+        format!("from the local checkpoint {dir}")
+    } else if arch.source.starts_with("from the local Hugging Face cache") {
+        arch.source.clone()
+    } else if full {
+        format!("{CATALOG}: {}", arch.source)
+    } else {
+        CATALOG.to_string()
+    }
+}
+
 /// JSON version 1 of one estimate.
 pub fn json(analysis: &Analysis, estimate: &Estimate) -> Value {
     let model = analysis.model.as_ref().and_then(|m| m.architecture());
@@ -141,7 +162,11 @@ pub fn json(analysis: &Analysis, estimate: &Estimate) -> Value {
         "version": 1,
         "path": analysis.path.display().to_string(),
         "format": analysis.format.name(),
-        "model": model.map(|m| json!({"name": m.name, "parameters": estimate.parameters})),
+        "model": model.map(|m| json!({
+            "name": m.name,
+            "parameters": estimate.parameters,
+            "source": provenance(m, true),
+        })),
         "gpu": analysis.gpu.as_ref().map(|g| json!({"name": g.name, "memory_bytes": g.memory_bytes})),
         "peak": {
             "phase": estimate.peak.phase.as_str(),

@@ -81,6 +81,57 @@ fn estimate_gives_one_answer_for_what_fits() {
     assert!(!text.contains("to 652"), "{text}");
 }
 
+/// A hub id that no catalog entry, local directory or cache knows, but whose name gives a
+/// known family and a size, is estimated from a shape sized from its name, says so in the
+/// JSON and the table, and gets the wider band; a name without a size stays unknown and
+/// says which steps were tried.
+#[test]
+fn estimate_sizes_a_model_from_its_name() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let script = |model: &str| {
+        let text =
+            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/python/unsloth-sft.py"))
+                .expect("fixture")
+                .replace("unsloth/Meta-Llama-3.1-8B-bnb-4bit", model);
+        let path = dir.path().join("train.py");
+        std::fs::write(&path, text).expect("write script");
+        path
+    };
+    let run = |path: &Path, format: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_oomlint"))
+            .args(["estimate", path.to_str().expect("utf-8 path"), "--gpu", "T4", "--format", format])
+            .env("HF_HOME", dir.path().join("no-cache"))
+            .env("HF_HUB_CACHE", dir.path().join("no-cache"))
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("run oomlint")
+    };
+    let path = script("unsloth/Qwen3.5-2B");
+    let out = run(&path, "json");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let source = json["model"]["source"].as_str().unwrap_or_default();
+    assert!(source.starts_with("sized from its name (family Qwen3.5, nearest catalog member Qwen3-1.7B"), "{json}");
+    let parameters = json["model"]["parameters"].as_u64().unwrap_or_default();
+    assert!((1_800_000_000..2_200_000_000).contains(&parameters), "{json}");
+    // Unsloth's own ±30 % and the name's ±35 %, in quadrature: ±46 % before fragmentation.
+    let (low, high) = (json["band"]["low"].as_f64().unwrap_or(0.0), json["band"]["high"].as_f64().unwrap_or(0.0));
+    assert!(low <= -0.46 && high >= 0.46, "{json}");
+    let table = stdout(&run(&path, "table"));
+    assert!(table.contains("architecture sized from its name (family Qwen3.5"), "{table}");
+
+    let path = script("unsloth/Magistral-Small-2509-unsloth-bnb-4bit");
+    let out = run(&path, "json");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(
+            "tried a local directory, the local Hugging Face cache, the catalog, and its name (its name gives no size)"
+        ),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn findings_on_the_example_configs() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");

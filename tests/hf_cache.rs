@@ -116,9 +116,14 @@ fn estimate_names_the_cached_snapshot_it_read() {
     let source = json["model"]["source"].as_str().unwrap_or_default();
     assert!(source.starts_with(&format!("from the local Hugging Face cache: {}", snapshot.display())), "{source}");
 
-    // No cache there: the id is unknown, as before, with no error about the cache.
+    // No cache there: the id is unknown, as before, with no error about the cache (only the
+    // list of steps tried names it).
     let out = estimate(&work.path().join("absent"), &file);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("unknown model `org/tiny`") && !stderr.contains("cache"), "{stderr}");
+    assert!(
+        stderr.contains("unknown model `org/tiny` (tried a local directory, the local Hugging Face cache,"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.matches("cache").count(), 1, "{stderr}");
 }

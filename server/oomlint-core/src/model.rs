@@ -2,6 +2,7 @@
 
 use crate::catalog::local::{from_checkpoint, Checkpoint, LocalModelError};
 use crate::catalog::models::resolve_model;
+use crate::catalog::names::size_from_name;
 use crate::catalog::Architecture;
 use crate::own_arguments::OwnArguments;
 use crate::plan::{ModelRef, Plan, Sourced};
@@ -13,10 +14,12 @@ use std::sync::Arc;
 #[derive(Debug, Clone)]
 pub enum ModelLookup {
     Found(Box<Architecture>),
-    /// Not in the catalog; up to three similar known names.
+    /// Resolved by no step of the ladder; up to three similar known names.
     Unknown {
         name: String,
         suggestions: Vec<String>,
+        /// The steps tried, as a clause: `a local directory, …, and its name (…)`.
+        tried: String,
         span: Option<Span>,
     },
     /// A local directory that could not be read (missing, or no config.json/model_config.yaml).
@@ -76,7 +79,8 @@ impl Resolver for NoCheckpoints {
 
 /// Resolves the plan's model, in this order: a local checkpoint directory when `resolver`
 /// finds one under that name, then the snapshot of a hub id (`org/name`) in the local
-/// Hugging Face cache, then the catalog. Returns None when the plan names no model; a plan whose model
+/// Hugging Face cache, then the catalog, then a shape sized from the name's family and
+/// size (`catalog/names.rs`). Returns None when the plan names no model; a plan whose model
 /// is not estimated ([`Plan::not_estimated`]) gets [`ModelLookup::NotEstimated`].
 pub(crate) fn lookup(plan: &Plan, config_path: &Path, resolver: &dyn Resolver) -> Option<ModelLookup> {
     if let Some(reason) = &plan.not_estimated {
@@ -139,9 +143,18 @@ fn is_hub_id(name: &str) -> bool {
     part(org) && part(repo)
 }
 
+/// Steps 3 and 4 of the ladder: the catalog, then the name's family and size.
 fn catalog(name: &str, span: Option<Span>) -> ModelLookup {
-    match resolve_model(name) {
-        Ok(arch) => ModelLookup::Found(Box::new(arch.clone())),
-        Err(unknown) => ModelLookup::Unknown { name: name.to_string(), suggestions: unknown.suggestions(), span },
+    let unknown = match resolve_model(name) {
+        Ok(arch) => return ModelLookup::Found(Box::new(arch.clone())),
+        Err(unknown) => unknown,
+    };
+    match size_from_name(name) {
+        Ok(arch) => ModelLookup::Found(Box::new(arch)),
+        Err(miss) => {
+            let cache = if is_hub_id(name) { " the local Hugging Face cache," } else { "" };
+            let tried = format!("a local directory,{cache} the catalog, and its name ({})", miss.describe());
+            ModelLookup::Unknown { name: name.to_string(), suggestions: unknown.suggestions(), tried, span }
+        }
     }
 }

@@ -45,10 +45,10 @@ pub fn run(args: &EstimateArgs) -> ExitCode {
     let analysis = analyze_bytes(&args.file, &bytes, &options);
     let Some(estimate) = &analysis.estimate else {
         let why = match &analysis.model {
-            Some(ModelLookup::Unknown { name, suggestions, .. }) if !suggestions.is_empty() => {
-                format!("unknown model `{name}` (closest known: {})", suggestions.join(", "))
+            Some(ModelLookup::Unknown { name, suggestions, tried, .. }) if !suggestions.is_empty() => {
+                format!("unknown model `{name}` (tried {tried}; closest known: {})", suggestions.join(", "))
             }
-            Some(ModelLookup::Unknown { name, .. }) => format!("unknown model `{name}`"),
+            Some(ModelLookup::Unknown { name, tried, .. }) => format!("unknown model `{name}` (tried {tried})"),
             Some(ModelLookup::Unreadable { name, reason, .. }) => format!("cannot read the model `{name}`: {reason}"),
             Some(ModelLookup::NotEstimated { reason, .. }) => reason.clone(),
             _ if analysis.plan.is_none() => format!("{} is not a training config oomlint knows", args.file.display()),

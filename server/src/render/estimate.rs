@@ -146,7 +146,7 @@ const CATALOG: &str = "from the built-in catalog";
 pub fn provenance(arch: &Architecture, full: bool) -> String {
     if let Some(dir) = arch.source.strip_prefix("local ") {
         format!("from the local checkpoint {dir}")
-    } else if arch.source.starts_with("from the local Hugging Face cache") {
+    } else if arch.source.starts_with("from the local Hugging Face cache") || arch.sized_from_name {
         arch.source.clone()
     } else if full {
         format!("{CATALOG}: {}", arch.source)

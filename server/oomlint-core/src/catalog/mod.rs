@@ -5,6 +5,7 @@
 pub mod gpus;
 pub mod local;
 pub(crate) mod models;
+pub(crate) mod names;
 
 pub use gpus::{gpu_from_nvml_name, resolve_gpu, Gpu};
 pub use local::{from_checkpoint, Checkpoint, CheckpointConfig, LocalModelError, ShardHeader};

@@ -223,6 +223,9 @@ pub struct Architecture {
     pub parameters: u64,
     /// Where these facts come from (repository file and commit, or config URL).
     pub source: String,
+    /// Whether the shape was sized from the model's name (`catalog/names.rs`), not read.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sized_from_name: bool,
 }
 
 impl Architecture {
@@ -254,6 +257,21 @@ impl Architecture {
     /// computed from the shapes. Attention sinks (gpt-oss, 64 per layer) are not modeled.
     pub fn parameter_count(&self) -> u64 {
         self.count(self.n_expert)
+    }
+
+    /// Parameters a token passes through: a mixture of experts counts its routed experts
+    /// per token only.
+    pub(crate) fn active_parameter_count(&self) -> u64 {
+        if self.mlp == MlpKind::Moe {
+            self.count(self.n_expert_per_token)
+        } else {
+            self.count(self.n_expert)
+        }
+    }
+
+    /// Total parameters with `experts` routed experts per layer.
+    pub(crate) fn parameter_count_with_experts(&self, experts: u64) -> u64 {
+        self.count(experts)
     }
 
     fn count(&self, experts: u64) -> u64 {
@@ -439,6 +457,11 @@ fn index() -> &'static ModelIndex {
 
 fn model_keys(model: &Architecture) -> impl Iterator<Item = &str> {
     std::iter::once(model.name.as_str()).chain(model.hf_id.as_deref()).chain(model.aliases.iter().map(String::as_str))
+}
+
+/// Every catalog entry, in file order.
+pub(crate) fn catalog_models() -> &'static [Architecture] {
+    &index().models
 }
 
 /// Resolves a model name (HF id, LitGPT name, alias or checkpoint path) to its architecture.

@@ -77,16 +77,21 @@ pub(super) fn outside_allocator(s: &Setup, paged_optimizer: u64) -> Vec<Componen
     out
 }
 
-/// Relative band of the device view: the model's error plus the fragmentation spread.
+/// Relative band of the device view: the model's error plus the fragmentation spread. An
+/// architecture sized from its name (`catalog/names.rs`) adds
+/// [`NAME_SIZED_ERROR`](crate::catalog::names::NAME_SIZED_ERROR) to the model's error in
+/// quadrature (independent errors): ±35 % on top of the path's own, e.g. 0.15 → 0.38.
 pub(super) fn band(s: &Setup) -> (f64, f64) {
     let (phi, _) = fragmentation(s);
     // Roughly the p90 |error| measured by `cargo bench --bench accuracy` (tests/estimator/ACCURACY.md);
     // Hugging Face paths are checked against the oracle only.
-    let model: f64 = match s.implementation {
+    let path: f64 = match s.implementation {
         Implementation::Litgpt => 0.07,
         Implementation::Hf => 0.15,
         Implementation::Unsloth => 0.30,
     };
+    let shape = if s.arch.sized_from_name { crate::catalog::names::NAME_SIZED_ERROR } else { 0.0 };
+    let model = path.hypot(shape);
     let rl = if s.rl.is_some() { 0.05 } else { 0.0 };
     (-(model + phi / 2.0), model + phi + rl)
 }

@@ -1,0 +1,126 @@
+use super::*;
+
+fn parsed(name: &str) -> (&'static str, NamedSize) {
+    match parse(name) {
+        Ok((family, size)) => (family.label, size),
+        Err(miss) => panic!("{name}: {miss:?}"),
+    }
+}
+
+fn dense(total: u64) -> NamedSize {
+    NamedSize { total, active: None, effective: false }
+}
+
+#[test]
+fn reads_family_and_size() {
+    assert_eq!(parsed("unsloth/Qwen3.5-2B"), ("Qwen3.5", dense(2_000_000_000)));
+    assert_eq!(parsed("Qwen/Qwen3.5-0.8B-Instruct"), ("Qwen3.5", dense(800_000_000)));
+    assert_eq!(parsed("unsloth/LFM2.5-1.2B-Instruct"), ("LFM2", dense(1_200_000_000)));
+    assert_eq!(parsed("unsloth/gemma-3-270m-it"), ("Gemma-3", dense(270_000_000)));
+    assert_eq!(parsed("unsloth/gemma-4-31B-it"), ("Gemma-4", dense(31_000_000_000)));
+    assert_eq!(parsed("unsloth/Ministral-3-3B-Instruct-2512"), ("Ministral", dense(3_000_000_000)));
+    assert_eq!(parsed("unsloth/Mistral-Small-22B-Instruct-2409-bnb-4bit").0, "Mistral-Small");
+    assert_eq!(parsed("meta-llama/Meta-Llama-3.1-8B-Instruct").0, "Llama-3");
+    assert_eq!(parsed("unsloth/Llama-2-13b-chat-GGUF").0, "Llama-2");
+    assert_eq!(parsed("allenai/OLMo-2-1124-7B"), ("OLMo", dense(7_000_000_000)));
+    assert_eq!(parsed("ibm-granite/granite-3.3-8b-instruct").0, "Granite");
+    assert_eq!(parsed("HuggingFaceTB/SmolLM2-360M-Instruct").0, "SmolLM");
+    assert_eq!(parsed("microsoft/Phi-4-mini-14B").0, "Phi-4");
+    assert_eq!(parsed("nvidia/Llama-3.1-Nemotron-Nano-8B-v1").0, "Nemotron");
+    assert_eq!(parsed("zai-org/GLM-4-9B-0414").0, "GLM");
+}
+
+#[test]
+fn reads_effective_and_moe_sizes() {
+    let (family, size) = parsed("unsloth/gemma-3n-E4B-it");
+    assert_eq!((family, size), ("Gemma-3n", NamedSize { total: 4_000_000_000, active: None, effective: true }));
+    assert!(parsed("unsloth/gemma-4-E2B-it-unsloth-bnb-4bit").1.effective);
+    let moe = |total: u64, active: u64| NamedSize { total, active: Some(active), effective: false };
+    assert_eq!(parsed("unsloth/Nemotron-3-Nano-30B-A3B"), ("Nemotron", moe(30_000_000_000, 3_000_000_000)));
+    assert_eq!(parsed("unsloth/gemma-4-26B-A4B-it"), ("Gemma-4", moe(26_000_000_000, 4_000_000_000)));
+    assert_eq!(parsed("baidu/ERNIE-4.5-21B-A3B-PT"), ("ERNIE-4.5", moe(21_000_000_000, 3_000_000_000)));
+}
+
+#[test]
+fn names_without_a_size_or_a_known_family_stay_unknown() {
+    for name in ["bert-base-uncased", "my-model", "unsloth/GLM-4.7-Flash", "unsloth/Magistral-Small-2509", "gpt2"] {
+        assert_eq!(parse(name).err(), Some(NameMiss::NoSize), "{name}");
+    }
+    for name in ["my-model-7b", "org/bert-large-340m", "unsloth/DeepSeek-OCR-2-3B", "falcon-mamba-7b"] {
+        assert_eq!(parse(name).err(), Some(NameMiss::UnknownFamily), "{name}");
+    }
+    // A date or a context length is no size.
+    assert!(parse("mistralai/Mistral-Small-Instruct-2409").is_err());
+    assert!(parse("microsoft/Phi-3-mini-4k-instruct").is_err());
+    assert!(size_from_name("my-model").is_err());
+}
+
+fn within(actual: u64, named: u64, tolerance: f64) -> bool {
+    ((actual as f64 / named as f64) - 1.0).abs() <= tolerance
+}
+
+#[test]
+fn sized_models_have_the_named_parameter_count() {
+    for name in [
+        "unsloth/Qwen3.5-2B",
+        "Qwen/Qwen3.5-0.8B",
+        "Qwen/Qwen3.5-27B",
+        "unsloth/LFM2.5-1.2B-Instruct",
+        "unsloth/gemma-4-31B-it",
+        "unsloth/gemma-4-12b-it",
+        "unsloth/gemma-3n-E4B-it",
+        "unsloth/gemma-4-E2B-it",
+        "unsloth/Ministral-3-3B-Instruct-2512",
+        "allenai/OLMo-2-1124-13B",
+        "ibm-granite/granite-3.3-8b-instruct",
+        "HuggingFaceTB/SmolLM2-600M",
+        "meta-llama/Llama-3.2-11B",
+        "Qwen/Qwen2.5-VL-7B-Instruct",
+    ] {
+        assert!(!in_catalog(name), "{name} is in the catalog: pick another example");
+        let (_, size) = parsed(name);
+        let arch = size_from_name(name).unwrap();
+        assert!(arch.sized_from_name);
+        assert_eq!(arch.parameters, arch.parameter_count());
+        assert!(within(arch.parameters, size.total, 0.10), "{name}: {} parameters", arch.parameters);
+        assert!(arch.n_head.is_multiple_of(arch.n_query_groups), "{name}: {arch:?}");
+        let pattern = arch.sliding_window_layers.as_ref().map_or(arch.n_layer, |p| p.len() as u64);
+        assert_eq!(pattern, arch.n_layer, "{name}");
+    }
+}
+
+#[test]
+fn sized_mixtures_of_experts_have_the_named_total_and_active_counts() {
+    for (name, total, active) in [
+        ("unsloth/Nemotron-3-Nano-30B-A3B", 30e9, 3e9),
+        ("unsloth/gemma-4-26B-A4B-it", 26e9, 4e9),
+        ("baidu/ERNIE-4.5-21B-A3B-PT", 21e9, 3e9),
+        ("Qwen/Qwen3-80B-A3B", 80e9, 3e9),
+    ] {
+        let arch = size_from_name(name).unwrap();
+        assert_eq!(arch.mlp, MlpKind::Moe, "{name}");
+        assert!(within(arch.parameter_count(), total as u64, 0.10), "{name}: {} total", arch.parameter_count());
+        assert!(
+            within(arch.active_parameter_count(), active as u64, 0.10),
+            "{name}: {} active",
+            arch.active_parameter_count()
+        );
+    }
+}
+
+#[test]
+fn provenance_names_the_family_and_the_member() {
+    let arch = size_from_name("unsloth/Qwen3.5-2B").unwrap();
+    assert_eq!(arch.name, "unsloth/Qwen3.5-2B");
+    assert!(
+        arch.source.starts_with("sized from its name (family Qwen3.5, nearest catalog member Qwen3-1.7B, of the closest related family qwen3"),
+        "{}",
+        arch.source
+    );
+    let own = size_from_name("Qwen/Qwen3-2B").unwrap();
+    assert!(
+        own.source.starts_with("sized from its name (family Qwen3, nearest catalog member Qwen3-1.7B;"),
+        "{}",
+        own.source
+    );
+}

@@ -81,6 +81,32 @@ fn estimate_gives_one_answer_for_what_fits() {
     assert!(!text.contains("to 652"), "{text}");
 }
 
+/// The memory finding's vLLM lever and `vllm-memory-overcommit`'s fix name one fraction: the
+/// largest that leaves the verdict's headroom.
+#[test]
+fn the_vllm_fraction_has_one_answer() {
+    for file in
+        ["fixtures/rules/vllm-memory-overcommit/fail.yaml", "fixtures/rules/vllm-memory-overcommit/fail-unsloth.py"]
+    {
+        let out = oomlint(&["check", file, "--output-format", "json"]);
+        let json: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+        let mut fractions = std::collections::BTreeMap::new();
+        for d in json["files"][0]["diagnostics"].as_array().expect("diagnostics") {
+            for fix in d["fixes"].as_array().into_iter().flatten() {
+                if let Some(rest) =
+                    fix["title"].as_str().and_then(|t| t.strip_prefix("Lower the vLLM memory fraction to "))
+                {
+                    let value = rest.split_whitespace().next().unwrap_or_default().to_string();
+                    fractions.insert(d["code"].as_str().unwrap_or_default().to_string(), value);
+                }
+            }
+        }
+        assert_eq!(fractions.len(), 2, "{file}: both findings offer the fraction: {fractions:?}");
+        let values: std::collections::BTreeSet<_> = fractions.values().collect();
+        assert_eq!(values.len(), 1, "{file}: one answer: {fractions:?}");
+    }
+}
+
 /// A hub id that no catalog entry, local directory or cache knows, but whose name gives a
 /// known family and a size, is estimated from a shape sized from its name, says so in the
 /// JSON and the table, and gets the wider band; a name without a size stays unknown and

@@ -4,7 +4,7 @@
 
 use super::phases::{self, Core};
 use super::setup::Setup;
-use super::{judge, Context, Phase, Verdict};
+use super::{judge, Context, Phase, Verdict, VllmClaim};
 use crate::catalog::{Architecture, Gpu};
 use crate::diagnostic::{Applicability, Edit, Fix};
 use crate::plan::{
@@ -85,7 +85,7 @@ fn is_hf_family(f: Framework) -> bool {
 
 /// Applies `kind` to a copy of `plan`; `None` when it does not apply. `fitting_seq` is the
 /// solver's longest sequence that fits (0 when none does), when it ran.
-fn apply(kind: Kind, plan: &Plan, fitting_seq: Option<u64>) -> Option<(Plan, Vec<Change>)> {
+fn apply(kind: Kind, plan: &Plan, fitting: Fitting) -> Option<(Plan, Vec<Change>)> {
     let mut p = plan.clone();
     let changes = match kind {
         Kind::HalveMicroBatch => {
@@ -149,7 +149,7 @@ fn apply(kind: Kind, plan: &Plan, fitting_seq: Option<u64>) -> Option<(Plan, Vec
         }
         Kind::ShortenSequence => {
             let seq = plan.max_seq_length.as_ref()?.value;
-            let shorter = shorter_sequence(seq, fitting_seq)?;
+            let shorter = shorter_sequence(seq, fitting.seq)?;
             p.max_seq_length = Some(derived(shorter, "shorten the maximum length"));
             vec![Change { field: "max_seq_length", value: shorter.into() }]
         }
@@ -166,7 +166,12 @@ fn apply(kind: Kind, plan: &Plan, fitting_seq: Option<u64>) -> Option<(Plan, Vec
             if vllm.mode.value != VllmMode::Colocate || vllm.gpu_memory_utilization.value <= 0.15 {
                 return None;
             }
-            let lower = ((vllm.gpu_memory_utilization.value - 0.1) * 100.0).round() / 100.0;
+            let current = vllm.gpu_memory_utilization.value;
+            // The solver's fraction when the run does not fit, else a step down.
+            let lower = match fitting.vllm_fraction {
+                Some(f) if f < current => f,
+                _ => ((current - 0.1) * 100.0).round() / 100.0,
+            };
             vllm.gpu_memory_utilization = derived(lower, "lower the vLLM fraction");
             vec![Change { field: "vllm_gpu_memory_utilization", value: Literal::Float(lower) }]
         }
@@ -330,11 +335,14 @@ pub(super) fn levers(
     base: &Core,
     solve: Option<&Solve>,
 ) -> Vec<Lever> {
-    let fitting_seq = solve.map(|s| s.max_seq_length);
+    let fitting = Fitting {
+        seq: solve.map(|s| s.max_seq_length),
+        vllm_fraction: gpu.and_then(|g| fitting_vllm_fraction(plan, base, g)),
+    };
     let mut out: Vec<Lever> = KINDS
         .into_iter()
         .filter_map(|kind| {
-            let (changed, changes) = apply(kind, plan, fitting_seq)?;
+            let (changed, changes) = apply(kind, plan, fitting)?;
             let after = core_of(&changed, arch, gpu, context);
             let saves = base.peak.device_bytes.checked_sub(after.peak.device_bytes).filter(|s| *s > 0)?;
             let title = title(kind, &changes);
@@ -350,6 +358,25 @@ pub(super) fn levers(
         .collect();
     out.sort_by_key(|l| std::cmp::Reverse(l.saves_bytes));
     out
+}
+
+/// What the solver found for the levers that set a value: the sequence length that fits, and
+/// the vLLM fraction that fits (the one `vllm-memory-overcommit` suggests).
+#[derive(Clone, Copy)]
+struct Fitting {
+    seq: Option<u64>,
+    vllm_fraction: Option<f64>,
+}
+
+/// The largest colocated vLLM fraction at which the run fits `gpu` with the verdict's headroom.
+fn fitting_vllm_fraction(plan: &Plan, core: &Core, gpu: &Gpu) -> Option<f64> {
+    let vllm = plan.rl.as_ref()?.vllm.as_ref()?;
+    if vllm.mode.value != VllmMode::Colocate {
+        return None;
+    }
+    let (fraction, of_free) = (vllm.gpu_memory_utilization.value, vllm.fraction_of_free);
+    VllmClaim::of(&core.components, core.peak.device_bytes, gpu.memory_bytes, fraction, of_free)?
+        .fitting_fraction(gpu.memory_bytes)
 }
 
 /// The verdict's own test: the solver's "fits" is [`judge`]'s `fits`, never `tight`.
@@ -399,10 +426,12 @@ fn smallest_combination(
     context: &Context,
     fitting_seq: u64,
 ) -> (Vec<String>, bool) {
-    let apply = |kind, plan: &Plan| apply(kind, plan, Some(fitting_seq));
-    if fits_with_headroom(&core_of(plan, arch, Some(gpu), context), gpu) {
+    let core = core_of(plan, arch, Some(gpu), context);
+    if fits_with_headroom(&core, gpu) {
         return (Vec::new(), true);
     }
+    let fitting = Fitting { seq: Some(fitting_seq), vllm_fraction: fitting_vllm_fraction(plan, &core, gpu) };
+    let apply = |kind, plan: &Plan| apply(kind, plan, fitting);
     let kinds: Vec<Kind> = KINDS.into_iter().filter(|k| apply(*k, plan).is_some()).collect();
     let mut best: Option<(u32, u64, Vec<String>)> = None;
     for mask in 1u32..(1 << kinds.len()) {

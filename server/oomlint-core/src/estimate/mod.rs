@@ -23,7 +23,10 @@ mod optimizer;
 mod phases;
 mod setup;
 mod views;
+mod vllm_share;
 mod weights;
+
+pub(crate) use vllm_share::VllmClaim;
 
 pub use context::Context;
 pub use levers::Lever;

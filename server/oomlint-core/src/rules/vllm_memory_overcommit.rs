@@ -37,7 +37,7 @@
 
 use super::{support, Context, Reporter};
 use crate::diagnostic::Applicability;
-use crate::estimate::{format_bytes, Estimate};
+use crate::estimate::{format_bytes, VllmClaim};
 use crate::plan::VllmMode;
 use crate::syntax::Literal;
 
@@ -57,7 +57,15 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if vllm.fraction_of_free && vllm.enable_sleep_mode.value {
         return;
     }
-    let Some(claim) = Claim::of(estimate, gpu.memory_bytes, fraction.value, vllm.fraction_of_free) else { return };
+    let Some(claim) = VllmClaim::of(
+        &estimate.components,
+        estimate.peak.device_bytes,
+        gpu.memory_bytes,
+        fraction.value,
+        vllm.fraction_of_free,
+    ) else {
+        return;
+    };
     if claim.training + claim.vllm <= gpu.memory_bytes {
         return;
     }
@@ -76,12 +84,8 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
         format_bytes(claim.training + claim.vllm - gpu.memory_bytes)
     );
     let diagnostic = out.report(span, message);
-    // What is left beside training, as a share of what the fraction applies to; rounded
-    // down to two decimals with a 5 % margin for the estimate's band.
-    let base = claim.free_at_start.unwrap_or(gpu.memory_bytes) as f64;
-    let fitting = gpu.memory_bytes.saturating_sub(claim.training) as f64 / base;
-    let suggested = ((fitting - 0.05) * 100.0).floor() / 100.0;
-    if suggested >= 0.05 {
+    // The estimate's vLLM lever sets the same fraction: the largest that leaves the verdict's headroom.
+    if let Some(suggested) = claim.fitting_fraction(gpu.memory_bytes) {
         diagnostic.with_fix(support::set(
             ctx,
             fraction,
@@ -89,34 +93,5 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
             format!("Lower the vLLM memory fraction to {suggested:.2}"),
             Applicability::Unsafe,
         ));
-    }
-}
-
-/// What vLLM takes and what training needs beside it, from the estimate's components.
-struct Claim {
-    vllm: u64,
-    training: u64,
-    /// Unsloth: the free memory the fraction applies to.
-    free_at_start: Option<u64>,
-}
-
-impl Claim {
-    fn of(estimate: &Estimate, total: u64, fraction: f64, of_free: bool) -> Option<Claim> {
-        let sum = |name: &str| estimate.components.iter().filter(|c| c.name == name).map(|c| c.bytes).sum::<u64>();
-        let reservation = sum("vllm-reservation");
-        let peak = estimate.peak.device_bytes;
-        if !of_free {
-            let vllm = (fraction * total as f64) as u64;
-            return Some(Claim { vllm, training: peak.saturating_sub(reservation), free_at_start: None });
-        }
-        // Unsloth starts vLLM first, on `fraction × free`, and training then uses vLLM's copy of
-        // the base weights: the reservation component is that budget less the shared weights.
-        if reservation == 0 {
-            return None;
-        }
-        let shared = sum("weights");
-        let vllm = reservation + shared;
-        let free = (vllm as f64 / fraction) as u64;
-        Some(Claim { vllm, training: peak.saturating_sub(vllm), free_at_start: Some(free) })
     }
 }

@@ -37,10 +37,17 @@ local function run()
     .. vim.inspect(vim.diagnostic.get(0)))
   local exceeds = find_code("OOM601")
   assert(exceeds.source == "oomlint", "source: " .. tostring(exceeds.source))
-  assert(exceeds.message:find("exceeds the 22.2 GiB of the A10G", 1, true), exceeds.message)
-  local line = exceeds.lnum -- 0-based: the `per_device_train_batch_size` value
+  assert(exceeds.message:find("exceeds the 22.18 GiB of the A10G", 1, true), exceeds.message)
+  local line = exceeds.lnum -- 0-based: the key most responsible (here the model: weights, optimizer)
 
-  vim.api.nvim_win_set_cursor(0, { line + 1, 3 })
+  local batch_line
+  for i, text in ipairs(vim.api.nvim_buf_get_lines(0, 0, -1, false)) do
+    if text:find("^per_device_train_batch_size:") then
+      batch_line = i
+    end
+  end
+  assert(batch_line, "no per_device_train_batch_size line")
+  vim.api.nvim_win_set_cursor(0, { batch_line, 3 })
   local hover = request("textDocument/hover", vim.lsp.util.make_position_params())
   assert(hover and hover.contents.kind == "markdown", "no hover")
   assert(hover.contents.value:find("**`per_device_train_batch_size`**", 1, true), hover.contents.value)
@@ -51,6 +58,7 @@ local function run()
     vim.inspect(lenses))
 
   -- "Disable ... for this line", applied like a user would, silences the finding.
+  vim.api.nvim_win_set_cursor(0, { line + 1, 0 })
   local params = vim.lsp.util.make_range_params()
   params.context = { diagnostics = vim.lsp.diagnostic.get_line_diagnostics(0, line) }
   local actions = request("textDocument/codeAction", params)

@@ -146,7 +146,13 @@ fn estimate_sizes_a_model_from_its_name() {
     let table = stdout(&run(&path, "table"));
     assert!(table.contains("architecture sized from its name (family Qwen3.5"), "{table}");
 
+    // A dated release the catalog has under another date takes that release's shape.
     let path = script("unsloth/Magistral-Small-2509-unsloth-bnb-4bit");
+    let json: serde_json::Value = serde_json::from_str(&stdout(&run(&path, "json"))).expect("json");
+    let source = json["model"]["source"].as_str().unwrap_or_default();
+    assert!(source.contains("another release of Magistral-Small-2506"), "{json}");
+
+    let path = script("unsloth/GLM-4.7-Flash");
     let out = run(&path, "json");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{stderr}");

@@ -2,7 +2,7 @@
 
 use crate::catalog::local::{from_checkpoint, Checkpoint, LocalModelError};
 use crate::catalog::models::resolve_model;
-use crate::catalog::names::size_from_name;
+use crate::catalog::names::{another_release, size_from_name};
 use crate::catalog::Architecture;
 use crate::own_arguments::OwnArguments;
 use crate::plan::{ModelRef, Plan, Sourced};
@@ -149,7 +149,7 @@ fn catalog(name: &str, span: Option<Span>) -> ModelLookup {
         Ok(arch) => return ModelLookup::Found(Box::new(arch.clone())),
         Err(unknown) => unknown,
     };
-    match size_from_name(name) {
+    match size_from_name(name).or_else(|miss| another_release(name).ok_or(miss)) {
         Ok(arch) => ModelLookup::Found(Box::new(arch)),
         Err(miss) => {
             let cache = if is_hub_id(name) { " the local Hugging Face cache," } else { "" };

@@ -226,6 +226,47 @@ pub(crate) fn size_from_name(name: &str) -> Result<Architecture, NameMiss> {
     Ok(arch)
 }
 
+/// Step 4 for a name without a size: a dated release (`Magistral-Small-2509`) whose name,
+/// the date aside, is a catalog model's (`Magistral-Small-2506`), with at most packaging
+/// after the date (`-unsloth-bnb-4bit`, `-GGUF`). The catalog's release of the closest date
+/// gives the shape, flagged as sized from the name (a later release may add a vision
+/// encoder, which is not counted).
+pub(crate) fn another_release(name: &str) -> Option<Architecture> {
+    let (stem, date) = dated(name)?;
+    let member = super::models::catalog_models()
+        .iter()
+        .filter_map(|m| dated(&m.name).filter(|(s, _)| *s == stem).map(|(_, d)| (m, d.abs_diff(date))))
+        .min_by_key(|(_, distance)| *distance)?
+        .0;
+    let mut arch = member.clone();
+    arch.source = format!(
+        "{SOURCE_PREFIX} (another release of {}, the catalog's of the same name; what the newer release adds, \
+         such as a vision encoder, is not counted)",
+        member.name
+    );
+    arch.name = name.trim().to_string();
+    arch.hf_id = None;
+    arch.aliases = Vec::new();
+    arch.sized_from_name = true;
+    Some(arch)
+}
+
+/// `magistral-small-2509-unsloth-bnb-4bit` → (`magistral-small`, 2509): the tokens before a
+/// `YYMM` date, when only packaging tokens follow it.
+fn dated(name: &str) -> Option<(String, u32)> {
+    let lower = name.trim().trim_end_matches('/').to_lowercase();
+    let bare = lower.rsplit('/').next().unwrap_or_default();
+    let tokens: Vec<&str> = bare.split(['-', '_']).filter(|t| !t.is_empty()).collect();
+    let at = tokens.iter().position(|t| {
+        t.len() == 4 && t.bytes().all(|b| b.is_ascii_digit()) && (1..=12).contains(&t[2..].parse::<u32>().unwrap_or(0))
+    })?;
+    let packaging = ["unsloth", "bnb", "4bit", "8bit", "gguf", "awq", "gptq", "fp8"];
+    if at == 0 || !tokens[at + 1..].iter().all(|t| packaging.contains(t)) {
+        return None;
+    }
+    Some((tokens[..at].join("-"), tokens[at].parse().ok()?))
+}
+
 fn billions(n: u64) -> String {
     format!("{:.2} B", n as f64 / 1e9)
 }

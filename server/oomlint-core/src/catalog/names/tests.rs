@@ -124,3 +124,19 @@ fn provenance_names_the_family_and_the_member() {
         own.source
     );
 }
+
+#[test]
+fn a_dated_release_takes_the_catalog_release_of_the_same_name() {
+    let arch = another_release("unsloth/Magistral-Small-2509-unsloth-bnb-4bit").expect("another release");
+    assert!(arch.sized_from_name && arch.source.contains("another release of Magistral-Small-2506"), "{}", arch.source);
+    assert_eq!(arch.parameter_count(), in_catalog_arch("Magistral-Small-2506").parameter_count());
+    // Another name before the date, or more than packaging after it, is not the same model.
+    assert!(another_release("unsloth/Mistral-Small-Instruct-2409").is_none());
+    assert!(another_release("mistralai/Magistral-Small-2509-Vision-Extra").is_none());
+    assert!(another_release("Magistral-Small").is_none(), "no date");
+    assert!(another_release("org/model-2513").is_none(), "not a month");
+}
+
+fn in_catalog_arch(name: &str) -> Architecture {
+    super::super::models::resolve_model(name).expect("in the catalog").clone()
+}

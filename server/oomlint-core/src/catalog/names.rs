@@ -277,10 +277,14 @@ fn log_distance(member: &Architecture, target: f64) -> f64 {
 
 /// `member` scaled by the factor whose `measure` is nearest `target` (bisection on log s).
 fn scale_to(member: &Architecture, target: f64, measure: impl Fn(&Architecture) -> u64) -> Architecture {
+    // The shape is whole numbers, so 32 halvings of the log range are more than enough; one
+    // working copy is rescaled in place (the search measures parameters only).
     let (mut low, mut high) = (0.02f64.ln(), 50f64.ln());
-    for _ in 0..60 {
+    let mut work = member.clone();
+    for _ in 0..32 {
         let mid = (low + high) / 2.0;
-        if (measure(&scaled(member, mid.exp())) as f64) < target {
+        rescale(&mut work, member, mid.exp());
+        if (measure(&work) as f64) < target {
             low = mid;
         } else {
             high = mid;
@@ -307,11 +311,22 @@ fn scale_moe(member: &Architecture, total: u64, active: u64) -> Architecture {
 
 /// `member` with depth, width, heads and MLP widths scaled by `s` (module docs).
 fn scaled(member: &Architecture, s: f64) -> Architecture {
+    let mut a = member.clone();
+    rescale(&mut a, member, s);
+    a.sliding_window_layers = member
+        .sliding_window_layers
+        .as_ref()
+        .filter(|p| !p.is_empty())
+        .map(|p| p.chars().cycle().take(a.n_layer as usize).collect());
+    a
+}
+
+/// The sizes of `a` set to `member`'s scaled by `s` (the parameter count depends on these only).
+fn rescale(a: &mut Architecture, member: &Architecture, s: f64) {
     let round = |x: u64, multiple: u64| -> u64 {
         let m = multiple as f64;
         (((x as f64 * s) / m).round() as u64).max(1).saturating_mul(multiple)
     };
-    let mut a = member.clone();
     a.n_layer = ((member.n_layer as f64 * s).round() as u64).max(1);
     a.n_embd = round(member.n_embd, 64);
     let groups = member.n_query_groups.max(1);
@@ -325,12 +340,6 @@ fn scaled(member: &Architecture, s: f64) -> Architecture {
     a.intermediate_size = round(member.intermediate_size, 64);
     a.moe_intermediate_size = member.moe_intermediate_size.map(|w| round(w, 64));
     a.shared_expert_intermediate_size = member.shared_expert_intermediate_size.map(|w| round(w, 64));
-    a.sliding_window_layers = member
-        .sliding_window_layers
-        .as_ref()
-        .filter(|p| !p.is_empty())
-        .map(|p| p.chars().cycle().take(a.n_layer as usize).collect());
-    a
 }
 
 /// Whether the catalog alone resolves `name` (for tests).

@@ -227,11 +227,9 @@ impl Versions {
                 versions.pins.entry(name).or_insert(pin);
             }
         }
-        let package = package_name(file_name, text);
+        let (package, version) = package_declaration(file_name, text);
         // A checkout of a framework runs its configs against itself: its version is the pin.
-        if let (Some(framework), Some(version)) =
-            (package.as_deref().and_then(framework_name), package_version(file_name, text))
-        {
+        if let (Some(framework), Some(version)) = (package.as_deref().and_then(framework_name), version) {
             if let Some(parsed) = Version::parse(&version) {
                 let pin = Pin {
                     newest: Newest::Exactly(parsed),
@@ -569,45 +567,31 @@ fn setup_py_requirements(text: &str) -> Vec<String> {
     out
 }
 
-/// The name of the package a `setup.py` (`setup(name="…")`) or `pyproject.toml`
-/// (`[project] name`, `[tool.poetry] name`) builds.
-fn package_name(file_name: &str, text: &str) -> Option<String> {
+/// The `name` and `version` a `setup.py` (`setup(name="…", version="…")`) or `pyproject.toml`
+/// (`[project]`, `[tool.poetry]`) declares as literals; the file is read once for both.
+fn package_declaration(file_name: &str, text: &str) -> (Option<String>, Option<String>) {
     match file_name {
         "setup.py" => {
-            let call = &text[text.find("setup(")?..];
-            let name = &call[call.find("name=")? + "name=".len()..];
-            let quote = name.chars().next().filter(|c| matches!(c, '"' | '\''))?;
-            name[1..].split(quote).next().map(str::to_string)
+            let Some(call) = text.find("setup(").map(|at| &text[at..]) else { return (None, None) };
+            let literal = |field: &str| {
+                let key = format!("{field}=");
+                let value = &call[call.find(&key)? + key.len()..];
+                let quote = value.chars().next().filter(|c| matches!(c, '"' | '\''))?;
+                value[1..].split(quote).next().map(str::to_string)
+            };
+            (literal("name"), literal("version"))
         }
         "pyproject.toml" => {
             let doc = syntax::parse(text, Language::Toml);
-            let root = doc.root_mapping()?;
-            ["project.name", "tool.poetry.name"]
-                .iter()
-                .find_map(|path| root.entry_path(path)?.value.as_scalar()?.as_str().map(str::to_string))
+            let Some(root) = doc.root_mapping() else { return (None, None) };
+            let field = |field: &str| {
+                ["project", "tool.poetry"].iter().find_map(|table| {
+                    root.entry_path(&format!("{table}.{field}"))?.value.as_scalar()?.as_str().map(str::to_string)
+                })
+            };
+            (field("name"), field("version"))
         }
-        _ => None,
-    }
-}
-
-/// The version a `setup.py` (`setup(…, version="0.4.1")`) or `pyproject.toml`
-/// (`[project] version`, `[tool.poetry] version`) declares as a literal.
-fn package_version(file_name: &str, text: &str) -> Option<String> {
-    match file_name {
-        "setup.py" => {
-            let call = &text[text.find("setup(")?..];
-            let version = &call[call.find("version=")? + "version=".len()..];
-            let quote = version.chars().next().filter(|c| matches!(c, '"' | '\''))?;
-            version[1..].split(quote).next().map(str::to_string)
-        }
-        "pyproject.toml" => {
-            let doc = syntax::parse(text, Language::Toml);
-            let root = doc.root_mapping()?;
-            ["project.version", "tool.poetry.version"]
-                .iter()
-                .find_map(|path| root.entry_path(path)?.value.as_scalar()?.as_str().map(str::to_string))
-        }
-        _ => None,
+        _ => (None, None),
     }
 }
 

@@ -140,11 +140,21 @@ impl NameMiss {
     }
 }
 
+/// A hub id's last component, lowercased (`unsloth/Qwen3.5-2B` → `qwen3.5-2b`).
+fn bare_lowercase(name: &str) -> String {
+    let lower = name.trim().trim_end_matches('/').to_lowercase();
+    lower.rsplit('/').next().unwrap_or_default().to_string()
+}
+
+/// The `-`/`_`-separated parts of a lowercased name.
+fn tokens(bare: &str) -> Vec<&str> {
+    bare.split(['-', '_']).filter(|t| !t.is_empty()).collect()
+}
+
 /// The family and size a model name gives.
 fn parse(name: &str) -> Result<(&'static Family, NamedSize), NameMiss> {
-    let lower = name.trim().trim_end_matches('/').to_lowercase();
-    let bare = lower.rsplit('/').next().unwrap_or_default();
-    let tokens: Vec<&str> = bare.split(['-', '_']).filter(|t| !t.is_empty()).collect();
+    let lower = bare_lowercase(name);
+    let tokens = tokens(&lower);
     let (at, size) =
         tokens.iter().enumerate().find_map(|(i, t)| size_token(t).map(|s| (i, s))).ok_or(NameMiss::NoSize)?;
     let (total, effective) = size;
@@ -254,9 +264,8 @@ pub(crate) fn another_release(name: &str) -> Option<Architecture> {
 /// `magistral-small-2509-unsloth-bnb-4bit` → (`magistral-small`, 2509): the tokens before a
 /// `YYMM` date, when only packaging tokens follow it.
 fn dated(name: &str) -> Option<(String, u32)> {
-    let lower = name.trim().trim_end_matches('/').to_lowercase();
-    let bare = lower.rsplit('/').next().unwrap_or_default();
-    let tokens: Vec<&str> = bare.split(['-', '_']).filter(|t| !t.is_empty()).collect();
+    let lower = bare_lowercase(name);
+    let tokens = tokens(&lower);
     let at = tokens.iter().position(|t| {
         t.len() == 4 && t.bytes().all(|b| b.is_ascii_digit()) && (1..=12).contains(&t[2..].parse::<u32>().unwrap_or(0))
     })?;

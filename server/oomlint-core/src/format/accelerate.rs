@@ -141,8 +141,10 @@ pub(crate) fn plan(r: &Reader) -> Plan {
 
     let machines = r.u64("num_machines").filter(|m| m.value > 0);
     let machine_count = machines.as_ref().map_or(1, |m| m.value);
-    plan.num_nodes =
-        Some(machines.unwrap_or_else(|| default(facts::count(Accelerate, "num_machines"), "num_machines=1")));
+    plan.num_nodes = Some(
+        machines
+            .unwrap_or_else(|| facts::count_as(Accelerate, "num_machines", |v| format!("{VERSION} num_machines={v}"))),
+    );
     plan.devices = Some(devices(r, single, machine_count));
     plan.precision = Some(mixed_precision(r).unwrap_or_else(|| {
         if r.has("deepspeed_config.deepspeed_config_file") {

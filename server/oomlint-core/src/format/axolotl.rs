@@ -72,17 +72,16 @@ fn lora(r: &Reader) -> LoraPlan {
     };
     LoraPlan {
         rank: r.u64("lora_r").unwrap_or_else(|| {
-            Sourced::default_of(facts::count(facts::Framework::Peft, "r"), "PEFT LoraConfig r=8 (lora_r unset)")
+            facts::count_as(facts::Framework::Peft, "r", |v| format!("PEFT LoraConfig r={v} (lora_r unset)"))
         }),
         alpha: r.f64("lora_alpha").unwrap_or_else(|| {
-            Sourced::default_of(
-                facts::number(facts::Framework::Peft, "lora_alpha"),
-                "PEFT LoraConfig lora_alpha=8 (lora_alpha unset)",
-            )
+            facts::number_as(facts::Framework::Peft, "lora_alpha", |v| {
+                format!("PEFT LoraConfig lora_alpha={v} (lora_alpha unset)")
+            })
         }),
         dropout: r
             .f64("lora_dropout")
-            .unwrap_or_else(|| default(facts::number(Axolotl, "lora_dropout"), "lora_dropout=0.0")),
+            .unwrap_or_else(|| facts::number_as(Axolotl, "lora_dropout", |v| format!("{VERSION} lora_dropout={v:?}"))),
         targets,
     }
 }
@@ -263,16 +262,15 @@ fn rl_plan(r: &Reader) -> RlPlan {
         let utilization = r.f64("vllm.gpu_memory_utilization");
         let gpu_memory_utilization = match utilization {
             Some(u) if explicit_colocate || server => u,
-            _ if explicit_colocate || server => {
-                default(facts::number(Axolotl, "vllm.gpu_memory_utilization"), "vllm.gpu_memory_utilization=0.9")
-            }
-            _ => Sourced::default_of(
-                facts::number(facts::Framework::TrlGrpo, "vllm_gpu_memory_utilization"),
+            _ if explicit_colocate || server => facts::number_as(Axolotl, "vllm.gpu_memory_utilization", |v| {
+                format!("{VERSION} vllm.gpu_memory_utilization={v}")
+            }),
+            _ => facts::number_as(facts::Framework::TrlGrpo, "vllm_gpu_memory_utilization", |v| {
                 format!(
-                    "{TRL} vllm_gpu_memory_utilization=0.3 (Axolotl passes vllm.gpu_memory_utilization only with an \
+                    "{TRL} vllm_gpu_memory_utilization={v} (Axolotl passes vllm.gpu_memory_utilization only with an \
                      explicit trl.vllm_mode: colocate)"
-                ),
-            ),
+                )
+            }),
         };
         let mode = match mode {
             Some(m) => {
@@ -292,10 +290,9 @@ fn rl_plan(r: &Reader) -> RlPlan {
     });
     RlPlan {
         num_generations: r.count("trl.num_generations").unwrap_or_else(|| {
-            Sourced::default_of(
-                facts::count(facts::Framework::TrlGrpo, "num_generations"),
-                format!("{TRL} GRPOConfig num_generations=8"),
-            )
+            facts::count_as(facts::Framework::TrlGrpo, "num_generations", |v| {
+                format!("{TRL} GRPOConfig num_generations={v}")
+            })
         }),
         max_prompt_length: r.u64("max_prompt_len"),
         prompt_length: r.u64("max_prompt_len").unwrap_or_else(|| super::trl::assumed_prompt_length("max_prompt_len")),
@@ -309,7 +306,7 @@ fn rl_plan(r: &Reader) -> RlPlan {
         generation_batch_size: r.u64("trl.generation_batch_size"),
         steps_per_generation: r.u64("trl.steps_per_generation"),
         beta: beta(r).unwrap_or_else(|| {
-            Sourced::default_of(facts::number(facts::Framework::TrlGrpo, "beta"), format!("{TRL} GRPOConfig beta=0.0"))
+            facts::number_as(facts::Framework::TrlGrpo, "beta", |v| format!("{TRL} GRPOConfig beta={v:?}"))
         }),
         vllm,
     }
@@ -356,14 +353,16 @@ pub(crate) fn plan(r: &Reader) -> Plan {
 
     let micro = r
         .u64("micro_batch_size")
-        .unwrap_or_else(|| default(facts::count(Axolotl, "micro_batch_size"), "micro_batch_size=1"));
+        .unwrap_or_else(|| facts::count_as(Axolotl, "micro_batch_size", |v| format!("{VERSION} micro_batch_size={v}")));
     let accumulation = match (r.u64("gradient_accumulation_steps"), r.u64("batch_size")) {
         (Some(ga), _) => ga,
         (None, Some(batch)) => Sourced::derived(
             (batch.value / micro.value.max(1)).max(1),
             "batch_size // micro_batch_size (normalize_config)",
         ),
-        (None, None) => default(facts::count(Axolotl, "gradient_accumulation_steps"), "gradient_accumulation_steps=1"),
+        (None, None) => facts::count_as(Axolotl, "gradient_accumulation_steps", |v| {
+            format!("{VERSION} gradient_accumulation_steps={v}")
+        }),
     };
     plan.global_batch_size = Some(Sourced::derived(
         micro.value * accumulation.value,
@@ -373,7 +372,8 @@ pub(crate) fn plan(r: &Reader) -> Plan {
     plan.gradient_accumulation = Some(accumulation);
 
     plan.max_seq_length = Some(
-        r.u64("sequence_len").unwrap_or_else(|| default(facts::count(Axolotl, "sequence_len"), "sequence_len=512")),
+        r.u64("sequence_len")
+            .unwrap_or_else(|| facts::count_as(Axolotl, "sequence_len", |v| format!("{VERSION} sequence_len={v}"))),
     );
     plan.packing = Some(r.flag("sample_packing").unwrap_or_else(|| default(false, "sample_packing=None (off)")));
     plan.gradient_checkpointing = Some(checkpointing(r));

@@ -191,10 +191,9 @@ pub(crate) fn plan(r: &Reader) -> Plan {
             (t / m).max(1),
             "train_batch_size / (micro batch × world size); the world size is set at launch (value assumes one GPU)",
         )),
-        (BatchValue::Absent, None, _) => Some(Sourced::default_of(
-            facts::count(Deepspeed, "gradient_accumulation_steps"),
-            format!("{VERSION} gradient_accumulation_steps=1"),
-        )),
+        (BatchValue::Absent, None, _) => Some(facts::count_as(Deepspeed, "gradient_accumulation_steps", |v| {
+            format!("{VERSION} gradient_accumulation_steps={v}")
+        })),
         (BatchValue::Absent, ..) => None,
     };
     plan.micro_batch_size = match micro {

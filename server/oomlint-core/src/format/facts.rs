@@ -594,6 +594,19 @@ pub(crate) fn default<T>(framework: Framework, key: &str, value: T) -> Sourced<T
     Sourced::default_of(value, description(index))
 }
 
+/// A count default whose origin the builder words itself, from the row's value (so the
+/// text never disagrees with the table): `count_as(Axolotl, "sequence_len", |v| format!("sequence_len={v}"))`.
+pub(crate) fn count_as(framework: Framework, key: &str, describe: impl FnOnce(u64) -> String) -> Sourced<u64> {
+    let value = count(framework, key);
+    Sourced::default_of(value, describe(value))
+}
+
+/// A numeric default worded by the builder, as [`count_as`].
+pub(crate) fn number_as(framework: Framework, key: &str, describe: impl FnOnce(f64) -> String) -> Sourced<f64> {
+    let value = number(framework, key);
+    Sourced::default_of(value, describe(value))
+}
+
 /// Reads settings from a document, each with its framework's default when absent.
 pub(crate) struct Settings<'r, 'a>(pub(crate) &'r Reader<'a>);
 

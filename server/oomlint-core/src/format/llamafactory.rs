@@ -105,14 +105,16 @@ fn method(r: &Reader, quantized: bool) -> Sourced<Method> {
 fn lora(r: &Reader, prefix: &str, names: [&str; 4]) -> LoraPlan {
     let [rank_key, alpha_key, dropout_key, target_key] = names.map(|k| format!("{prefix}{k}"));
     let rank = r.u64(&rank_key).unwrap_or_else(|| {
-        default(facts::count(facts::Framework::LlamaFactory, "lora_rank"), &format!("{rank_key}=8"))
+        facts::count_as(facts::Framework::LlamaFactory, "lora_rank", |v| format!("{VERSION} {rank_key}={v}"))
     });
     let alpha = r.f64(&alpha_key).unwrap_or_else(|| {
         Sourced::derived(rank.value as f64 * 2.0, format!("{rank_key} × 2 (LLaMA-Factory's {alpha_key} default)"))
     });
     LoraPlan {
         dropout: r.f64(&dropout_key).unwrap_or_else(|| {
-            default(facts::number(facts::Framework::LlamaFactory, "lora_dropout"), &format!("{dropout_key}=0.0"))
+            facts::number_as(facts::Framework::LlamaFactory, "lora_dropout", |v| {
+                format!("{VERSION} {dropout_key}={v:?}")
+            })
         }),
         targets: r
             .strings(&target_key, true)
@@ -240,16 +242,14 @@ fn classic_plan(r: &Reader, plan: &mut Plan) {
     plan.quantization = Some(quantization);
 
     let micro = r.u64("per_device_train_batch_size").unwrap_or_else(|| {
-        Sourced::default_of(
-            facts::count(facts::Framework::Transformers, "per_device_train_batch_size"),
-            format!("{TRAINER} per_device_train_batch_size=8"),
-        )
+        facts::count_as(facts::Framework::Transformers, "per_device_train_batch_size", |v| {
+            format!("{TRAINER} per_device_train_batch_size={v}")
+        })
     });
     let accumulation = r.u64("gradient_accumulation_steps").unwrap_or_else(|| {
-        Sourced::default_of(
-            facts::count(facts::Framework::Transformers, "gradient_accumulation_steps"),
-            format!("{TRAINER} gradient_accumulation_steps=1"),
-        )
+        facts::count_as(facts::Framework::Transformers, "gradient_accumulation_steps", |v| {
+            format!("{TRAINER} gradient_accumulation_steps={v}")
+        })
     });
     plan.global_batch_size = Some(Sourced::derived(
         micro.value * accumulation.value,
@@ -258,10 +258,9 @@ fn classic_plan(r: &Reader, plan: &mut Plan) {
     plan.micro_batch_size = Some(micro);
     plan.gradient_accumulation = Some(accumulation);
 
-    plan.max_seq_length = Some(
-        r.u64("cutoff_len")
-            .unwrap_or_else(|| default(facts::count(facts::Framework::LlamaFactory, "cutoff_len"), "cutoff_len=2048")),
-    );
+    plan.max_seq_length = Some(r.u64("cutoff_len").unwrap_or_else(|| {
+        facts::count_as(facts::Framework::LlamaFactory, "cutoff_len", |v| format!("{VERSION} cutoff_len={v}"))
+    }));
     plan.packing = Some(match (r.bool("packing"), is_true(r, "neat_packing")) {
         (Some(p), _) => p,
         (None, Some(neat)) => neat,

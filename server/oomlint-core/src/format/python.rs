@@ -268,10 +268,9 @@ impl Builder<'_> {
         // Unsloth's SFTTrainer takes the model's `max_seq_length` when the config sets no length.
         if plan.max_seq_length.as_ref().is_none_or(|m| !m.is_from_file()) && format_is_sft(plan) {
             plan.max_seq_length = Some(arg(self.loader(), "max_seq_length", as_u64).unwrap_or_else(|| {
-                Sourced::default_of(
-                    facts::count(facts::Framework::Unsloth, "max_seq_length"),
-                    format!("{UNSLOTH} from_pretrained max_seq_length=2048"),
-                )
+                facts::count_as(facts::Framework::Unsloth, "max_seq_length", |v| {
+                    format!("{UNSLOTH} from_pretrained max_seq_length={v}")
+                })
             }));
         }
         if let Some(rl) = plan.rl.as_mut() {
@@ -425,10 +424,9 @@ impl Builder<'_> {
         Some(VllmPlan {
             mode: fast.map(|_| VllmMode::Colocate),
             gpu_memory_utilization: arg(self.loader(), "gpu_memory_utilization", as_f64).unwrap_or_else(|| {
-                Sourced::default_of(
-                    facts::number(facts::Framework::Unsloth, "gpu_memory_utilization"),
-                    format!("{UNSLOTH} from_pretrained gpu_memory_utilization=0.5"),
-                )
+                facts::number_as(facts::Framework::Unsloth, "gpu_memory_utilization", |v| {
+                    format!("{UNSLOTH} from_pretrained gpu_memory_utilization={v}")
+                })
             }),
             fraction_of_free: true,
             enable_sleep_mode: standby

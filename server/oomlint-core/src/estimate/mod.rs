@@ -1,7 +1,7 @@
 //! Peak GPU memory of one training plan, per component and phase.
 //!
 //! [`estimate`] turns a [`Plan`], the model's [`Architecture`] and optionally a [`Gpu`]
-//! into an [`Estimate`]: the components that are live in each phase (forward, backward,
+//! into an [`Estimate`]: the components that are live in each phase (load, forward, backward,
 //! optimizer step, RL generation), the peak over those phases in three views
 //! (allocated, reserved, device), a verdict against the GPU, and the levers that lower
 //! the peak, each with the exact edits built from the plan's spans.
@@ -22,6 +22,7 @@ mod levers;
 mod optimizer;
 mod phases;
 mod setup;
+mod timeline;
 mod views;
 mod vllm_share;
 mod weights;
@@ -32,6 +33,7 @@ pub use context::Context;
 pub use levers::Lever;
 pub(crate) use levers::Solve;
 pub(crate) use setup::Setup;
+pub use timeline::TimelinePhase;
 
 use crate::catalog::{Architecture, Gpu};
 use crate::plan::Plan;
@@ -41,6 +43,9 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Phase {
+    /// After the model is loaded, before the first step: weights, adapters, a reference model,
+    /// a colocated vLLM's slab. Everything live here stays live in every other phase.
+    Load,
     /// End of the forward pass and the loss: every saved activation is live.
     Forward,
     /// Early backward: saved activations, logits gradients and new parameter gradients.
@@ -56,11 +61,19 @@ pub enum Phase {
 }
 
 impl Phase {
-    pub(crate) const ALL: [Phase; 5] =
+    /// Every phase, in the order the peak is taken (a tie goes to the later phase, so the load,
+    /// a subset of the forward pass, is never the peak). What is live in all of them is
+    /// resident from the model's load on.
+    pub(crate) const ALL: [Phase; 6] =
+        [Phase::Load, Phase::Forward, Phase::Backward, Phase::BackwardEnd, Phase::OptimizerStep, Phase::Generation];
+    /// The phases of a training step: what is live in all of them appears with the first step
+    /// (optimizer state) and then stays.
+    pub(crate) const STEP: [Phase; 5] =
         [Phase::Forward, Phase::Backward, Phase::BackwardEnd, Phase::OptimizerStep, Phase::Generation];
 
     pub fn as_str(self) -> &'static str {
         match self {
+            Phase::Load => "load",
             Phase::Forward => "forward",
             Phase::Backward | Phase::BackwardEnd => "backward",
             Phase::OptimizerStep => "optimizer-step",

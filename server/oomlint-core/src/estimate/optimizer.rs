@@ -90,7 +90,7 @@ pub(super) fn components(s: &Setup) -> Vec<Component> {
             name: if paged { "optimizer-paged" } else { "optimizer" },
             bytes: (p * per / s.shard_optimizer as f64) as u64,
             phase: Phase::OptimizerStep,
-            live_in: Phase::ALL.to_vec(),
+            live_in: Phase::STEP.to_vec(),
             formula: format!("{} trainable × {label}{}", s.trainable, shard_note(s.shard_optimizer)),
             provenance: if matches!(s.optimizer, Optimizer::Adafactor | Optimizer::Other(_)) {
                 Provenance::Heuristic
@@ -104,7 +104,7 @@ pub(super) fn components(s: &Setup) -> Vec<Component> {
             name: "master-weights",
             bytes: (p * 4.0 / s.shard_optimizer as f64) as u64,
             phase: Phase::OptimizerStep,
-            live_in: Phase::ALL.to_vec(),
+            live_in: Phase::STEP.to_vec(),
             formula: format!("{} trainable × 4 B fp32 master copy{}", s.trainable, shard_note(s.shard_optimizer)),
             provenance: Provenance::Exact,
         });

@@ -16,7 +16,7 @@ pub(super) struct Core {
 }
 
 /// Components that live outside the PyTorch caching allocator.
-fn outside_allocator(name: &str) -> bool {
+pub(super) fn outside_allocator(name: &str) -> bool {
     matches!(name, "optimizer-paged" | "cuda-context" | "nccl" | "paged-optimizer-resident" | "allocator-overhead")
 }
 
@@ -163,7 +163,7 @@ fn stable_embedding_gradient(s: &Setup) -> Option<Component> {
         name: "embedding-gradient",
         bytes: s.counts.embedding * s.compute_bytes,
         phase: Phase::Backward,
-        live_in: Phase::ALL.to_vec(),
+        live_in: Phase::STEP.to_vec(),
         formula: format!(
             "{} embedding params × {} B: StableEmbedding's gradient, outside the optimizer",
             s.counts.embedding, s.compute_bytes

@@ -476,3 +476,78 @@ fn unsloth_gemma3_on_a_card_without_bf16_keeps_float32_activations() {
     let a100 = gpu(16);
     assert!(activations(&t4) > activations(&a100) * 3 / 2, "{} vs {}", activations(&t4), activations(&a100));
 }
+
+/// Plans whose timelines differ: adapters, RL with vLLM awake and asleep, FSDP's end of
+/// backward, a DeepSpeed-style reference model.
+fn timeline_plans() -> Vec<(&'static str, Plan, &'static str)> {
+    let mut reference = trl_sft(Method::Full, None);
+    reference.reference_model = Some(d(true));
+    vec![
+        ("litgpt lora", litgpt_lora(2, 1024), "Llama-2-7b-hf"),
+        ("grpo, vllm awake", grpo(false), "Qwen2.5-0.5B"),
+        ("grpo, vllm asleep", grpo(true), "Qwen2.5-0.5B"),
+        ("litgpt fsdp accumulating", litgpt_fsdp_full(4), "Gemma-2b"),
+        ("trl full with a reference model", reference, "Llama-3.2-1B"),
+    ]
+}
+
+#[test]
+fn the_load_is_resident_throughout_and_never_the_peak() {
+    for (what, plan, model) in timeline_plans() {
+        let est = estimate(&plan, arch(model), Some(&gpu(80)));
+        for c in est.components.iter().filter(|c| c.live_in.contains(&Phase::Load)) {
+            assert!(Phase::STEP.iter().all(|p| c.live_in.contains(p)), "{what}: {} leaves after the load", c.name);
+        }
+        let load = est.phases.iter().find(|p| p.phase == Phase::Load).expect("a load phase").allocated_bytes;
+        assert!(est.phases.iter().all(|p| load <= p.allocated_bytes), "{what}");
+        assert_ne!(est.peak.phase, Phase::Load, "{what}");
+    }
+}
+
+#[test]
+fn the_timeline_runs_in_order_with_one_backward_and_one_peak() {
+    for (what, plan, model) in timeline_plans() {
+        let est = estimate(&plan, arch(model), Some(&gpu(80)));
+        let timeline = est.timeline();
+        let names: Vec<_> = timeline.iter().map(|t| t.phase.as_str()).collect();
+        let generates = est.components.iter().any(|c| c.phase == Phase::Generation);
+        let expected = if generates {
+            vec!["load", "generation", "forward", "backward", "optimizer-step"]
+        } else {
+            vec!["load", "forward", "backward", "optimizer-step"]
+        };
+        assert_eq!(names, expected, "{what}");
+        let peaks: Vec<_> = timeline.iter().filter(|t| t.peak).collect();
+        assert_eq!(peaks.len(), 1, "{what}");
+        assert_eq!((peaks[0].phase, peaks[0].allocated_bytes), (est.peak.phase, est.peak.allocated_bytes), "{what}");
+        for row in &timeline {
+            let bytes: u64 = row
+                .components
+                .iter()
+                .map(|name| est.components.iter().filter(|c| c.name == *name).map(|c| c.bytes).sum::<u64>())
+                .sum();
+            assert_eq!(bytes, row.allocated_bytes, "{what}: {} is the sum of its components", row.phase.as_str());
+        }
+    }
+}
+
+#[test]
+fn optimizer_state_arrives_with_the_first_step() {
+    let est = estimate(&litgpt_lora(1, 512), arch("Llama-2-7b-hf"), None);
+    let timeline = est.timeline();
+    let load = &timeline[0].components;
+    assert_eq!(load, &["weights", "trainable"]);
+    let forward = timeline.iter().find(|t| t.phase == Phase::Forward).expect("a forward phase");
+    assert!(forward.components.contains(&"optimizer"), "{:?}", forward.components);
+}
+
+#[test]
+fn the_end_of_backward_is_one_backward_row() {
+    let est = estimate(&litgpt_fsdp_full(4), arch("Gemma-2b"), None);
+    assert!(est.phases.iter().any(|p| p.phase == Phase::BackwardEnd));
+    let backward: Vec<_> = est.timeline().into_iter().filter(|t| t.phase.as_str() == "backward").collect();
+    assert_eq!(backward.len(), 1);
+    let largest =
+        est.phases.iter().filter(|p| p.phase.as_str() == "backward").map(|p| p.allocated_bytes).max().unwrap_or(0);
+    assert_eq!(backward[0].allocated_bytes, largest);
+}

@@ -69,7 +69,7 @@ pub(super) fn outside_allocator(s: &Setup, paged_optimizer: u64) -> Vec<Componen
             name: "paged-optimizer-resident",
             bytes: paged_optimizer,
             phase: Phase::OptimizerStep,
-            live_in: Phase::ALL.to_vec(),
+            live_in: Phase::STEP.to_vec(),
             formula: "paged optimizer state resident on the device (managed memory)".into(),
             provenance: Provenance::Derived,
         });

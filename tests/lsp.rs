@@ -138,6 +138,16 @@ fn hover_on_a_memory_key_breaks_the_estimate_down() {
         let row = format!("| {} | {:.2} | `", component.name, gib(component.bytes));
         assert!(markdown.contains(&row), "missing {row} in {markdown}");
     }
+    // The timeline: one line per phase in order, the peak phase named.
+    let timeline = estimate.timeline();
+    let mut at = markdown.find("**Timeline**").expect("a timeline");
+    for step in &timeline {
+        let row = format!("{} {:.2} GiB", step.phase.as_str(), gib(step.allocated_bytes));
+        let line = if step.peak { format!("- **{row}** ◀ peak\n") } else { format!("- {row}\n") };
+        at += markdown[at..].find(&line).unwrap_or_else(|| panic!("missing {line} in order in {markdown}"));
+    }
+    assert_eq!(markdown.matches("◀ peak").count(), 1, "{markdown}");
+    assert!(markdown.contains(&format!("- **{} ", estimate.peak.phase.as_str())), "{markdown}");
     assert!(markdown.contains("**This key:** halved (1): −") && markdown.contains("doubled (4): +"), "{markdown}");
     insta::assert_snapshot!("sft_batch_hover", markdown);
 }

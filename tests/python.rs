@@ -37,6 +37,35 @@ fn unsloth_grpo_goes_out_of_memory_on_a_22_gb_card() {
     assert!(names.contains(&"vllm-reservation"), "{names:?}");
     let check = json(&["check", "fixtures/python/unsloth-grpo-oom.py", "--gpu", "A10G", "--output-format", "json"]);
     assert!(codes(&check).contains(&"OOM601".to_string()), "{check:#}");
+    generation_and_training_are_both_shown("fixtures/python/unsloth-grpo-oom.py", &est);
+}
+
+/// The phase timeline of a GRPO run shows vLLM's generation and the training phases, in the
+/// JSON and in the table, with the peak named once.
+fn generation_and_training_are_both_shown(path: &str, est: &Value) {
+    let phases = est["phases"].as_array().expect("a timeline");
+    let phase = |name: &str| phases.iter().find(|p| p["phase"] == name).unwrap_or_else(|| panic!("no {name}: {est:#}"));
+    let generation = phase("generation");
+    assert!(generation["components"].as_array().unwrap().iter().any(|c| c == "vllm-reservation"), "{generation}");
+    for training in ["forward", "backward", "optimizer-step"] {
+        let live = phase(training)["components"].as_array().unwrap();
+        assert!(
+            live.iter().any(|c| c == "gradients") || live.iter().any(|c| c == "activations"),
+            "{training}: {live:?}"
+        );
+    }
+    let peak = phases.iter().find(|p| p["peak"] == true).expect("a peak phase");
+    assert_eq!(peak["phase"], est["peak"]["phase"]);
+    let table = String::from_utf8_lossy(&oomlint(&["estimate", path, "--gpu", "A10G"]).stdout).into_owned();
+    let timeline = &table[table.find("\ntimeline").unwrap_or_else(|| panic!("no timeline in {table}"))..];
+    let rows: Vec<&str> = timeline.lines().skip(2).take_while(|l| !l.is_empty()).collect();
+    let shown: Vec<&str> = rows.iter().filter_map(|r| r.split_whitespace().next()).collect();
+    assert_eq!(shown, ["load", "generation", "forward", "backward", "optimizer-step"], "{timeline}");
+    let marked: Vec<&&str> = rows.iter().filter(|r| r.ends_with("◀ peak")).collect();
+    assert_eq!(marked.len(), 1, "{timeline}");
+    assert!(marked[0].trim_start().starts_with(peak["phase"].as_str().unwrap()), "{timeline}");
+    let gib = peak["allocated_bytes"].as_f64().unwrap() / GIB;
+    assert!(marked[0].contains(&format!("{gib:.2} GiB")), "{timeline}");
 }
 
 #[test]
@@ -49,6 +78,7 @@ fn unsloth_grpo_fits_after_the_guides_changes() {
     let check = json(&["check", "fixtures/python/unsloth-grpo-fixed.py", "--gpu", "A10G", "--output-format", "json"]);
     let found = codes(&check);
     assert!(!found.iter().any(|c| c == "OOM601" || c == "OOM602"), "{found:?}");
+    generation_and_training_are_both_shown("fixtures/python/unsloth-grpo-fixed.py", &est);
 }
 
 #[test]

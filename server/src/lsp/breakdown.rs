@@ -56,7 +56,7 @@ pub fn summary(estimate: &Estimate, gpu: Option<&Gpu>, headroom: Option<f64>) ->
     }
 }
 
-/// The per-component table of the peak phase, with the totals and the verdict.
+/// The per-component table of the peak phase, the timeline of phases, the totals and the verdict.
 pub fn markdown(estimate: &Estimate, gpu: Option<&Gpu>, headroom: Option<f64>) -> String {
     let peak = &estimate.peak;
     let mut out = format!("**Peak ≈ {:.2} GiB** in the {} phase", gib(peak.device_bytes), peak.phase.as_str());
@@ -82,6 +82,11 @@ pub fn markdown(estimate: &Estimate, gpu: Option<&Gpu>, headroom: Option<f64>) -
             gib(component.bytes),
             bar(component.bytes as f64 / scale)
         ));
+    }
+    out.push_str("\n**Timeline** (allocated in each phase)\n\n");
+    for step in estimate.timeline() {
+        let row = format!("{} {:.2} GiB", step.phase.as_str(), gib(step.allocated_bytes));
+        out.push_str(&if step.peak { format!("- **{row}** ◀ peak\n") } else { format!("- {row}\n") });
     }
     let (low, high) = estimate.band;
     out.push_str(&format!(

@@ -74,6 +74,16 @@ pub fn table(analysis: &Analysis, estimate: &Estimate) -> String {
             shorten(&c.formula, 72)
         ));
     }
+    out.push_str("\ntimeline (allocated in each phase):\n");
+    for step in estimate.timeline() {
+        out.push_str(&format!(
+            "  {:<24} {:>9.2} GiB  {}{}\n",
+            step.phase.as_str(),
+            gib(step.allocated_bytes),
+            bar(step.allocated_bytes, total),
+            if step.peak { "  ◀ peak" } else { "" }
+        ));
+    }
     let (low, high) = estimate.band;
     out.push_str(&format!(
         "\npeak phase: {}\n  allocated {:>8.2} GiB   (torch.cuda.max_memory_allocated)\n  reserved  {:>8.2} GiB   (+ allocator cache)\n  device    {:>8.2} GiB   (+ CUDA context; {:+.0} % / {:+.0} %)\n",
@@ -181,6 +191,12 @@ pub fn json(analysis: &Analysis, estimate: &Estimate) -> Value {
             "phase": c.phase.as_str(),
             "formula": c.formula,
             "provenance": c.provenance,
+        })).collect::<Vec<_>>(),
+        "phases": estimate.timeline().into_iter().map(|t| json!({
+            "phase": t.phase.as_str(),
+            "allocated_bytes": t.allocated_bytes,
+            "components": t.components,
+            "peak": t.peak,
         })).collect::<Vec<_>>(),
         "fit": estimate.fit.map(|f| json!({"verdict": f.verdict, "headroom_bytes": f.headroom_bytes})),
         "levers": estimate.levers.iter().map(|l| json!({

@@ -217,6 +217,7 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
     } else {
         let mut findings = schema::check(format, &document);
         schema::script::removed_keys(&document, &mut findings);
+        schema::script::subclass_keys(&document, &mut findings);
         findings
     };
     // A config file of the repository's own scripts may carry their own arguments: ask the

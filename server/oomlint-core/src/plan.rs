@@ -307,7 +307,22 @@ pub(crate) enum RlAlgorithm {
     Grpo,
     Orpo,
     Kto,
+    /// CPO and SimPO: chosen and rejected concatenated, no reference model.
+    Cpo,
+    /// A reward model: a scalar score head over chosen and rejected (no vocabulary logits).
+    Reward,
     Other,
+}
+
+impl RlAlgorithm {
+    /// The sequences each example puts through the trained model's forward: chosen and
+    /// rejected, concatenated into one batch, for the paired preference losses.
+    pub(crate) fn sequences_per_example(self) -> u64 {
+        match self {
+            RlAlgorithm::Dpo | RlAlgorithm::Orpo | RlAlgorithm::Cpo | RlAlgorithm::Reward => 2,
+            _ => 1,
+        }
+    }
 }
 
 /// A `PYTORCH_*ALLOC_CONF` assignment found in the file.
@@ -366,6 +381,10 @@ pub struct Plan {
     pub(crate) rl: Option<RlPlan>,
     /// Whether a frozen reference model is kept on the GPU (DPO without PEFT, GRPO with beta > 0 and no PEFT).
     pub(crate) reference_model: Option<Sourced<bool>>,
+    /// Whether each step runs a no-grad reference forward over the batch (DPO, KTO): through the
+    /// reference copy, or the policy with its adapters disabled; false when the reference
+    /// log-probabilities are precomputed.
+    pub(crate) reference_forward: Option<Sourced<bool>>,
     pub(crate) allocator: Vec<AllocatorSetting>,
     /// `CUDA_VISIBLE_DEVICES` as written.
     pub(crate) visible_devices: Option<Sourced<String>>,
@@ -703,6 +722,7 @@ impl Plan {
             sharding: None,
             rl: None,
             reference_model: None,
+            reference_forward: None,
             allocator: Vec::new(),
             visible_devices: None,
             insertion: None,

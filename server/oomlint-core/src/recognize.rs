@@ -48,7 +48,8 @@ pub(crate) fn recognize(path: &Path, text: &str, doc: &Document) -> Recognition 
             }
         };
     }
-    let Some(root) = doc.root_mapping().filter(|_| weighed(proposed)) else {
+    // A script's format comes from the classes it calls, not from how many keys its calls share.
+    let Some(root) = doc.root_mapping().filter(|_| weighed(proposed) && doc.program.is_none()) else {
         return claimed(proposed);
     };
     if let Some(tool) = foreign_tool(root) {

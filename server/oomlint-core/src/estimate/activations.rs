@@ -465,9 +465,9 @@ pub(super) fn activations_component(s: &Setup) -> Component {
     }
 }
 
-/// Vocabulary rows that receive logits.
-fn vocab(s: &Setup) -> u64 {
-    weights::vocab_rows(&s.arch)
+/// Rows of the output head that receive logits (the vocabulary; 1 for a reward model's score).
+pub(super) fn vocab(s: &Setup) -> u64 {
+    s.head_rows
 }
 
 /// Tokens that reach the output head: GRPO keeps only the completion (`logits_to_keep`).
@@ -555,7 +555,7 @@ const TOKEN_TILE: u64 = 4096;
 const VOCAB_TILE: u64 = 32768;
 
 /// One `[4096 tokens, 32768 vocabulary]` scratch tile in the compute dtype (`mm_buf`).
-fn fused_tile_bytes(s: &Setup) -> u64 {
+pub(super) fn fused_tile_bytes(s: &Setup) -> u64 {
     TOKEN_TILE.min(logit_tokens(s)) * VOCAB_TILE.min(vocab(s)) * s.compute_bytes
 }
 

@@ -1,11 +1,15 @@
-//! RL extras: the frozen reference model, the vLLM reservation and Hugging Face `generate`'s KV cache.
+//! RL extras: the frozen reference model and its forward, the vLLM reservation and Hugging
+//! Face `generate`'s KV cache.
 
+use super::activations::{fused_tile_bytes, vocab};
 use super::setup::Setup;
 use super::weights::{self, quantized_bytes_per_param};
 use super::{Component, Phase, Provenance};
 use crate::plan::{RlAlgorithm, VllmMode};
 
-/// A frozen copy of the base model for KL or DPO reference log-probabilities.
+/// A frozen copy of the base model for KL or DPO/KTO reference log-probabilities, loaded with the
+/// policy's `model_init_kwargs` (its load dtype and quantization; TRL `dpo_trainer.py`
+/// `DPOTrainer.__init__` "Reference model": `create_model_from_path(ref_model_path, **ref_model_init_kwargs)`).
 pub(super) fn reference_model(s: &Setup) -> Option<Component> {
     if !s.reference_model || s.is_peft() {
         return None;
@@ -25,6 +29,45 @@ pub(super) fn reference_model(s: &Setup) -> Option<Component> {
         live_in: Phase::ALL.to_vec(),
         formula: format!("frozen copy of {} params in the load dtype", c.total),
         provenance: Provenance::Exact,
+    })
+}
+
+/// The reference forward of DPO and KTO (TRL `dpo_trainer.py` `DPOTrainer._compute_loss`,
+/// `kto_trainer.py` `KTOTrainer._compute_loss`): under `torch.no_grad()`, *after* the policy's
+/// forward, through the reference copy or the policy with its adapters disabled
+/// (`use_adapter`). Nothing is saved for backward, but its logits for the whole batch (`ref_outputs`
+/// is referenced until the loss returns) sit on top of the policy's saved activations and logits;
+/// `selective_log_softmax` then loops over sequences, adding one sequence's log-softmax. They
+/// are freed before backward. With TRL's fused LM head the reference forward is assumed to take
+/// the same head (one tile), which the TRL source read for this does not show.
+pub(super) fn reference_forward(s: &Setup) -> Option<Component> {
+    if !s.reference_forward {
+        return None;
+    }
+    let v = vocab(s);
+    let beta = s.compute_bytes;
+    let (bytes, formula, provenance) = if s.fused_head {
+        (
+            fused_tile_bytes(s),
+            "one fused LM head tile (assumed: the reference takes the policy's fused head)".to_string(),
+            Provenance::Heuristic,
+        )
+    } else {
+        let logits = s.tokens().saturating_mul(v * beta);
+        let row = s.seq_len.saturating_mul(v * beta);
+        (
+            logits.saturating_add(row),
+            format!("reference logits T × β·V = {} × {beta} × {v} + one sequence's log-softmax {} × β·V, freed before backward", s.tokens(), s.seq_len),
+            Provenance::Derived,
+        )
+    };
+    Some(Component {
+        name: "reference-forward",
+        bytes,
+        phase: Phase::Forward,
+        live_in: vec![Phase::Forward],
+        formula,
+        provenance,
     })
 }
 

@@ -37,6 +37,7 @@ pub(super) fn evaluate(s: &Setup) -> Core {
     components.extend(stable_embedding_gradient(s));
     components.extend(sharding_buffers(s));
     components.extend(generation::reference_model(s));
+    components.extend(generation::reference_forward(s));
     let before_vllm: u64 =
         components.iter().filter(|c| c.name == "weights").map(|c| c.bytes).sum::<u64>() + views::CUDA_CONTEXT_BYTES;
     components.extend(generation::vllm_reservation(s, weights_bytes, before_vllm));

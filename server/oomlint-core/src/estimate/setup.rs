@@ -55,6 +55,10 @@ pub(crate) struct Setup {
     pub(crate) rl: Option<RlPlan>,
     pub(crate) algorithm: Option<RlAlgorithm>,
     pub(crate) reference_model: bool,
+    /// A no-grad reference forward over the batch each step (DPO, KTO without precomputed log-probs).
+    pub(crate) reference_forward: bool,
+    /// Rows of the output head: the vocabulary, or 1 for a reward model's score head.
+    pub(crate) head_rows: u64,
     pub(crate) expandable_segments: bool,
     pub(crate) gpu_capacity: Option<u64>,
     /// What the framework releases and the batch order keep alive.
@@ -195,9 +199,23 @@ impl Setup {
             None => (1, false, LoraTargets::default()),
         };
         let arch = &bounded(arch);
-        let counts = weights::count(arch, implementation);
+        let algorithm = plan.algorithm.as_ref().map(|a| a.value);
+        let reward = algorithm == Some(RlAlgorithm::Reward);
+        let mut counts = weights::count(arch, implementation);
+        if reward {
+            score_head(&mut counts, arch);
+        }
+        let head_rows = if reward { 1 } else { weights::vocab_rows(arch) };
+        // The fused LM head is attached by SFT, DPO and GRPO (`TrlLoss::FusedHead`); ORPO, CPO
+        // and KTO read `outputs.logits`, and a reward model's score head has no vocabulary.
+        let fused_head = fused_head
+            && !matches!(
+                algorithm,
+                Some(RlAlgorithm::Orpo | RlAlgorithm::Cpo | RlAlgorithm::Kto | RlAlgorithm::Reward)
+            );
         let expandable_segments = plan.expandable_segments();
         let reference_model = plan.reference_model.as_ref().is_some_and(|r| r.value);
+        let reference_forward = plan.reference_forward.as_ref().is_some_and(|r| r.value);
         let forced_float32 = unsloth_forces_float32(plan, implementation, arch, gpu);
         let mut setup = Setup {
             implementation,
@@ -230,8 +248,10 @@ impl Setup {
             lora_targets,
             trainable: 0,
             rl: plan.rl.clone(),
-            algorithm: plan.algorithm.as_ref().map(|a| a.value),
+            algorithm,
             reference_model,
+            reference_forward,
+            head_rows,
             expandable_segments,
             gpu_capacity: gpu.map(|g| g.memory_bytes),
             behaviour,
@@ -300,13 +320,21 @@ fn default_seq_len(plan: &Plan, arch: &Architecture) -> u64 {
     }
 }
 
-/// DPO runs each example's chosen and rejected sequences in one concatenated forward
-/// (TRL `dpo_trainer.py` `_compute_loss`: "batch is [chosen, rejected]"; LLaMA-Factory likewise).
+/// DPO, ORPO, CPO and reward modelling run each example's chosen and rejected sequences in
+/// one concatenated forward of 2 × micro batch sequences, padded to the longer of the two
+/// (TRL `dpo_trainer.py` `_compute_loss`: "batch is [chosen, rejected]"; `orpo_trainer.py` and
+/// `cpo_trainer.py` `concatenated_forward`; `reward_trainer.py` `compute_loss`, which chunks
+/// the scores in two; LLaMA-Factory likewise). KTO is unpaired: one sequence per example.
 fn sequences_per_example(plan: &Plan) -> u64 {
-    match plan.algorithm.as_ref().map(|a| a.value) {
-        Some(RlAlgorithm::Dpo) => 2,
-        _ => 1,
-    }
+    plan.algorithm.as_ref().map_or(1, |a| a.value.sequences_per_example())
+}
+
+/// A reward model (`AutoModelForSequenceClassification`, `num_labels=1`, TRL `reward_trainer.py`)
+/// replaces the LM head by a score head of one row: the weights have no `V × h` head and the
+/// logits are one score per token, pooled at the last one.
+fn score_head(counts: &mut ParamCounts, arch: &Architecture) {
+    counts.total = counts.total - counts.head + arch.n_embd;
+    counts.head = arch.n_embd;
 }
 
 /// The loss TRL runs for the file's `loss_type` in this release: (loss, fused LM head). The

@@ -551,3 +551,75 @@ fn the_end_of_backward_is_one_backward_row() {
         est.phases.iter().filter(|p| p.phase.as_str() == "backward").map(|p| p.allocated_bytes).max().unwrap_or(0);
     assert_eq!(backward[0].allocated_bytes, largest);
 }
+
+/// TRL full fine-tuning of Qwen2.5-0.5B under `algorithm`, micro batch 4 × 1024 tokens.
+fn preference(algorithm: RlAlgorithm) -> Plan {
+    let mut p = Plan::new(Framework::Trl);
+    p.method = Some(d(Method::Full));
+    p.algorithm = Some(d(algorithm));
+    p.micro_batch_size = Some(d(4));
+    p.max_seq_length = Some(d(1024));
+    p.gradient_checkpointing = Some(d(Checkpointing::Full));
+    p
+}
+
+fn component(est: &Estimate, name: &str) -> Option<u64> {
+    est.components.iter().find(|c| c.name == name).map(|c| c.bytes)
+}
+
+#[test]
+fn paired_preference_losses_run_chosen_and_rejected_together() {
+    let a = arch("Qwen2.5-0.5B");
+    let sft = estimate(&preference(RlAlgorithm::Sft), a, None);
+    for paired in [RlAlgorithm::Dpo, RlAlgorithm::Orpo, RlAlgorithm::Cpo] {
+        let est = estimate(&preference(paired), a, None);
+        assert_eq!(component(&est, "activations"), component(&sft, "activations").map(|b| 2 * b), "{paired:?}");
+    }
+    // KTO is unpaired: one sequence per example.
+    let kto = estimate(&preference(RlAlgorithm::Kto), a, None);
+    assert_eq!(component(&kto, "activations"), component(&sft, "activations"));
+}
+
+#[test]
+fn the_reference_copy_needs_no_peft_and_no_precomputed_log_probs() {
+    let a = arch("Qwen2.5-0.5B");
+    let context = Context { trl: crate::versions::Version::parse("1.9.0"), ..Context::default() };
+    let mut dpo = preference(RlAlgorithm::Dpo);
+    dpo.reference_model = Some(d(true));
+    dpo.reference_forward = Some(d(true));
+    let full = estimate_in(&dpo, a, None, &context);
+    assert!(component(&full, "reference-model").is_some());
+    // Its logits for the whole 2B batch are alive at the end of the forward, freed before backward.
+    let forward = full.components.iter().find(|c| c.name == "reference-forward").expect("reference forward");
+    assert_eq!(forward.live_in, vec![Phase::Forward]);
+    let logits = 2 * 4 * 1024 * 2 * weights::vocab_rows(a);
+    assert_eq!(forward.bytes, logits + 1024 * 2 * weights::vocab_rows(a));
+    // PEFT disables the adapters for the reference: no copy, the forward stays.
+    let mut lora = dpo.clone();
+    lora.method = Some(d(Method::Lora));
+    lora.lora = Some(LoraPlan { rank: d(8), alpha: d(16.0), dropout: d(0.0), targets: d(qv()) });
+    let est = estimate_in(&lora, a, None, &context);
+    assert!(component(&est, "reference-model").is_none());
+    assert!(component(&est, "reference-forward").is_some());
+    // Precomputed log-probs: neither.
+    let mut precomputed = dpo.clone();
+    precomputed.reference_model = Some(d(false));
+    precomputed.reference_forward = Some(d(false));
+    let est = estimate_in(&precomputed, a, None, &context);
+    assert!(component(&est, "reference-model").is_none() && component(&est, "reference-forward").is_none());
+    assert!(est.peak.allocated_bytes < full.peak.allocated_bytes);
+}
+
+#[test]
+fn a_reward_model_has_a_score_head_and_no_vocabulary_logits() {
+    let a = arch("Llama-3.2-1B");
+    let context = Context { trl: crate::versions::Version::parse("1.9.0"), ..Context::default() };
+    let reward = estimate_in(&preference(RlAlgorithm::Reward), a, None, &context);
+    let sft = estimate_in(&preference(RlAlgorithm::Sft), a, None, &context);
+    let logits = reward.components.iter().find(|c| c.name == "logits-loss").expect("logits");
+    assert!(logits.formula.contains("V = 1"), "{}", logits.formula);
+    assert!(logits.bytes * 50 < component(&sft, "logits-loss").unwrap_or(0), "only the final norm and the score");
+    // Llama 3.2 ties its head to the embedding: the score head adds one row of h.
+    assert_eq!(reward.parameters, sft.parameters + a.n_embd);
+    assert!(component(&reward, "lm-head-tile").is_none());
+}

@@ -244,6 +244,7 @@ fn algorithm(r: &Reader) -> Sourced<RlAlgorithm> {
         "grpo" => RlAlgorithm::Grpo,
         "orpo" => RlAlgorithm::Orpo,
         "kto" => RlAlgorithm::Kto,
+        "simpo" => RlAlgorithm::Cpo,
         _ => RlAlgorithm::Other,
     };
     rl.map(|_| kind)
@@ -392,6 +393,14 @@ pub(crate) fn plan(r: &Reader) -> Plan {
             plan.rl = Some(rl_plan(r));
         }
         plan.reference_model = Some(reference_model(r, &rl));
+        // DPO, IPO and KTO compute reference log-probabilities every step (TRL's trainers,
+        // `core/trainers/dpo`); ORPO and SimPO need none.
+        if matches!(rl.as_str(), "dpo" | "ipo" | "kto") {
+            plan.reference_forward = Some(Sourced::derived(
+                is_true(r, "precompute_ref_log_probs").is_none(),
+                format!("rl: {rl} computes reference log-probabilities each step unless precompute_ref_log_probs"),
+            ));
+        }
     }
     plan.algorithm = Some(algorithm);
     plan.axolotl = Some(settings(r));

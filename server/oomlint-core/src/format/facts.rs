@@ -52,6 +52,12 @@ pub(crate) enum Framework {
     TrlSft,
     TrlDpo,
     TrlGrpo,
+    /// `ORPOConfig` (`trl.experimental.orpo` since 0.29).
+    TrlOrpo,
+    TrlKto,
+    /// `CPOConfig` (`trl.experimental.cpo` since 0.29), SimPO included.
+    TrlCpo,
+    TrlReward,
     TrlModel,
     /// PEFT's `LoraConfig`.
     Peft,
@@ -198,6 +204,24 @@ pub(crate) const FACTS: &[Fact] = &[
     fact_of(TrlSft, "padding_free", Value::Flag(false), "all", "trl/trainer/sft_config.py SFTConfig.padding_free"),
     fact(TrlDpo, "max_length", 1024.0, ">= 0.20", "trl/trainer/dpo_config.py DPOConfig.max_length"),
     fact_of(TrlDpo, "loss_type", Value::Texts(&["sigmoid"]), "1.10", "trl/trainer/dpo_config.py DPOConfig.loss_type"),
+    fact_of(
+        TrlDpo,
+        "precompute_ref_log_probs",
+        Value::Flag(false),
+        "all",
+        "trl/trainer/dpo_config.py DPOConfig.precompute_ref_log_probs",
+    ),
+    fact(TrlOrpo, "max_length", 1024.0, ">= 0.20", "trl/experimental/orpo/orpo_config.py ORPOConfig.max_length"),
+    fact(TrlKto, "max_length", 1024.0, ">= 0.20", "trl/trainer/kto_config.py KTOConfig.max_length"),
+    fact_of(
+        TrlKto,
+        "precompute_ref_log_probs",
+        Value::Flag(false),
+        "all",
+        "trl/trainer/kto_config.py KTOConfig.precompute_ref_log_probs",
+    ),
+    fact(TrlCpo, "max_length", 1024.0, ">= 0.20", "trl/experimental/cpo/cpo_config.py CPOConfig.max_length"),
+    fact(TrlReward, "max_length", 1024.0, ">= 0.20", "trl/trainer/reward_config.py RewardConfig.max_length"),
     fact(TrlGrpo, "num_generations", 8.0, ">= 0.14", "trl/trainer/grpo_config.py GRPOConfig.num_generations"),
     fact_of(
         TrlGrpo,

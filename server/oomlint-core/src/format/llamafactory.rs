@@ -50,7 +50,8 @@ fn algorithm(r: &Reader, stage: &str) -> Sourced<RlAlgorithm> {
     let value = match stage {
         "sft" | "pt" => RlAlgorithm::Sft,
         "dpo" if pref_loss.as_deref() == Some("orpo") => RlAlgorithm::Orpo,
-        "dpo" if pref_loss.as_deref().is_none_or(|l| l != "simpo") => RlAlgorithm::Dpo,
+        "dpo" if pref_loss.as_deref() == Some("simpo") => RlAlgorithm::Cpo,
+        "dpo" => RlAlgorithm::Dpo,
         "kto" => RlAlgorithm::Kto,
         _ => RlAlgorithm::Other,
     };
@@ -200,12 +201,7 @@ fn sharding(r: &Reader) -> Sourced<Sharding> {
 /// `create_ref_model`: DPO (unless ORPO/SimPO loss) and KTO keep a reference model; a LoRA
 /// run without `ref_model` gets its reference logits with the adapter disabled.
 fn reference_model(r: &Reader, stage: &str, lora: bool) -> Option<Sourced<bool>> {
-    let pref_loss = r.str("pref_loss").map(|l| l.value.to_ascii_lowercase());
-    let uses_reference = match stage {
-        "dpo" => !matches!(pref_loss.as_deref(), Some("orpo" | "simpo")),
-        "kto" => true,
-        _ => return None,
-    };
+    let uses_reference = uses_reference(r, stage)?;
     Some(if !uses_reference {
         Sourced::derived(false, "pref_loss orpo/simpo needs no reference model")
     } else if let Some(reference) = r.str("ref_model") {
@@ -215,6 +211,24 @@ fn reference_model(r: &Reader, stage: &str, lora: bool) -> Option<Sourced<bool>>
     } else {
         Sourced::derived(true, format!("stage {stage} without LoRA loads a second copy of the model"))
     })
+}
+
+/// Whether the stage computes reference log-probabilities (None for stages without a preference loss).
+fn uses_reference(r: &Reader, stage: &str) -> Option<bool> {
+    let pref_loss = r.str("pref_loss").map(|l| l.value.to_ascii_lowercase());
+    match stage {
+        "dpo" => Some(!matches!(pref_loss.as_deref(), Some("orpo" | "simpo"))),
+        "kto" => Some(true),
+        _ => None,
+    }
+}
+
+/// The trainers' `compute_reference_log_probs` runs a no-grad forward after the policy's each
+/// step, through `ref_model` or the policy with its adapter disabled (`train/dpo/trainer.py`,
+/// `train/kto/trainer.py` `get_batch_loss_metrics`).
+fn reference_forward(r: &Reader, stage: &str) -> Option<Sourced<bool>> {
+    let uses = uses_reference(r, stage)?;
+    Some(Sourced::derived(uses, format!("stage {stage}: reference log-probabilities computed every step")))
 }
 
 fn classic_plan(r: &Reader, plan: &mut Plan) {
@@ -238,6 +252,7 @@ fn classic_plan(r: &Reader, plan: &mut Plan) {
     let load = plan.load_dtype.as_ref().map_or(Dtype::Auto, |d| d.value);
     plan.precision = Some(precision(r, load));
     plan.reference_model = reference_model(r, &stage, lora);
+    plan.reference_forward = reference_forward(r, &stage);
     plan.method = Some(method);
     plan.quantization = Some(quantization);
 

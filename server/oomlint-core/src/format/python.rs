@@ -27,8 +27,8 @@
 mod calls;
 mod layout;
 
-pub use calls::Callee;
 pub(crate) use calls::{Arg, ArgValue, Call, Roles, Script};
+pub use calls::{Callee, Preference};
 
 use super::hf_names::{attention_kind, lora_targets, not_a_decoder};
 use super::trl::{self, dtype_of};
@@ -85,6 +85,8 @@ pub(crate) fn detect(script: &Script) -> Format {
     match (callee(roles.config), trainer) {
         (Some(Callee::GrpoConfig), _) | (_, Some(Callee::GrpoTrainer)) => Format::TrlGrpo,
         (Some(Callee::DpoConfig), _) | (_, Some(Callee::DpoTrainer)) => Format::TrlDpo,
+        // ORPO/KTO/CPO/reward configs subclass `TrainingArguments`: their schema is that one.
+        (Some(Callee::PreferenceConfig(_)), _) | (_, Some(Callee::PreferenceTrainer(_))) => Format::Transformers,
         (Some(Callee::SftConfig), _) | (_, Some(Callee::SftTrainer)) => Format::TrlSft,
         (Some(Callee::TrainingArguments), _) | (_, Some(Callee::Trainer)) => Format::Transformers,
         _ if matches!(callee(roles.loader), Some(Callee::UnslothFromPretrained)) => Format::TrlSft,
@@ -97,8 +99,12 @@ pub(crate) fn plan(format: Format, doc: &Document) -> Option<Plan> {
     let script = script(doc)?;
     let root = doc.root_mapping()?;
     let reader = Reader::new(root);
-    let mut plan = trl::plan(format, &reader);
     let roles = script.roles();
+    let mut plan = match preference(&script, &roles) {
+        // Read with TRL's defaults (every TRL config class shares `_BaseConfig`'s).
+        Some(algorithm) => trl::plan_for(Format::TrlDpo, algorithm, &reader),
+        None => trl::plan(format, &reader),
+    };
     let script = Builder { script: &script, roles, reader: &reader };
     let unsloth = script.loader().is_some_and(|c| matches!(c.callee, Callee::UnslothFromPretrained));
     if unsloth {
@@ -111,6 +117,7 @@ pub(crate) fn plan(format: Format, doc: &Document) -> Option<Plan> {
     } else {
         script.hf(&mut plan);
     }
+    trl::preference_adapters(&mut plan, &reader);
     script.mark_unknown(&mut plan);
     // A script that loads a model but builds no trainer and no training config runs
     // inference (or exports): it is not estimated as training.
@@ -124,6 +131,20 @@ pub(crate) fn plan(format: Format, doc: &Document) -> Option<Plan> {
         plan.command = Some("inference".to_string());
     }
     Some(plan)
+}
+
+/// The preference trainer beyond DPO a script builds (its trainer, else its config class).
+fn preference(script: &Script, roles: &Roles) -> Option<RlAlgorithm> {
+    let kind = |i: Option<usize>| match script.call(i)?.callee {
+        Callee::PreferenceTrainer(p) | Callee::PreferenceConfig(p) => Some(p),
+        _ => None,
+    };
+    Some(match kind(roles.trainer).or_else(|| kind(roles.config))? {
+        Preference::Orpo => RlAlgorithm::Orpo,
+        Preference::Kto => RlAlgorithm::Kto,
+        Preference::Cpo => RlAlgorithm::Cpo,
+        Preference::Reward => RlAlgorithm::Reward,
+    })
 }
 
 struct Builder<'a> {
@@ -197,6 +218,10 @@ impl Builder<'_> {
                 .or_else(|| l.path.len().checked_sub(2).and_then(|i| l.path.get(i)).map(String::as_str)),
         });
         let name = model.map_or("", |m| m.value.name.as_str());
+        // A reward model is a sequence classifier over a decoder: the estimate knows its score head.
+        if self.call(self.roles.trainer).is_some_and(|t| t.callee == Callee::PreferenceTrainer(Preference::Reward)) {
+            return None;
+        }
         let what = not_a_decoder(class, name)?;
         let subject = if name.is_empty() { "the model".to_string() } else { format!("`{name}`") };
         Some(format!(

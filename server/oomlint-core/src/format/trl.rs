@@ -38,15 +38,26 @@ fn hf_default<T>(value: T, what: &str) -> Sourced<T> {
 }
 
 pub(crate) fn plan(format: Format, r: &Reader) -> Plan {
-    let is_trl = format != Format::Transformers;
-    let mut plan = Plan::new(if is_trl { Framework::Trl } else { Framework::Transformers });
     let algorithm = match format {
         Format::TrlDpo => RlAlgorithm::Dpo,
         Format::TrlGrpo => RlAlgorithm::Grpo,
         _ => RlAlgorithm::Sft,
     };
-    plan.command = is_trl.then(|| format.name().trim_start_matches("trl-").to_string());
+    let mut plan = plan_for(format, algorithm, r);
     plan.algorithm = Some(Sourced::derived(algorithm, "trl command"));
+    plan
+}
+
+/// The plan of a TRL trainer's config: `format` the file's (a TRL config class for every TRL
+/// trainer), `algorithm` the trainer that reads it.
+pub(crate) fn plan_for(format: Format, algorithm: RlAlgorithm, r: &Reader) -> Plan {
+    let is_trl = format != Format::Transformers;
+    let mut plan = Plan::new(if is_trl { Framework::Trl } else { Framework::Transformers });
+    plan.command = is_trl.then(|| match preference_config(algorithm) {
+        Some((_, class)) => class.trim_end_matches("Config").to_ascii_lowercase(),
+        None => format.name().trim_start_matches("trl-").to_string(),
+    });
+    plan.algorithm = Some(Sourced::derived(algorithm, "the trainer class"));
     plan.model = r
         .str("model_name_or_path")
         .map(|s| s.map(|name| ModelRef { is_path: name.starts_with(['/', '.', '~']), name }));
@@ -162,6 +173,7 @@ pub(crate) fn plan(format: Format, r: &Reader) -> Plan {
     });
 
     match format {
+        _ if preference_config(algorithm).is_some() => plan_preference(&mut plan, algorithm, r),
         Format::TrlSft => {
             plan.max_seq_length = Some(
                 r.first(&["max_length", "max_seq_length"], |r, k| r.u64(k))
@@ -175,31 +187,78 @@ pub(crate) fn plan(format: Format, r: &Reader) -> Plan {
                     .unwrap_or_else(|| trl_default(facts::flag(TrlSft, "padding_free"), "SFTConfig.padding_free")),
             );
         }
-        Format::TrlDpo => {
-            plan.max_seq_length = Some(
-                r.u64("max_length")
-                    .unwrap_or_else(|| trl_default(facts::count(TrlDpo, "max_length"), "DPOConfig.max_length")),
-            );
-            let precompute = r.bool("precompute_ref_log_probs").is_some_and(|b| b.value);
-            plan.reference_model = Some(Sourced::derived(
-                peft.is_none() && !precompute,
-                "DPOTrainer keeps a frozen copy unless PEFT or precompute_ref_log_probs",
-            ));
-            // `disable_dropout_in_model` sets every `nn.Dropout` to p=0, LoRA's included
-            // (trl/trainer/dpo_trainer.py:932, DPOConfig.disable_dropout=True).
-            if let (Some(lora), false) = (plan.lora.as_mut(), r.bool("disable_dropout").is_some_and(|b| !b.value)) {
-                lora.dropout = Sourced::derived(0.0, "DPOConfig.disable_dropout=True sets LoRA dropout to p=0");
-            }
-        }
         Format::TrlGrpo => plan_grpo(&mut plan, r, peft.is_some()),
         _ => plan.max_seq_length = r.u64("max_length"),
     }
     let mut trainer = trainer_settings(format, r);
+    if algorithm != RlAlgorithm::Dpo {
+        trainer.dpo = None;
+    }
     if let Some(rl) = plan.rl.as_ref().filter(|_| format == Format::TrlGrpo) {
         trainer.grpo = Some(grpo_settings(r, rl));
     }
     plan.trainer = Some(trainer);
     plan
+}
+
+/// The config class and facts row of a preference trainer (None for the others).
+pub(crate) fn preference_config(algorithm: RlAlgorithm) -> Option<(facts::Framework, &'static str)> {
+    Some(match algorithm {
+        RlAlgorithm::Dpo => (TrlDpo, "DPOConfig"),
+        RlAlgorithm::Orpo => (TrlOrpo, "ORPOConfig"),
+        RlAlgorithm::Kto => (TrlKto, "KTOConfig"),
+        RlAlgorithm::Cpo => (TrlCpo, "CPOConfig"),
+        RlAlgorithm::Reward => (TrlReward, "RewardConfig"),
+        _ => return None,
+    })
+}
+
+/// DPO, ORPO, KTO, CPO/SimPO and reward modelling: the sequence length is `max_length`
+/// (prompt and completion together, `trl/trainer/dpo_trainer.py` `DataCollatorForPreference`);
+/// DPOTrainer and KTOTrainer run a reference forward each step unless
+/// `precompute_ref_log_probs`, through a second copy of the model unless PEFT disables the
+/// adapters instead (`dpo_trainer.py` `DPOTrainer.__init__` "Reference model",
+/// `kto_trainer.py` `KTOTrainer.__init__`); ORPO, CPO and reward models have no reference.
+fn plan_preference(plan: &mut Plan, algorithm: RlAlgorithm, r: &Reader) {
+    let Some((facts_of, class)) = preference_config(algorithm) else { return };
+    plan.max_seq_length = Some(
+        r.u64("max_length")
+            .unwrap_or_else(|| facts::count_as(facts_of, "max_length", |v| format!("{TRL} {class}.max_length={v}"))),
+    );
+    if matches!(algorithm, RlAlgorithm::Dpo | RlAlgorithm::Kto) {
+        let precompute = r.bool("precompute_ref_log_probs").unwrap_or_else(|| {
+            facts::default(facts_of, "precompute_ref_log_probs", facts::flag(facts_of, "precompute_ref_log_probs"))
+        });
+        plan.reference_model = Some(Sourced::derived(
+            !precompute.value,
+            format!("{class}: a frozen copy of the model unless precompute_ref_log_probs (or PEFT)"),
+        ));
+        plan.reference_forward = Some(precompute.map(|p| !p));
+    } else {
+        plan.reference_model = Some(Sourced::derived(false, format!("{class}: no reference model")));
+    }
+    preference_adapters(plan, r);
+}
+
+/// What a preference trainer does to the adapters of a PEFT run: the reference is the model
+/// with its adapters disabled, not a copy, and `disable_dropout_in_model` sets every
+/// `nn.Dropout` to p=0, LoRA's included (`trl/trainer/dpo_trainer.py` `DPOTrainer.__init__`,
+/// `disable_dropout=True` in every preference config). Scripts call it again once their
+/// PEFT call is read.
+pub(crate) fn preference_adapters(plan: &mut Plan, r: &Reader) {
+    let Some((_, class)) = plan.algorithm.as_ref().and_then(|a| preference_config(a.value)) else { return };
+    let peft = plan.method.as_ref().is_some_and(|m| m.value != Method::Full && m.value != Method::Pretrain);
+    if let (true, Some(reference)) = (peft, plan.reference_model.as_mut()) {
+        if reference.value {
+            *reference = Sourced::derived(
+                false,
+                format!("{class} with PEFT: the reference is the model with its adapters disabled"),
+            );
+        }
+    }
+    if let (Some(lora), false) = (plan.lora.as_mut(), r.bool("disable_dropout").is_some_and(|b| !b.value)) {
+        lora.dropout = Sourced::derived(0.0, format!("{class}.disable_dropout=True sets LoRA dropout to p=0"));
+    }
 }
 
 /// The trainer's own settings of a TRL, transformers or LLaMA-Factory config.

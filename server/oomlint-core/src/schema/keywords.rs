@@ -21,9 +21,12 @@ pub fn keywords(callee: Callee) -> Vec<PropertyDoc> {
         Callee::LoraConfig => (LORA_CONFIG, "peft/tuners/lora/config.py"),
         Callee::GetPeftModel => (GET_PEFT_MODEL, "peft/mapping_func.py"),
         Callee::BitsAndBytesConfig => (BITS_AND_BYTES, "transformers/utils/quantization_config.py"),
+        // No schema of their own: their `TrainingArguments` fields are the transformers schema's.
+        Callee::PreferenceConfig(_) => return config(Format::Transformers),
         Callee::SftTrainer
         | Callee::GrpoTrainer
         | Callee::DpoTrainer
+        | Callee::PreferenceTrainer(_)
         | Callee::Trainer
         | Callee::SentenceTransformer
         | Callee::PeftFromPretrained => return Vec::new(),

@@ -50,6 +50,20 @@ pub(crate) fn removed_keys(doc: &Document, findings: &mut Findings) {
     }
 }
 
+/// A script whose config class has no schema of its own (`ORPOConfig`, `KTOConfig`,
+/// `CPOConfig`, `RewardConfig`, read against the `TrainingArguments` they extend): the keys
+/// that schema does not know are the class's own fields, not unknown keys.
+pub(crate) fn subclass_keys(doc: &Document, findings: &mut Findings) {
+    let Some(script) = script(doc) else { return };
+    let roles = script.roles();
+    let preference = |i: Option<usize>| {
+        script.call(i).is_some_and(|c| matches!(c.callee, Callee::PreferenceConfig(_) | Callee::PreferenceTrainer(_)))
+    };
+    if preference(roles.config) || preference(roles.trainer) {
+        findings.unknown_keys.clear();
+    }
+}
+
 /// What a removed keyword of the config class does in Python (see [`removed_keys`]).
 fn config_removed_keys(config: &Call, unsloth: bool, findings: &mut Findings) {
     let class = config.path.last().map_or("the config", String::as_str);

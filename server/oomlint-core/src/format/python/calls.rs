@@ -28,6 +28,8 @@ pub enum Callee {
     SftConfig,
     GrpoConfig,
     DpoConfig,
+    /// `ORPOConfig`, `KTOConfig`, `CPOConfig` and `RewardConfig`, with the trainer they configure.
+    PreferenceConfig(Preference),
     LoraConfig,
     /// `peft.get_peft_model(model, config)`.
     GetPeftModel,
@@ -35,7 +37,31 @@ pub enum Callee {
     SftTrainer,
     GrpoTrainer,
     DpoTrainer,
+    /// `ORPOTrainer`, `KTOTrainer`, `CPOTrainer` and `RewardTrainer`.
+    PreferenceTrainer(Preference),
     Trainer,
+}
+
+/// TRL's preference trainers beyond DPO (each with its config class).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Preference {
+    Orpo,
+    Kto,
+    /// CPO, and SimPO (`CPOConfig(loss_type="simpo")`).
+    Cpo,
+    Reward,
+}
+
+impl Preference {
+    fn of(prefix: &str) -> Option<Preference> {
+        Some(match prefix {
+            "ORPO" => Preference::Orpo,
+            "KTO" => Preference::Kto,
+            "CPO" => Preference::Cpo,
+            "Reward" => Preference::Reward,
+            _ => return None,
+        })
+    }
 }
 
 impl Callee {
@@ -60,6 +86,12 @@ impl Callee {
             (_, "SFTConfig") => Callee::SftConfig,
             (_, "GRPOConfig") => Callee::GrpoConfig,
             (_, "DPOConfig") => Callee::DpoConfig,
+            (_, name) if name.strip_suffix("Config").and_then(Preference::of).is_some() => {
+                Callee::PreferenceConfig(name.strip_suffix("Config").and_then(Preference::of)?)
+            }
+            (_, name) if name.strip_suffix("Trainer").and_then(Preference::of).is_some() => {
+                Callee::PreferenceTrainer(name.strip_suffix("Trainer").and_then(Preference::of)?)
+            }
             (_, "LoraConfig") => Callee::LoraConfig,
             (None, "get_peft_model") | (Some("peft"), "get_peft_model") => Callee::GetPeftModel,
             (_, "BitsAndBytesConfig") => Callee::BitsAndBytesConfig,
@@ -72,11 +104,25 @@ impl Callee {
     }
 
     fn is_config(self) -> bool {
-        matches!(self, Callee::TrainingArguments | Callee::SftConfig | Callee::GrpoConfig | Callee::DpoConfig)
+        matches!(
+            self,
+            Callee::TrainingArguments
+                | Callee::SftConfig
+                | Callee::GrpoConfig
+                | Callee::DpoConfig
+                | Callee::PreferenceConfig(_)
+        )
     }
 
     fn is_trainer(self) -> bool {
-        matches!(self, Callee::SftTrainer | Callee::GrpoTrainer | Callee::DpoTrainer | Callee::Trainer)
+        matches!(
+            self,
+            Callee::SftTrainer
+                | Callee::GrpoTrainer
+                | Callee::DpoTrainer
+                | Callee::PreferenceTrainer(_)
+                | Callee::Trainer
+        )
     }
 
     pub(crate) fn is_loader(self) -> bool {
@@ -98,7 +144,7 @@ impl Callee {
             Callee::UnslothGetPeftModel => &["model"],
             Callee::GetPeftModel => &["model", "peft_config"],
             Callee::Trainer => &["model", "args"],
-            Callee::SftTrainer | Callee::GrpoTrainer | Callee::DpoTrainer => &["model"],
+            Callee::SftTrainer | Callee::GrpoTrainer | Callee::DpoTrainer | Callee::PreferenceTrainer(_) => &["model"],
             _ => &[],
         }
     }

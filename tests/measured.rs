@@ -72,7 +72,12 @@ fn the_run_that_ran_out_of_memory_is_judged_exceeds() {
     assert!(!ooms.is_empty());
     for row in ooms {
         let estimate = h200::estimate(&row);
-        assert_eq!(estimate.fit.map(|f| f.verdict), Some(Verdict::Exceeds), "{}", row.id);
+        let fit = estimate.fit.unwrap_or_else(|| panic!("{}: no verdict", row.id));
+        // The config alone does not say how long the dataset's samples are (the grid's were
+        // all at the maximum length), so an unpacked run is `may-exceed`: short of memory once
+        // a batch holds a sample that long.
+        assert_eq!(fit.verdict, Verdict::MayExceed, "{}", row.id);
+        assert!(fit.headroom_bytes < 0, "{}: {} bytes free", row.id, fit.headroom_bytes);
     }
 }
 

@@ -486,6 +486,7 @@ fn report(scored: &[(Case, Estimate)], ooms: &[(Case, Estimate)], skipped: &Skip
         let verdict = e.fit.map_or("?", |f| match f.verdict {
             Verdict::Fits => "fits",
             Verdict::Tight => "tight",
+            Verdict::MayExceed => "may exceed",
             Verdict::Exceeds => "exceeds",
         });
         println!(

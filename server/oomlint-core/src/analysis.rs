@@ -196,6 +196,13 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
     let mut plan = plan;
     if let Some(plan) = plan.as_mut() {
         format::python::unsloth_grpo_batch(plan, &versions);
+        // The release a notebook's saved outputs record decides what its loss allocated; rules
+        // keep the stated pins, since the banner names no TRL release to pair it with.
+        let recorded = match document.language {
+            Language::Notebook => crate::versions::from_recorded_run(&text),
+            _ => Versions::default(),
+        };
+        format::python::unsloth_loss(plan, &versions.clone().with_recorded_run(recorded));
     }
     let releases = estimate::Context::from_versions(&versions);
     let estimate = match (&plan, model.as_ref().and_then(ModelLookup::architecture)) {

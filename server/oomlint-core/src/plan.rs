@@ -247,6 +247,24 @@ pub enum LossImpl {
     TrlChunkedNll,
     /// Liger fused linear cross-entropy.
     Liger,
+    /// Unsloth's `fast_cross_entropy_loss` (before 2025.8.5): logits in the compute dtype, the
+    /// Triton kernel writes their gradient in place.
+    UnslothLogits,
+    /// unsloth-zoo's `unsloth_fused_ce_loss`: the head and the loss run in row chunks whose
+    /// fp32 logits fit a memory target.
+    UnslothFused(CeChunkTarget),
+}
+
+/// How `unsloth_fused_ce_loss` sizes its chunks (`unsloth_zoo/fused_losses/cross_entropy_loss.py`
+/// `_get_chunk_multiplier`, `get_chunk_size`), by release.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CeChunkTarget {
+    /// A fixed target (`target_gb = 1`, unsloth 2025.8.5 to 2025.9.0).
+    Fixed { mib: u64 },
+    /// `percent` of the GPU's free memory at the first call, at most `cap_mib`; the chunk
+    /// count is rounded to the nearest multiple of 4 (`round(n) * 4`) or, from 2026.7.1, up.
+    ShareOfFree { percent: u64, cap_mib: Option<u64>, round_up: bool },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -140,6 +140,9 @@ pub(crate) enum PinSource {
     /// The repository is the framework itself (`setup(name="axolotl", version="0.4.1")`):
     /// its configs run against the checkout they sit in.
     Checkout(PathBuf),
+    /// The banner a framework printed into the notebook's saved outputs (`Unsloth 2025.8.9:
+    /// Fast Gemma3 patching. Transformers: 4.55.2.`): the release of the run that made them.
+    RecordedRun,
 }
 
 impl Pin {
@@ -157,6 +160,7 @@ impl Pin {
                 let file = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into());
                 format!("{} (the repository is that framework itself: {file})", self.spec)
             }
+            PinSource::RecordedRun => format!("{} (the release the notebook's saved outputs record)", self.spec),
         }
     }
 }
@@ -194,6 +198,18 @@ impl Versions {
             Some(Newest::Exactly(v) | Newest::AtMost(v)) => v >= version,
             Some(Newest::Below(v)) => v > version,
         }
+    }
+
+    /// Fills the frameworks the file does not pin with the releases its saved outputs record:
+    /// an unpinned or URL install ran exactly that release.
+    pub(crate) fn with_recorded_run(mut self, recorded: Versions) -> Versions {
+        for (name, pin) in recorded.pins {
+            if !self.pins.contains_key(&name) {
+                self.from_url.remove(&name);
+                self.pins.insert(name, pin);
+            }
+        }
+        self
     }
 
     /// Adds `framework-versions` overrides (they win over dependency files).
@@ -349,6 +365,72 @@ pub(crate) fn from_install_commands(text: &str, path: &Path) -> Versions {
         }
     }
     versions
+}
+
+/// The releases an Unsloth loader's banner records in a notebook's saved outputs:
+/// `==((====))==  Unsloth 2025.8.9: Fast Gemma3 patching. Transformers: 4.55.2.` and, a line
+/// below, `Torch: 2.8.0+cu126.` (`unsloth/models/_utils.py` `print_unsloth_banner` /
+/// `llama.py` `from_pretrained`'s statistics). The last one wins (a later cell reloads).
+pub(crate) fn from_recorded_run(text: &str) -> Versions {
+    let mut versions = Versions::default();
+    if !text.contains("Unsloth 20") {
+        return versions;
+    }
+    let outputs = notebook_outputs(text);
+    let mut record = |name: &str, word: &str| {
+        let release = word.trim_end_matches(['.', ',']);
+        if let Some(newest) = Version::parse(release) {
+            let pin = Pin {
+                newest: Newest::Exactly(newest),
+                spec: format!("{name}=={release}"),
+                source: PinSource::RecordedRun,
+            };
+            versions.pins.insert(name.to_string(), pin);
+        }
+    };
+    let word_after = |line: &str, label: &str| {
+        line.find(label).map(|at| line[at + label.len()..].split_whitespace().next().unwrap_or_default().to_string())
+    };
+    let lines: Vec<&str> = outputs.lines().collect();
+    for (i, line) in lines.iter().enumerate() {
+        // `Unsloth 2025.8.9: Fast Gemma3 patching` or `get_peft_model`'s `Unsloth 2024.10.0 patched 28 layers`.
+        let banner = word_after(line, "Unsloth ").filter(|w| w.starts_with("20") && w.ends_with(':'));
+        let patched =
+            || word_after(line, "Unsloth ").filter(|w| w.starts_with("20") && line.contains(&format!("{w} patched ")));
+        let Some(release) = banner.or_else(patched) else {
+            continue;
+        };
+        record("unsloth", release.trim_end_matches(':'));
+        if let Some(word) = word_after(line, "Transformers: ") {
+            record("transformers", &word);
+        }
+        // The torch release is on one of the banner's next lines.
+        if let Some(word) = lines.iter().skip(i + 1).take(3).find_map(|l| word_after(l, "Torch: ")) {
+            record("torch", &word);
+        }
+    }
+    versions
+}
+
+/// The text of a notebook's saved outputs (streams and `text/plain` results), one after the other.
+fn notebook_outputs(text: &str) -> String {
+    let Ok(notebook) = serde_json::from_str::<serde_json::Value>(text) else {
+        return String::new();
+    };
+    let mut out = String::new();
+    let mut push = |value: Option<&serde_json::Value>| match value {
+        Some(serde_json::Value::String(s)) => out.push_str(s),
+        Some(serde_json::Value::Array(lines)) => {
+            lines.iter().filter_map(serde_json::Value::as_str).for_each(|l| out.push_str(l))
+        }
+        _ => {}
+    };
+    let cells = notebook.get("cells").and_then(serde_json::Value::as_array).into_iter().flatten();
+    for output in cells.filter_map(|c| c.get("outputs")?.as_array()).flatten() {
+        push(output.get("text"));
+        push(output.get("data").and_then(|d| d.get("text/plain")));
+    }
+    out
 }
 
 /// The lines of shell-like text with `\\`-continued lines joined: `%pip install --upgrade \\`
@@ -676,6 +758,29 @@ mod tests {
         assert_eq!(Version::parse("99999999999999999999"), None, "out of range");
         let huge = from("requirements.txt", "trl~=18446744073709551615.1\n");
         assert!(huge.at_least("trl", &v("1.0")));
+    }
+
+    #[test]
+    fn a_notebooks_saved_banner_records_the_release_it_ran_unless_the_notebook_pins_one() {
+        let notebook = r#"{"cells": [
+            {"cell_type": "code", "source": ["!pip install unsloth\n", "!pip install transformers==4.56.2\n"], "outputs": []},
+            {"cell_type": "markdown", "source": ["Unsloth 2026.1.1: not an output"]},
+            {"cell_type": "code", "source": ["model = FastModel.from_pretrained('x')"], "outputs": [{"name": "stdout", "output_type": "stream",
+              "text": ["==((====))==  Unsloth 2025.8.9: Fast Gemma3 patching. Transformers: 4.55.2.\n",
+                       "   \\\\   /|    Tesla T4. Num GPUs = 1. Max memory: 14.741 GB. Platform: Linux.\n",
+                       "O^O/ \\_/ \\    Torch: 2.8.0+cu126. CUDA: 7.5. CUDA Toolkit: 12.6. Triton: 3.4.0\n"]}]},
+            {"cell_type": "code", "source": ["model = get_peft_model(model)"], "outputs": [{"output_type": "stream", "text": "Unsloth 2024.10.0 patched 28 layers with 28 QKV layers.\n"}]}
+        ]}"#;
+        let recorded = from_recorded_run(notebook);
+        assert_eq!(recorded.newest("unsloth"), Some(v("2024.10.0")), "the last record wins");
+        assert_eq!(recorded.newest("torch"), Some(v("2.8.0")));
+        let path = Path::new("nb.ipynb");
+        let versions = from_install_commands(notebook, path).with_recorded_run(recorded);
+        assert_eq!(versions.newest("transformers"), Some(v("4.56.2")), "the install pin wins");
+        assert_eq!(versions.newest("unsloth"), Some(v("2024.10.0")), "an unpinned install ran the recorded release");
+        assert!(versions.get("unsloth").unwrap().describe().contains("saved outputs record"));
+        assert_eq!(from_recorded_run("{\"cells\": [{\"source\": \"Unsloth 2025.1.1: x\"}]}").get("unsloth"), None);
+        assert_eq!(from_recorded_run("not json Unsloth 2025.1.1:"), Versions::default());
     }
 
     #[test]

@@ -38,6 +38,7 @@ fn verdict_text(verdict: Verdict) -> &'static str {
     match verdict {
         Verdict::Fits => "fits",
         Verdict::Tight => "tight",
+        Verdict::MayExceed => "does not fit at the maximum sample length",
         Verdict::Exceeds => "does not fit",
     }
 }

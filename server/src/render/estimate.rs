@@ -98,10 +98,16 @@ pub fn table(analysis: &Analysis, estimate: &Estimate) -> String {
         let verdict = match fit.verdict {
             Verdict::Fits => "fits",
             Verdict::Tight => "tight (under 10 % headroom)",
+            Verdict::MayExceed => "may exceed",
             Verdict::Exceeds => "exceeds",
         };
         let headroom = if fit.headroom_bytes >= 0 {
             format!("{} free", format_bytes(fit.headroom_bytes as u64))
+        } else if fit.verdict == Verdict::MayExceed {
+            format!(
+                "{} short if a batch holds a sample of the maximum length; fits with shorter samples",
+                format_bytes(fit.headroom_bytes.unsigned_abs())
+            )
         } else {
             format!("{} short", format_bytes(fit.headroom_bytes.unsigned_abs()))
         };

@@ -10,7 +10,7 @@ use super::setup::Setup;
 use super::weights::{self, mamba_dims};
 use super::{Component, Phase, Provenance};
 use crate::catalog::{MlpKind, NormKind};
-use crate::plan::{Attention, Checkpointing, LossImpl, Method, Quantization, RlAlgorithm};
+use crate::plan::{Attention, CeChunkTarget, Checkpointing, LossImpl, Method, Quantization, RlAlgorithm};
 
 /// One named term of a per-token table.
 #[derive(Debug, Clone, PartialEq)]
@@ -481,7 +481,9 @@ fn logit_tokens(s: &Setup) -> u64 {
 }
 
 /// Logits and the loss at the start of backward, the final norm's input and the head's input.
-pub(super) fn logits_component(s: &Setup) -> Component {
+/// `resident` is what the GPU holds when the loss first runs (weights, adapters, the first
+/// forward's activations): Unsloth sizes its loss chunks from the memory left.
+pub(super) fn logits_component(s: &Setup, resident: u64) -> Component {
     let v = vocab(s);
     let tokens = logit_tokens(s);
     let beta = s.compute_bytes;
@@ -516,6 +518,14 @@ pub(super) fn logits_component(s: &Setup) -> Component {
                 let chunk = 256u64.min(tokens);
                 (0, chunk * v * (beta + 8), format!("256-token chunks × V × (β + 8) = {chunk} × {v} × {}", beta + 8))
             }
+            // `fast_cross_entropy_loss` (`unsloth/kernels/cross_entropy_loss.py`) keeps the
+            // logits and one fp32 logsumexp per row, and writes the gradient into the logits.
+            LossImpl::UnslothLogits => (
+                beta * v + 4,
+                0,
+                format!("T × (logits β·V, gradient in place, + fp32 logsumexp) = T × {}", beta * v + 4),
+            ),
+            LossImpl::UnslothFused(target) => unsloth_fused_chunk(s, tokens, v, target, resident),
             LossImpl::Liger => {
                 let chunk = tokens.div_ceil(v.div_ceil(h.max(1)).max(1)).next_power_of_two().min(tokens);
                 (
@@ -540,6 +550,77 @@ pub(super) fn logits_component(s: &Setup) -> Component {
             "{formula} (T = {tokens} tokens reach the head) + final norm {final_norm}/token + head input {head_input}/token, V = {v}"
         ),
         provenance: Provenance::Derived,
+    }
+}
+
+/// unsloth-zoo's `UnslothFusedLoss` (`fused_losses/cross_entropy_loss.py`): the input gradient
+/// `grad_inputs = empty_like(hidden_states)` for the whole batch, and one chunk at a time
+/// through `torch.func.grad_and_value` of the compiled loss, whose peak holds the chunk's fp32
+/// logits (`.float()`) and their fp32 gradient. The chunk count comes from `get_chunk_size`:
+/// `r` = fp32 logits of the batch ÷ target, `round(r / 4) * 4` (at least 1), or from 2026.7.1
+/// 1 when `r ≤ 1` else `ceil(r / 4) * 4`; `torch.chunk` makes chunks of `ceil(T / n)` rows.
+fn unsloth_fused_chunk(s: &Setup, tokens: u64, v: u64, target: CeChunkTarget, resident: u64) -> (u64, u64, String) {
+    const MIB: u64 = 1 << 20;
+    let logits_fp32 = tokens.saturating_mul(v).saturating_mul(4);
+    let free =
+        s.gpu_capacity.map(|total| total.saturating_sub(super::views::CUDA_CONTEXT_BYTES).saturating_sub(resident));
+    let (target_bytes, target_text, round_up) = match (target, free) {
+        (CeChunkTarget::Fixed { mib }, _) => (Some(mib * MIB), format!("target {mib} MiB"), false),
+        (CeChunkTarget::ShareOfFree { percent, cap_mib, round_up }, Some(free)) => {
+            let share = free / 100 * percent;
+            let capped = cap_mib.map_or(share, |cap| share.min(cap * MIB));
+            let cap = cap_mib.map_or(String::new(), |cap| format!(", at most {cap} MiB"));
+            (
+                Some(capped),
+                format!(
+                    "target {percent} % of free {}{cap} = {}",
+                    super::format_bytes(free),
+                    super::format_bytes(capped)
+                ),
+                round_up,
+            )
+        }
+        // Every card with twice the cap free uses the cap.
+        (CeChunkTarget::ShareOfFree { cap_mib: Some(cap), round_up, .. }, None) => {
+            (Some(cap * MIB), format!("target {cap} MiB (no GPU given: its cap assumed)"), round_up)
+        }
+        (CeChunkTarget::ShareOfFree { cap_mib: None, .. }, None) => {
+            (None, "no GPU given, so no free memory to size chunks by: one chunk assumed".to_string(), false)
+        }
+    };
+    let chunks = match target_bytes {
+        Some(t) if t > 0 => {
+            let r = logits_fp32 as f64 / t as f64;
+            if round_up {
+                if r <= 1.0 {
+                    1
+                } else {
+                    ((r / 4.0).ceil() as u64) * 4
+                }
+            } else {
+                ((round_half_even(r / 4.0) as u64) * 4).max(1)
+            }
+        }
+        _ => 1,
+    };
+    let rows = tokens.div_ceil(chunks.max(1));
+    let chunk_bytes = rows.saturating_mul(v).saturating_mul(8);
+    (
+        s.compute_bytes * s.arch.n_embd,
+        chunk_bytes,
+        format!(
+            "input gradient T × β·h + one chunk of {rows} tokens × V × (fp32 logits 4 + fp32 gradient 4); {chunks} chunks ({target_text})"
+        ),
+    )
+}
+
+/// Python's `round`: halves go to the even neighbour.
+pub(super) fn round_half_even(x: f64) -> f64 {
+    let r = x.round();
+    if (x - x.trunc()).abs() == 0.5 && r % 2.0 != 0.0 {
+        r - x.signum()
+    } else {
+        r
     }
 }
 
@@ -641,7 +722,7 @@ fn head_trainable(s: &Setup) -> bool {
 
 /// Gradients of activations alive during the first layers of the backward pass, and in
 /// LitGPT the gradients of the first logits chunk.
-pub(super) fn backward_temporaries(s: &Setup) -> Component {
+pub(super) fn backward_temporaries(s: &Setup, resident: u64) -> Component {
     let beta = s.activation_bytes;
     let h = s.arch.n_embd;
     let i = mlp_width(s) * if s.arch.mlp == MlpKind::Moe { s.arch.n_expert_per_token.max(1) } else { 1 };
@@ -671,7 +752,7 @@ pub(super) fn backward_temporaries(s: &Setup) -> Component {
                 (layer_moment, format!("{formula} (larger than the fused head's backward {head})"))
             }
         } else {
-            let logits = logits_component(s).bytes;
+            let logits = logits_component(s, resident).bytes;
             (
                 layer_moment.saturating_sub(logits),
                 format!("{formula}, beyond the logits and loss {logits} that the head's backward frees first"),

@@ -134,6 +134,9 @@ pub enum Verdict {
     Fits,
     /// Less than 10 % of the GPU left over.
     Tight,
+    /// Exceeds when a batch reaches the maximum sequence length, fits with short ones: batches
+    /// are padded to their longest sample, so the dataset decides.
+    MayExceed,
     Exceeds,
 }
 
@@ -197,7 +200,7 @@ pub(crate) fn estimate_with(
 ) -> Estimate {
     let setup = Setup::resolve(plan, arch, gpu, context);
     let core = phases::evaluate(&setup);
-    let fit = gpu.map(|g| judge(core.peak.device_bytes, g.memory_bytes));
+    let fit = gpu.map(|g| data_dependent(judge(core.peak.device_bytes, g.memory_bytes), &setup, g.memory_bytes));
     let wanted = match levers {
         Levers::Always => true,
         Levers::ForFindings => fit.is_some_and(|f| f.verdict != Verdict::Fits),
@@ -215,6 +218,20 @@ pub(crate) fn estimate_with(
         levers,
         solve,
         missing_inputs: setup.missing,
+    }
+}
+
+/// `exceeds` becomes `may-exceed` where batches are padded to their longest sample and a
+/// batch of one-token samples fits: the dataset's lengths, not the file, decide.
+fn data_dependent(fit: Fit, setup: &Setup, capacity: u64) -> Fit {
+    if fit.verdict != Verdict::Exceeds || !setup.padded_to_longest {
+        return fit;
+    }
+    let shortest = Setup { seq_len: 1, ..setup.clone() };
+    let floor = phases::evaluate(&shortest).peak.device_bytes;
+    match judge(floor, capacity).verdict {
+        Verdict::Exceeds => fit,
+        _ => Fit { verdict: Verdict::MayExceed, ..fit },
     }
 }
 

@@ -26,12 +26,19 @@ pub(super) fn evaluate(s: &Setup) -> Core {
     let mut components = vec![weights];
     components.extend(optimizer::components(s));
     components.push(activations::activations_component(s));
-    components.push(activations::logits_component(s));
+    // What the GPU holds when the loss first runs: no gradients or optimizer state yet.
+    let resident = components
+        .iter()
+        .filter(|c| {
+            c.live_in.contains(&Phase::Forward) && !matches!(c.name, "gradients" | "optimizer" | "optimizer-paged")
+        })
+        .fold(0u64, |acc, c| acc.saturating_add(c.bytes));
+    components.push(activations::logits_component(s, resident));
     components.extend(activations::fused_head_tile(s));
     components.extend(activations::retained_logits(s));
     components.extend(activations::retained_4bit_inputs(s));
     components.extend(activations::checkpoint_bypassing_inputs(s));
-    components.push(activations::backward_temporaries(s));
+    components.push(activations::backward_temporaries(s, resident));
     components.extend(dequantization_buffer(s));
     components.extend(autocast_weight_copies(s));
     components.extend(stable_embedding_gradient(s));
@@ -77,6 +84,7 @@ pub(super) fn evaluate(s: &Setup) -> Core {
     let outside = views::outside_allocator(s, paged);
     let device = outside.iter().fold(reserved, |acc, c| acc.saturating_add(c.bytes));
     components.extend(outside);
+    let band = data_band(s, views::band(s), &components, top);
     Core {
         components,
         phases,
@@ -86,8 +94,40 @@ pub(super) fn evaluate(s: &Setup) -> Core {
             reserved_bytes: reserved,
             device_bytes: device,
         },
-        band: views::band(s),
+        band,
     }
+}
+
+/// Components whose bytes grow with the tokens of the batch.
+fn scales_with_tokens(name: &str) -> bool {
+    matches!(
+        name,
+        "activations"
+            | "backward-temporaries"
+            | "logits-loss"
+            | "logits-retained"
+            | "lm-head-tile"
+            | "quantized-linear-inputs"
+            | "retained-4bit-inputs"
+            | "reference-forward"
+            | "kv-cache"
+    )
+}
+
+/// Where batches are padded to their longest sample, a run whose samples are short peaks
+/// lower than the estimate at the maximum length: the band's low end reaches down to the
+/// peak phase without its token-sized parts.
+fn data_band(s: &Setup, band: (f64, f64), components: &[Component], top: PhaseTotal) -> (f64, f64) {
+    if !s.padded_to_longest || top.allocated_bytes == 0 {
+        return band;
+    }
+    let scaled: u64 = components
+        .iter()
+        .filter(|c| scales_with_tokens(c.name) && !outside_allocator(c.name) && c.live_in.contains(&top.phase))
+        .map(|c| c.bytes)
+        .sum();
+    let fixed = top.allocated_bytes.saturating_sub(scaled) as f64 / top.allocated_bytes as f64;
+    (band.0.min(fixed * (1.0 + band.0) - 1.0), band.1)
 }
 
 /// Linear parameters that 4/8-bit quantization replaces: every block linear, and in LitGPT

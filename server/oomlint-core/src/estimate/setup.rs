@@ -61,6 +61,9 @@ pub(crate) struct Setup {
     pub(crate) head_rows: u64,
     pub(crate) expandable_segments: bool,
     pub(crate) gpu_capacity: Option<u64>,
+    /// Batches are padded to their longest sample (TRL's and Unsloth's collators without
+    /// packing): the peak at `seq_len` is reached only by a batch that holds a sample that long.
+    pub(crate) padded_to_longest: bool,
     /// What the framework releases and the batch order keep alive.
     pub(crate) behaviour: Behaviour,
     pub(crate) missing: Vec<String>,
@@ -217,6 +220,15 @@ impl Setup {
         let reference_model = plan.reference_model.as_ref().is_some_and(|r| r.value);
         let reference_forward = plan.reference_forward.as_ref().is_some_and(|r| r.value);
         let forced_float32 = unsloth_forces_float32(plan, implementation, arch, gpu);
+        let padded_to_longest = matches!(plan.framework, Framework::Unsloth | Framework::Trl)
+            && plan.rl.is_none()
+            && plan.packing.as_ref().is_none_or(|p| !p.value);
+        if padded_to_longest {
+            missing.push(format!(
+                "sample lengths: batches are padded to their longest sample (no packing), and the dataset's lengths are not in the file; assumed a batch reaches {} tokens",
+                seq_len.min(MAX_SEQ_LEN)
+            ));
+        }
         let mut setup = Setup {
             implementation,
             arch: arch.clone(),
@@ -254,6 +266,7 @@ impl Setup {
             head_rows,
             expandable_segments,
             gpu_capacity: gpu.map(|g| g.memory_bytes),
+            padded_to_longest,
             behaviour,
             missing,
         };

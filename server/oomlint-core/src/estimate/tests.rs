@@ -623,3 +623,93 @@ fn a_reward_model_has_a_score_head_and_no_vocabulary_logits() {
     assert_eq!(reward.parameters, sft.parameters + a.n_embd);
     assert!(component(&reward, "lm-head-tile").is_none());
 }
+
+/// Unsloth LoRA on Gemma 3 270M (V = 262144), 8 × 2048 tokens, with the given loss.
+fn unsloth_gemma_270m(loss: crate::plan::LossImpl) -> Plan {
+    let mut p = Plan::new(Framework::Unsloth);
+    p.method = Some(d(Method::Lora));
+    p.micro_batch_size = Some(d(8));
+    p.max_seq_length = Some(d(2048));
+    p.gradient_checkpointing = Some(d(Checkpointing::Full));
+    p.loss = Some(d(loss));
+    p
+}
+
+fn logits_bytes(p: &Plan, g: Option<&Gpu>) -> u64 {
+    let est = estimate(p, arch("Gemma-3-270m"), g);
+    est.components.iter().find(|c| c.name == "logits-loss").map_or(0, |c| c.bytes)
+}
+
+#[test]
+fn unsloths_fused_loss_holds_one_chunk_sized_by_its_release() {
+    use crate::plan::{CeChunkTarget, LossImpl};
+    let v: u64 = 262_144;
+    let h = arch("Gemma-3-270m").n_embd;
+    let tokens: u64 = 8 * 2048;
+    let grad_inputs = tokens * 2 * h;
+    // 2025.8.5 to 2025.9.0: 1 GiB target. fp32 logits are 16 GiB: r = 16, round(4) × 4 = 16
+    // chunks of 1024 rows, each with fp32 logits and their fp32 gradient.
+    let fixed = unsloth_gemma_270m(LossImpl::UnslothFused(CeChunkTarget::Fixed { mib: 1024 }));
+    let head = logits_bytes(&fixed, None);
+    assert!(head >= 1024 * v * 8 + grad_inputs, "{head}");
+    assert!(head < 1024 * v * 8 + grad_inputs + (tokens * 8 * h), "final norm and head input only: {head}");
+    // 2025.9.1 to 2026.6: half the free memory, nearest multiple of 4. On an 80 GiB card the
+    // target passes 8 GiB, r < 2 rounds to one chunk: the whole batch's logits at once.
+    let half = |cap| {
+        unsloth_gemma_270m(LossImpl::UnslothFused(CeChunkTarget::ShareOfFree {
+            percent: 50,
+            cap_mib: cap,
+            round_up: cap.is_some(),
+        }))
+    };
+    let big = gpu(80);
+    assert!(logits_bytes(&half(None), Some(&big)) >= tokens * v * 8);
+    // From 2026.7.1 the 4 GiB cap keeps chunking on: r = 4, ceil(1) × 4 = 4 chunks.
+    let capped = logits_bytes(&half(Some(4096)), Some(&big));
+    assert!(capped >= tokens / 4 * v * 8 && capped < tokens / 2 * v * 8, "{capped}");
+    // A smaller card leaves less free memory: a smaller target, more chunks, fewer bytes.
+    let small = gpu(16);
+    assert!(logits_bytes(&half(None), Some(&small)) < logits_bytes(&half(None), Some(&big)));
+    // Without a GPU the uncapped releases cannot size chunks: one chunk, and the formula says so.
+    let est = estimate(&half(None), arch("Gemma-3-270m"), None);
+    let logits = est.components.iter().find(|c| c.name == "logits-loss").unwrap();
+    assert!(logits.formula.contains("no GPU given"), "{}", logits.formula);
+    // Before 2025.8.5: the logits in the compute dtype, gradient in place.
+    let old = logits_bytes(&unsloth_gemma_270m(LossImpl::UnslothLogits), None);
+    assert!(old >= tokens * v * 2 && old < tokens * v * 3, "{old}");
+}
+
+#[test]
+fn python_round_sends_halves_to_the_even_neighbour() {
+    use super::activations::round_half_even;
+    assert_eq!(round_half_even(0.5), 0.0);
+    assert_eq!(round_half_even(1.5), 2.0);
+    assert_eq!(round_half_even(2.5), 2.0);
+    assert_eq!(round_half_even(0.6), 1.0);
+    assert_eq!(round_half_even(3.49), 3.0);
+}
+
+#[test]
+fn unpacked_batches_that_exceed_only_at_the_maximum_length_may_exceed() {
+    use crate::plan::LossImpl;
+    let mut p = unsloth_gemma_270m(LossImpl::UnslothLogits);
+    p.max_seq_length = Some(d(8192));
+    let small = gpu(8);
+    let est = estimate(&p, arch("Gemma-3-270m"), Some(&small));
+    let fit = est.fit.unwrap();
+    assert_eq!(fit.verdict, Verdict::MayExceed, "{:?}", est.peak);
+    assert!(fit.headroom_bytes < 0);
+    assert!(
+        est.missing_inputs.iter().any(|m| m.contains("padded to their longest sample")),
+        "{:?}",
+        est.missing_inputs
+    );
+    // Short samples leave only the weights and adapters: the band's low end reaches them.
+    assert!(est.band.0 < -0.8, "{:?}", est.band);
+    // Packed samples always fill the length: the verdict is certain, the band is the model's.
+    p.packing = Some(d(true));
+    let packed = estimate(&p, arch("Gemma-3-270m"), Some(&small));
+    assert_eq!(packed.fit.unwrap().verdict, Verdict::Exceeds);
+    assert!(packed.band.0 > -0.5, "{:?}", packed.band);
+    assert!(!packed.missing_inputs.iter().any(|m| m.contains("padded to their longest sample")));
+}

@@ -288,7 +288,8 @@ impl Builder<'_> {
             // in the Unsloth GRPO memory guide (Gemma 3 1B, 6.01 GiB).
             plan.loss = Some(Sourced::default_of(LossImpl::Full, "GRPO per-token log-probabilities over full logits"));
         } else if self.reader.bool("use_liger_kernel").is_none_or(|l| !l.value) {
-            plan.loss = Some(Sourced::default_of(LossImpl::Liger, "Unsloth's fused, chunked cross-entropy"));
+            let language_model = plan.unsloth.as_ref().is_some_and(|u| u.language_model);
+            plan.loss = Some(unsloth_cross_entropy(&Versions::default(), language_model));
         }
         // Unsloth's SFTTrainer takes the model's `max_seq_length` when the config sets no length.
         if plan.max_seq_length.as_ref().is_none_or(|m| !m.is_from_file()) && format_is_sft(plan) {
@@ -604,6 +605,61 @@ impl Builder<'_> {
         {
             lora.rank = Sourced::unknown(lora.rank.value, "the saved adapter's rank is in its adapter_config.json");
         }
+    }
+}
+
+/// The cross-entropy Unsloth runs for a causal LM, by release (`unsloth/models/llama.py`
+/// `CausalLM_fast_forward`, the compiled forwards of `unsloth_zoo/compiler.py`):
+///
+/// * before 2025.8.5: `fast_cross_entropy_loss` over the whole logits (`FastLanguageModel`),
+///   cut cross-entropy in the compiled forwards (`FastModel`);
+/// * 2025.8.5 to 2025.9.0: `unsloth_fused_ce_loss(target_gb=1)`;
+/// * 2025.9.1 on: `target_gb=None`, half the free memory at the first call, chunks counted
+///   by `round(n) * 4`; from 2026.7.1 (unsloth-zoo 2026.7.1, "Cap the fused cross entropy
+///   chunk target") at most 4 GiB, counted up.
+///
+/// With no pin, the newest release.
+pub(crate) fn unsloth_cross_entropy(versions: &Versions, language_model: bool) -> Sourced<LossImpl> {
+    use crate::plan::CeChunkTarget;
+    let at_least = |parts: &[u64]| versions.at_least("unsloth", &Version::release(parts));
+    let gib = |key: &str| (facts::number(facts::Framework::Unsloth, key) * 1024.0) as u64;
+    let percent = (facts::number(facts::Framework::Unsloth, "fused_ce_free_share") * 100.0) as u64;
+    let (loss, what) = if !at_least(&[2025, 8, 5]) && language_model {
+        (
+            LossImpl::UnslothLogits,
+            "Unsloth's fast_cross_entropy_loss over the whole logits (before 2025.8.5)".to_string(),
+        )
+    } else if !at_least(&[2025, 8, 5]) {
+        // `unsloth_zoo/compiler.py` `cross_entropy_replacement_*`: the compiled forwards of
+        // FastModel call cut cross-entropy (`loss_utils.fused_linear_cross_entropy`) while the head is frozen.
+        (LossImpl::Liger, "Unsloth's compiled forward with cut cross-entropy (before 2025.8.5)".to_string())
+    } else if !at_least(&[2025, 9, 1]) {
+        let mib = gib("fused_ce_target_gb");
+        (
+            LossImpl::UnslothFused(CeChunkTarget::Fixed { mib }),
+            format!("Unsloth's fused cross-entropy in chunks of {mib} MiB of fp32 logits (2025.8.5 to 2025.9.0)"),
+        )
+    } else if !at_least(&[2026, 7, 1]) {
+        let target = CeChunkTarget::ShareOfFree { percent, cap_mib: None, round_up: false };
+        (LossImpl::UnslothFused(target), format!("Unsloth's fused cross-entropy in chunks sized to {percent} % of the free GPU memory (2025.9.1 to 2026.6)"))
+    } else {
+        let cap_mib = gib("fused_ce_target_cap_gb");
+        let target = CeChunkTarget::ShareOfFree { percent, cap_mib: Some(cap_mib), round_up: true };
+        (LossImpl::UnslothFused(target), format!("Unsloth's fused cross-entropy in chunks sized to {percent} % of the free GPU memory, at most {cap_mib} MiB (2026.7.1 on)"))
+    };
+    match versions.get("unsloth") {
+        Some(pin) => Sourced::derived(loss, format!("{what}; {}", pin.describe())),
+        None => Sourced::default_of(loss, what),
+    }
+}
+
+/// Re-derives Unsloth's default cross-entropy for the release the run uses.
+pub(crate) fn unsloth_loss(plan: &mut Plan, versions: &Versions) {
+    let unsloth_default = plan.framework == Framework::Unsloth
+        && plan.loss.as_ref().is_some_and(|l| matches!(l.value, LossImpl::UnslothFused(_)) && !l.is_from_file());
+    if unsloth_default && versions.get("unsloth").is_some() {
+        let language_model = plan.unsloth.as_ref().is_some_and(|u| u.language_model);
+        plan.loss = Some(unsloth_cross_entropy(versions, language_model));
     }
 }
 

@@ -21,6 +21,10 @@
 //!   max_seq_length: 2048
 //! ```
 //!
+//! Where batches are padded to their longest sample (no packing) and short samples fit, the
+//! run exceeds only once a batch holds a sample of the maximum length (verdict `may-exceed`):
+//! the dataset decides, so the finding is a warning.
+//!
 //! When the estimate had to assume an input the file does not give (for example the
 //! model's full context because no sequence length is set), the finding is a warning
 //! and says what was assumed.
@@ -45,10 +49,16 @@ use crate::estimate::{format_bytes, Verdict};
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let (Some(estimate), Some(gpu)) = (ctx.estimate, ctx.gpu) else { return };
-    let Some(fit) = estimate.fit.filter(|f| f.verdict == Verdict::Exceeds) else { return };
+    let Some(fit) = estimate.fit.filter(|f| matches!(f.verdict, Verdict::Exceeds | Verdict::MayExceed)) else {
+        return;
+    };
     let culprit = culprit(ctx, estimate);
+    let verb = match fit.verdict {
+        Verdict::MayExceed => "exceeds, once a batch holds a sample of the maximum length,",
+        _ => "exceeds",
+    };
     let message = format!(
-        "estimated peak {} ({} phase) exceeds the {} of the {} by {}; largest parts: {}",
+        "estimated peak {} ({} phase) {verb} the {} of the {} by {}; largest parts: {}",
         format_bytes(estimate.peak.device_bytes),
         estimate.peak.phase.as_str(),
         format_bytes(gpu.memory_bytes),

@@ -404,3 +404,29 @@ Trainer(model=model, args=TrainingArguments(output_dir="o")).train()
     assert_eq!(values, ["expandable_segments:True"], "the setting in `if False:` never runs");
     assert_eq!(&text[plan.allocator[0].value_span.start..plan.allocator[0].value_span.end], "expandable_segments:True");
 }
+
+#[test]
+fn unsloths_cross_entropy_follows_the_release() {
+    use crate::plan::{CeChunkTarget, LossImpl};
+    let pinned = |release: &str| {
+        Versions::from_file(
+            "requirements.txt",
+            &format!("unsloth=={release}\n"),
+            std::path::Path::new("requirements.txt"),
+        )
+    };
+    let loss = |release: &str, language_model: bool| unsloth_cross_entropy(&pinned(release), language_model).value;
+    assert_eq!(loss("2025.3.19", true), LossImpl::UnslothLogits);
+    assert_eq!(loss("2025.3.19", false), LossImpl::Liger, "FastModel's compiled forwards use cut cross-entropy");
+    assert_eq!(loss("2025.8.9", true), LossImpl::UnslothFused(CeChunkTarget::Fixed { mib: 1024 }));
+    let uncapped = CeChunkTarget::ShareOfFree { percent: 50, cap_mib: None, round_up: false };
+    assert_eq!(loss("2025.12.8", false), LossImpl::UnslothFused(uncapped));
+    let capped = CeChunkTarget::ShareOfFree { percent: 50, cap_mib: Some(4096), round_up: true };
+    assert_eq!(loss("2026.7.1", true), LossImpl::UnslothFused(capped));
+    assert_eq!(
+        unsloth_cross_entropy(&Versions::default(), true).value,
+        LossImpl::UnslothFused(capped),
+        "newest without a pin"
+    );
+    assert!(format!("{:?}", unsloth_cross_entropy(&pinned("2025.8.9"), true).origin).contains("unsloth==2025.8.9"));
+}

@@ -178,8 +178,19 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
         Some(format) => Recognition { format, reason: None },
         None => recognize(path, &text, &document),
     };
-    let format = recognition.format;
-    let plan = if document.is_incomplete() { None } else { format::build_plan(format, &document, &text).map(Box::new) };
+    let mut format = recognition.format;
+    // A shell script that launches training is read as the program it runs.
+    let launched = (document.language == Language::Shell && forced.is_none() && format == Format::Env)
+        .then(|| format::launch::plan(&text))
+        .flatten();
+    let plan = match launched {
+        Some((program, plan)) => {
+            format = program;
+            Some(Box::new(plan))
+        }
+        None if document.is_incomplete() => None,
+        None => format::build_plan(format, &document, &text).map(Box::new),
+    };
     let resolver = options.resolver.as_deref().unwrap_or(&NoCheckpoints);
     let model = plan.as_ref().and_then(|p| model::lookup(p, path, resolver));
     let gpu = options.target_gpu(&settings);
@@ -219,7 +230,8 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
         .iter()
         .filter_map(|name| rules::find(name))
         .any(|rule| settings.level(rule, path) != Level::Off);
-    let findings = if document.is_incomplete() || !schema_rules_on {
+    // A launch script's document holds its variables, not the program's flags.
+    let findings = if document.is_incomplete() || !schema_rules_on || document.language == Language::Shell {
         schema::Findings::default()
     } else {
         let mut findings = schema::check(format, &document);

@@ -284,6 +284,30 @@ pub(crate) enum Sharding {
     },
 }
 
+/// One of DeepSpeed ZeRO's sizes in elements, or `"auto"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ZeroSize {
+    Elements(u64),
+    /// `"auto"`: the Hugging Face Trainer fills it from the model's hidden size
+    /// (`transformers/integrations/deepspeed.py` `HfTrainerDeepSpeedConfig.trainer_config_finalize`).
+    Auto,
+}
+
+/// The ZeRO buffer sizes that bound what one rank holds beyond its partitions
+/// (`deepspeed/runtime/zero/config.py` `DeepSpeedZeroConfig`), each as the config writes it
+/// or DeepSpeed's default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ZeroBuckets {
+    /// `reduce_bucket_size`: the gradient bucket reduced at once.
+    pub(crate) reduce_bucket_size: ZeroSize,
+    /// `stage3_prefetch_bucket_size`: parameters fetched ahead of use.
+    pub(crate) prefetch_bucket_size: ZeroSize,
+    /// `stage3_max_live_parameters`: gathered parameters kept before release.
+    pub(crate) max_live_parameters: ZeroSize,
+    /// `stage3_param_persistence_threshold`: smaller parameters stay gathered.
+    pub(crate) param_persistence_threshold: ZeroSize,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub(crate) enum VllmMode {
@@ -396,6 +420,9 @@ pub struct Plan {
     pub optimizer: Option<Sourced<Optimizer>>,
     pub loss: Option<Sourced<LossImpl>>,
     pub(crate) sharding: Option<Sourced<Sharding>>,
+    /// ZeRO's buffer sizes, when the DeepSpeed config is read.
+    #[serde(skip)]
+    pub(crate) zero_buckets: Option<ZeroBuckets>,
     pub(crate) rl: Option<RlPlan>,
     /// Whether a frozen reference model is kept on the GPU (DPO without PEFT, GRPO with beta > 0 and no PEFT).
     pub(crate) reference_model: Option<Sourced<bool>>,
@@ -738,6 +765,7 @@ impl Plan {
             optimizer: None,
             loss: None,
             sharding: None,
+            zero_buckets: None,
             rl: None,
             reference_model: None,
             reference_forward: None,

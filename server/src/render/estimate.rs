@@ -151,6 +151,14 @@ pub fn table(analysis: &Analysis, estimate: &Estimate) -> String {
     for missing in &estimate.missing_inputs {
         out.push_str(&format!("assumed: {missing}\n"));
     }
+    if !estimate.per_world_size.is_empty() {
+        let sizes: Vec<String> = estimate
+            .per_world_size
+            .iter()
+            .map(|w| format!("{} GPUs {}", w.gpus, format_bytes(w.device_bytes)))
+            .collect();
+        out.push_str(&format!("per GPU on more GPUs (device view): {}\n", sizes.join(", ")));
+    }
     out
 }
 
@@ -214,5 +222,6 @@ pub fn json(analysis: &Analysis, estimate: &Estimate) -> Value {
         })).collect::<Vec<_>>(),
         "solve": estimate.solve,
         "missing_inputs": estimate.missing_inputs,
+        "per_world_size": estimate.per_world_size,
     })
 }

@@ -15,6 +15,7 @@
 //! `activations.rs` and the oracle-derived tables in `tests/estimator/`.
 
 mod activations;
+mod buckets;
 mod context;
 mod fsdp;
 mod generation;
@@ -26,6 +27,7 @@ mod timeline;
 mod views;
 mod vllm_share;
 mod weights;
+mod zero;
 
 pub(crate) use vllm_share::VllmClaim;
 
@@ -165,6 +167,42 @@ pub struct Estimate {
     pub solve: Option<Solve>,
     /// Plan inputs that were missing and replaced by an assumption, one sentence each.
     pub missing_inputs: Vec<String>,
+    /// When one GPU is assumed for a run that more GPUs would shard: the device view per
+    /// rank on 2, 4 and 8 GPUs (one node).
+    pub per_world_size: Vec<WorldSizePeak>,
+}
+
+/// The device view of one rank for a world size the launch could set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct WorldSizePeak {
+    pub gpus: u64,
+    pub device_bytes: u64,
+}
+
+/// World sizes shown when the launch sets it and the estimate assumed one GPU.
+const WHAT_IF_GPUS: [u64; 3] = [2, 4, 8];
+
+/// The peak per rank on each of [`WHAT_IF_GPUS`], when `setup` assumed one GPU.
+fn per_world_size(
+    plan: &Plan,
+    arch: &Architecture,
+    gpu: Option<&Gpu>,
+    context: &Context,
+    setup: &Setup,
+) -> Vec<WorldSizePeak> {
+    if !setup.one_gpu_assumed {
+        return Vec::new();
+    }
+    WHAT_IF_GPUS
+        .into_iter()
+        .map(|gpus| {
+            let mut what_if = plan.clone();
+            what_if.devices = Some(crate::plan::Sourced::derived(gpus, "a world size the launch could set"));
+            what_if.num_nodes = None;
+            let peak = phases::evaluate(&Setup::resolve(&what_if, arch, gpu, context)).peak;
+            WorldSizePeak { gpus, device_bytes: peak.device_bytes }
+        })
+        .collect()
 }
 
 /// Estimates the peak memory of `plan` for `arch`, with the verdict and levers when `gpu` is
@@ -207,6 +245,7 @@ pub(crate) fn estimate_with(
     };
     let solve = gpu.filter(|_| wanted).map(|g| levers::solve(plan, arch, g, context));
     let levers = if wanted { levers::levers(plan, arch, gpu, context, &core, solve.as_ref()) } else { Vec::new() };
+    let per_world_size = per_world_size(plan, arch, gpu, context, &setup);
     Estimate {
         parameters: setup.counts.total,
         trainable_parameters: setup.trainable,
@@ -218,6 +257,7 @@ pub(crate) fn estimate_with(
         levers,
         solve,
         missing_inputs: setup.missing,
+        per_world_size,
     }
 }
 

@@ -1,7 +1,7 @@
 //! Trainable parameters, their gradients, optimizer state, master copies and step temporaries.
 
-use super::fsdp;
 use super::setup::Setup;
+use super::{fsdp, zero};
 use super::{Component, Phase, Provenance};
 use crate::plan::{Method, Optimizer, Sharding};
 
@@ -82,9 +82,14 @@ pub(super) fn components(s: &Setup) -> Vec<Component> {
         ),
         provenance: Provenance::Exact,
     };
-    out.push(grads);
+    // ZeRO's optimizer offload keeps the gradient partitions on the CPU
+    // (`stage3.py` `grad_partitions_flat_buffer` on `self.device`; `stage_1_and_2.py`
+    // `async_accumulate_grad_in_cpu_via_gpu`).
+    let offloaded = zero::optimizer_offloaded(s);
+    if !offloaded {
+        out.push(grads);
+    }
     let (per, paged, label) = state_bytes(s);
-    let offloaded = matches!(s.sharding, Sharding::Zero { offload_optimizer: true, .. });
     if per > 0.0 && !offloaded {
         out.push(Component {
             name: if paged { "optimizer-paged" } else { "optimizer" },
@@ -99,7 +104,7 @@ pub(super) fn components(s: &Setup) -> Vec<Component> {
             },
         });
     }
-    if s.mixed_master() {
+    if s.mixed_master() && !offloaded {
         out.push(Component {
             name: "master-weights",
             bytes: (p * 4.0 / s.shard_optimizer as f64) as u64,

@@ -3,7 +3,7 @@
 use super::context::Implementation;
 use super::setup::Setup;
 use super::weights::quantized_bytes_per_param;
-use super::{activations, fsdp, generation, optimizer, views, Component, Peak, Phase, PhaseTotal, Provenance};
+use super::{activations, fsdp, generation, optimizer, views, zero, Component, Peak, Phase, PhaseTotal, Provenance};
 use crate::plan::Sharding;
 
 /// The estimate without verdict or levers (what the lever search re-evaluates).
@@ -43,6 +43,7 @@ pub(super) fn evaluate(s: &Setup) -> Core {
     components.extend(autocast_weight_copies(s));
     components.extend(stable_embedding_gradient(s));
     components.extend(sharding_buffers(s));
+    components.extend(zero::stage3_buffers(s));
     components.extend(generation::reference_model(s));
     components.extend(generation::reference_forward(s));
     let before_vllm: u64 =
@@ -160,6 +161,22 @@ fn weights_component(s: &Setup) -> Component {
         }
         None => (c.total as f64 * b, format!("{} params × {} B", c.total, s.param_bytes), Provenance::Exact),
     };
+    if zero::params_offloaded(s) {
+        let kept = zero::persistent(s);
+        return Component {
+            name: "weights",
+            bytes: kept * s.param_bytes,
+            phase: Phase::Forward,
+            live_in: Phase::ALL.to_vec(),
+            formula: format!(
+                "{kept} params under stage3_param_persistence_threshold × {} B; the partitions of the other {} are \
+                 offloaded (offload_param)",
+                s.param_bytes,
+                c.total - kept
+            ),
+            provenance: Provenance::Derived,
+        };
+    }
     Component {
         name: "weights",
         bytes: (bytes / s.shard_params as f64) as u64,
@@ -242,7 +259,8 @@ fn sharding_buffers(s: &Setup) -> Vec<Component> {
     let param_bytes = s.param_bytes;
     match (s.implementation, s.sharding) {
         (Implementation::Litgpt, _) => fsdp::litgpt_rank_buffers(s),
-        (_, Sharding::Fsdp { full_shard: true, .. }) | (_, Sharding::Zero { stage: 3, .. }) => {
+        (_, Sharding::Zero { stage: 3.., .. }) => Vec::new(),
+        (_, Sharding::Fsdp { full_shard: true, .. }) => {
             let block = (total - s.counts.embedding - s.counts.head) / a.n_layer.max(1);
             let gathered = 2 * block * param_bytes + (s.counts.embedding + s.counts.head) * param_bytes;
             vec![Component {

@@ -1,5 +1,6 @@
 //! The plan resolved into the numbers the memory model needs, with each assumption recorded.
 
+use super::buckets::Buckets;
 use super::context::{Behaviour, Context, Implementation, TrlLoss};
 use super::weights::{self, ParamCounts};
 use crate::catalog::{Architecture, Gpu, HfProjections, MlpKind};
@@ -48,6 +49,8 @@ pub(crate) struct Setup {
     pub(crate) shard_params: u64,
     pub(crate) shard_grads: u64,
     pub(crate) shard_optimizer: u64,
+    /// DeepSpeed ZeRO's buffer sizes (read only under ZeRO).
+    pub(crate) buckets: Buckets,
     pub(crate) lora_rank: u64,
     pub(crate) lora_dropout: bool,
     pub(crate) lora_targets: LoraTargets,
@@ -67,6 +70,8 @@ pub(crate) struct Setup {
     /// What the framework releases and the batch order keep alive.
     pub(crate) behaviour: Behaviour,
     pub(crate) missing: Vec<String>,
+    /// Whether one GPU is assumed where more would shard (the world size is set at launch).
+    pub(crate) one_gpu_assumed: bool,
 }
 
 impl Setup {
@@ -179,6 +184,7 @@ impl Setup {
         // so one GPU (the most memory per GPU) is an assumption the estimate states.
         // LitGPT refuses to quantize on more than one device, so a quantized run has one.
         let single = implementation == Implementation::Litgpt && quantization.is_some();
+        let mut one_gpu_assumed = false;
         if plan.stated_world_size().is_none() && !single {
             let sharded = match shard_factors(sharding, 2, implementation) {
                 (1, 1, 1) => None,
@@ -187,6 +193,7 @@ impl Setup {
                 _ => Some("parameters, gradients and optimizer state"),
             };
             if let Some(sharded) = sharded {
+                one_gpu_assumed = true;
                 missing.push(format!(
                     "world size not in the file (set at launch); assumed one GPU, which shards nothing (more GPUs divide the {sharded})"
                 ));
@@ -255,6 +262,10 @@ impl Setup {
             shard_params,
             shard_grads,
             shard_optimizer,
+            buckets: Buckets::resolve(
+                &plan.zero_buckets.unwrap_or_else(crate::format::deepspeed::unread_buckets),
+                arch.n_embd,
+            ),
             lora_rank: lora_rank.max(1),
             lora_dropout,
             lora_targets,
@@ -269,6 +280,7 @@ impl Setup {
             padded_to_longest,
             behaviour,
             missing,
+            one_gpu_assumed,
         };
         setup.trainable = trainable_parameters(&setup);
         setup

@@ -434,9 +434,16 @@ fn an_unstated_world_size_is_an_assumption_only_where_more_gpus_shard() {
     zero3.max_seq_length = Some(d(512));
     zero3.sharding = Some(d(crate::plan::Sharding::Zero { stage: 3, offload_optimizer: false, offload_params: false }));
     assert!(one_gpu_assumed(&zero3));
+    // What 2, 4 and 8 GPUs would give: each rank holds less.
+    let what_if = estimate(&zero3, a, None).per_world_size;
+    assert_eq!(what_if.iter().map(|w| w.gpus).collect::<Vec<_>>(), [2, 4, 8]);
+    assert!(what_if.windows(2).all(|w| w[1].device_bytes < w[0].device_bytes), "{what_if:?}");
+    assert!(what_if[0].device_bytes < estimate(&zero3, a, None).peak.device_bytes);
     let mut stated = zero3.clone();
     stated.devices = Some(Sourced::file(8, Span::new(0, 1), Span::new(0, 1)));
     assert!(!one_gpu_assumed(&stated));
+    assert!(estimate(&stated, a, None).per_world_size.is_empty());
+    assert_eq!(what_if[2].device_bytes, estimate(&stated, a, None).peak.device_bytes);
     let mut ddp = zero3;
     ddp.sharding = Some(d(crate::plan::Sharding::None));
     assert!(!one_gpu_assumed(&ddp));
@@ -712,4 +719,55 @@ fn unpacked_batches_that_exceed_only_at_the_maximum_length_may_exceed() {
     assert_eq!(packed.fit.unwrap().verdict, Verdict::Exceeds);
     assert!(packed.band.0 > -0.5, "{:?}", packed.band);
     assert!(!packed.missing_inputs.iter().any(|m| m.contains("padded to their longest sample")));
+}
+
+/// A 70 B full fine-tune under TRL with ZeRO-3, parameters and optimizer offloaded to CPU, on 8 GPUs.
+fn zero3_offload_70b() -> Plan {
+    let mut p = trl_sft(Method::Full, None);
+    p.micro_batch_size = Some(d(1));
+    p.load_dtype = Some(d(Dtype::Bf16));
+    p.precision = Some(d(Precision::Mixed(Dtype::Bf16)));
+    p.attention = Some(d(crate::plan::Attention::Sdpa));
+    p.optimizer = Some(d(crate::plan::Optimizer::AdamW));
+    p.sharding = Some(d(crate::plan::Sharding::Zero { stage: 3, offload_optimizer: true, offload_params: true }));
+    p.devices = Some(Sourced::file(8, Span::new(0, 1), Span::new(0, 1)));
+    p
+}
+
+/// DeepSpeed's own device figure for ZeRO-3 with parameters and optimizer offloaded to the CPU:
+/// `deepspeed/runtime/zero/stage3.py` `estimate_zero3_model_states_mem_needs` (what
+/// `estimate_zero3_model_states_mem_needs_all_live` prints for `offload_param=cpu,
+/// offload_optimizer=cpu`): `gpu_mem = largest_layer_memory = 4 * largest_layer_params`, where
+/// `model_to_params` takes the largest module's own parameters (`recurse=False`).
+fn deepspeed_zero3_offload_gpu_mem(a: &Architecture) -> u64 {
+    let embedding = a.vocab_size.max(a.padded_vocab_size) * a.n_embd;
+    let largest_layer_params = embedding.max(a.intermediate_size * a.n_embd);
+    4 * largest_layer_params
+}
+
+#[test]
+fn zero3_with_both_offloads_keeps_only_the_working_set_on_the_device() {
+    let a = arch("Llama-3.1-70B");
+    let est = estimate(&zero3_offload_70b(), a, None);
+    let model_states = ["weights", "gathered-parameters", "module-gradient", "reduce-bucket", "gradients"];
+    assert!(component(&est, "master-weights").is_none() && component(&est, "optimizer").is_none());
+    assert!(component(&est, "gradients").is_none(), "gradient partitions are on the CPU");
+    let outside = ["allocator-overhead", "cuda-context", "nccl"];
+    let activations: u64 = est
+        .components
+        .iter()
+        .filter(|c| c.live_in.contains(&est.peak.phase))
+        .filter(|c| !model_states.contains(&c.name) && !outside.contains(&c.name))
+        .map(|c| c.bytes)
+        .sum();
+    let ours = est.peak.allocated_bytes;
+    let reference = deepspeed_zero3_offload_gpu_mem(a) + activations;
+    let error = (ours as f64 - reference as f64).abs() / reference as f64;
+    assert!(error < 0.25, "{ours} vs DeepSpeed's {reference} ({:.1} %)", 100.0 * error);
+    // Without the parameter offload each rank also keeps its 16-bit partition (`2 * total_params / total_gpus`).
+    let mut optimizer_only = zero3_offload_70b();
+    optimizer_only.sharding =
+        Some(d(crate::plan::Sharding::Zero { stage: 3, offload_optimizer: true, offload_params: false }));
+    let weights = component(&estimate(&optimizer_only, a, None), "weights").unwrap();
+    assert_eq!(weights, est.parameters * 2 / 8);
 }

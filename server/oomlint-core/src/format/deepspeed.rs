@@ -8,7 +8,9 @@
 
 use super::facts::{self, Framework::Deepspeed};
 use super::Reader;
-use crate::plan::{DeepspeedSettings, Dtype, Framework, Optimizer, Plan, Precision, Sharding, Sourced};
+use crate::plan::{
+    DeepspeedSettings, Dtype, Framework, Optimizer, Plan, Precision, Sharding, Sourced, ZeroBuckets, ZeroSize,
+};
 use crate::syntax::{self, Language, ScalarKind};
 
 const VERSION: &str = "DeepSpeed (edaa7221)";
@@ -58,6 +60,45 @@ pub(crate) fn zero_sharding(r: &Reader, prefix: &str) -> Sourced<Sharding> {
     match r.u64(&key("stage")) {
         Some(stage) => stage.map(|s| zero(u8::try_from(s.min(3)).unwrap_or(3))),
         None => Sourced::default_of(zero(0), format!("{VERSION} zero_optimization.stage=0")),
+    }
+}
+
+/// One ZeRO size at `path`: a number of elements (JSON writes `5e8`), `"auto"`, else
+/// DeepSpeed's default for `key`.
+fn zero_size(r: &Reader, path: &str, key: &str) -> ZeroSize {
+    if let Some(n) = r.f64(path).filter(|n| n.value >= 0.0) {
+        return ZeroSize::Elements(n.value as u64);
+    }
+    match r.str(path) {
+        Some(s) if s.value.eq_ignore_ascii_case("auto") => ZeroSize::Auto,
+        _ => ZeroSize::Elements(facts::count(Deepspeed, key)),
+    }
+}
+
+/// ZeRO's buffer sizes of the DeepSpeed config at `prefix`.
+pub(crate) fn zero_buckets(r: &Reader, prefix: &str) -> ZeroBuckets {
+    let size = |key: &str| {
+        let full = format!("zero_optimization.{key}");
+        zero_size(r, &format!("{prefix}{full}"), &full)
+    };
+    ZeroBuckets {
+        reduce_bucket_size: size("reduce_bucket_size"),
+        prefetch_bucket_size: size("stage3_prefetch_bucket_size"),
+        max_live_parameters: size("stage3_max_live_parameters"),
+        param_persistence_threshold: size("stage3_param_persistence_threshold"),
+    }
+}
+
+/// The sizes of a DeepSpeed config that is named but not read: the `"auto"` the Hugging
+/// Face Trainer fills (what the configs transformers and TRL ship write), and DeepSpeed's
+/// default `stage3_max_live_parameters` (which the Trainer does not fill).
+pub(crate) fn unread_buckets() -> ZeroBuckets {
+    let max_live = "zero_optimization.stage3_max_live_parameters";
+    ZeroBuckets {
+        reduce_bucket_size: ZeroSize::Auto,
+        prefetch_bucket_size: ZeroSize::Auto,
+        max_live_parameters: ZeroSize::Elements(facts::count(Deepspeed, max_live)),
+        param_persistence_threshold: ZeroSize::Auto,
     }
 }
 
@@ -210,6 +251,7 @@ pub(crate) fn plan(r: &Reader) -> Plan {
         BatchValue::Absent => None,
     };
     plan.sharding = Some(zero_sharding(r, ""));
+    plan.zero_buckets = Some(zero_buckets(r, ""));
     plan.precision = Some(precision(r, ""));
     plan.optimizer = r.str("optimizer.type").map(|t| t.map(|name| optimizer_kind(&name)));
     plan.deepspeed = Some(settings(r, ""));

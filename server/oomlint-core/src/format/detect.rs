@@ -12,7 +12,7 @@ pub fn language_of(path: &Path) -> Option<Language> {
         "yaml" | "yml" => Some(Language::Yaml),
         "json" => Some(Language::Json),
         "toml" => Some(Language::Toml),
-        "sh" | "bash" | "zsh" => Some(Language::Shell),
+        "sh" | "bash" | "zsh" | "slurm" | "sbatch" => Some(Language::Shell),
         "py" => Some(Language::Python),
         "ipynb" => Some(Language::Notebook),
         _ if name == ".env" || name.starts_with(".env.") || ext == "env" => Some(Language::Env),

@@ -545,6 +545,34 @@ pub(crate) const FACTS: &[Fact] = &[
         "edaa7221",
         "deepspeed/runtime/zero/config.py DeepSpeedZeroConfig.stage",
     ),
+    fact(
+        Deepspeed,
+        "zero_optimization.reduce_bucket_size",
+        5e8,
+        "edaa7221",
+        "deepspeed/runtime/zero/config.py DeepSpeedZeroConfig.reduce_bucket_size",
+    ),
+    fact(
+        Deepspeed,
+        "zero_optimization.stage3_prefetch_bucket_size",
+        5e7,
+        "edaa7221",
+        "deepspeed/runtime/zero/config.py DeepSpeedZeroConfig.prefetch_bucket_size",
+    ),
+    fact(
+        Deepspeed,
+        "zero_optimization.stage3_max_live_parameters",
+        1e9,
+        "edaa7221",
+        "deepspeed/runtime/zero/config.py DeepSpeedZeroConfig.max_live_parameters",
+    ),
+    fact(
+        Deepspeed,
+        "zero_optimization.stage3_param_persistence_threshold",
+        1e5,
+        "edaa7221",
+        "deepspeed/runtime/zero/config.py DeepSpeedZeroConfig.param_persistence_threshold",
+    ),
 ];
 
 /// The row for `key` of `framework`.

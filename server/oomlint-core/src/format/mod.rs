@@ -14,6 +14,7 @@ pub(crate) mod deepspeed;
 pub(crate) mod env;
 pub(crate) mod facts;
 pub(crate) mod hf_names;
+pub(crate) mod launch;
 pub(crate) mod litgpt;
 pub(crate) mod llamafactory;
 pub(crate) mod oomlint;

@@ -12,6 +12,7 @@ pub mod env;
 pub mod json;
 pub mod notebook;
 pub mod python;
+pub(crate) mod shell;
 pub mod toml;
 pub mod yaml;
 

@@ -1,0 +1,302 @@
+//! Shell scripts as commands (tree-sitter-bash): each simple command's words with their
+//! spans, expanded from the variables the script assigns before it, and `#SBATCH` lines.
+//!
+//! Expansion follows the shell for what a script writes to configure a launch: `$VAR`,
+//! `${VAR}`, `${VAR:-default}` / `${VAR-default}` / `${VAR:=default}`, quoting and `\`
+//! escapes; a word that expands anything else (a positional parameter, a command
+//! substitution, a variable the script never assigns) has no known text.
+
+use crate::span::Span;
+use crate::HashMap;
+use tree_sitter::{Node as TsNode, Parser};
+
+/// One word of a command: its text after expansion (None when unknown) and where it is.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Word {
+    pub(crate) text: Option<String>,
+    pub(crate) span: Span,
+}
+
+/// A simple command: the assignments before it (`CUDA_VISIBLE_DEVICES=0,1 torchrun …`)
+/// and its words, the command name first.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Command {
+    pub(crate) env: Vec<(String, Word)>,
+    pub(crate) words: Vec<Word>,
+}
+
+/// The commands of a script in order, the `#SBATCH` directives' words, and every
+/// variable the script assigns (its last value).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(crate) struct Script {
+    pub(crate) commands: Vec<Command>,
+    pub(crate) sbatch: Vec<Word>,
+    pub(crate) assignments: Vec<(String, Word)>,
+}
+
+/// Reads `text` as a bash script; None when tree-sitter cannot run.
+pub(crate) fn parse(text: &str) -> Option<Script> {
+    let mut parser = Parser::new();
+    parser.set_language(&tree_sitter_bash::LANGUAGE.into()).ok()?;
+    let tree = parser.parse(text, None)?;
+    let mut reader = ScriptReader { text, variables: HashMap::default(), script: Script::default() };
+    reader.walk(tree.root_node(), 0);
+    Some(reader.script)
+}
+
+const MAX_DEPTH: usize = 256;
+
+struct ScriptReader<'t> {
+    text: &'t str,
+    /// None: assigned, but to something unknown.
+    variables: HashMap<String, Option<String>>,
+    script: Script,
+}
+
+fn span(node: TsNode) -> Span {
+    Span::new(node.start_byte(), node.end_byte())
+}
+
+impl ScriptReader<'_> {
+    fn source(&self, node: TsNode) -> &str {
+        self.text.get(node.byte_range()).unwrap_or("")
+    }
+
+    fn walk(&mut self, node: TsNode, depth: usize) {
+        if depth > MAX_DEPTH {
+            return;
+        }
+        match node.kind() {
+            "command" => return self.command(node),
+            "variable_assignment" => {
+                if let Some((name, word)) = self.assignment(node) {
+                    self.variables.insert(name.clone(), word.text.clone());
+                    self.script.assignments.push((name, word));
+                }
+                return;
+            }
+            "comment" => return self.comment(node),
+            "command_substitution" | "process_substitution" | "heredoc_body" => return,
+            _ => {}
+        }
+        let mut cursor = node.walk();
+        let children: Vec<TsNode> = node.children(&mut cursor).collect();
+        for child in children {
+            self.walk(child, depth + 1);
+        }
+    }
+
+    fn assignment(&self, node: TsNode) -> Option<(String, Word)> {
+        let name = self.source(node.child_by_field_name("name")?).to_string();
+        let word = match node.child_by_field_name("value") {
+            Some(value) => Word { text: self.expand(value, 0), span: span(value) },
+            None => Word { text: Some(String::new()), span: Span::new(node.end_byte(), node.end_byte()) },
+        };
+        Some((name, word))
+    }
+
+    fn command(&mut self, node: TsNode) {
+        let mut env = Vec::new();
+        let mut words = Vec::new();
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            match child.kind() {
+                "variable_assignment" => env.extend(self.assignment(child)),
+                "file_redirect" | "herestring_redirect" | "comment" => {}
+                "command_name" => {
+                    let inner = child.named_child(0).unwrap_or(child);
+                    words.push(Word { text: self.expand(inner, 0), span: span(child) });
+                }
+                _ => words.push(Word { text: self.expand(child, 0), span: span(child) }),
+            }
+        }
+        // `env A=1 cmd`: the assignments `env` sets belong to the command after it.
+        while words.first().and_then(|w| w.text.as_deref()) == Some("env") {
+            words.remove(0);
+            while let Some((name, value)) = words.first().and_then(split_assignment) {
+                env.push((name, value));
+                words.remove(0);
+            }
+        }
+        if !words.is_empty() || !env.is_empty() {
+            self.script.commands.push(Command { env, words });
+        }
+    }
+
+    fn comment(&mut self, node: TsNode) {
+        let text = self.text;
+        let Some(rest) = text.get(node.byte_range()).and_then(|c| c.strip_prefix("#SBATCH")) else { return };
+        let base = node.start_byte() + "#SBATCH".len();
+        let mut offset = 0;
+        for piece in rest.split(|c: char| c.is_ascii_whitespace()) {
+            if !piece.is_empty() {
+                if piece.starts_with('#') {
+                    break;
+                }
+                let start = base + offset;
+                self.script
+                    .sbatch
+                    .push(Word { text: Some(piece.to_string()), span: Span::new(start, start + piece.len()) });
+            }
+            offset += piece.len() + 1;
+        }
+    }
+
+    /// The text of a word node after expansion; None when it expands something unknown.
+    fn expand(&self, node: TsNode, depth: usize) -> Option<String> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        match node.kind() {
+            "word" | "number" => Some(unescape(self.source(node))),
+            "raw_string" => {
+                let s = self.source(node);
+                Some(s.strip_prefix('\'').and_then(|s| s.strip_suffix('\'')).unwrap_or(s).to_string())
+            }
+            "ansi_c_string" => {
+                let s = self.source(node);
+                Some(s.strip_prefix("$'").and_then(|s| s.strip_suffix('\'')).unwrap_or(s).to_string())
+            }
+            "string_content" => Some(unescape_double(self.source(node))),
+            "simple_expansion" => {
+                let name = self.source(node).trim_start_matches('$');
+                self.variables.get(name).cloned().flatten()
+            }
+            "expansion" => self.parameter(self.source(node)),
+            "string" => self.pieces(node, 1, 1, depth),
+            "concatenation" => self.pieces(node, 0, 0, depth),
+            _ => None,
+        }
+    }
+
+    /// The children of a string or concatenation expanded and joined, with the literal text
+    /// between them (inside `trim_start`/`trim_end` bytes of quotes).
+    fn pieces(&self, node: TsNode, trim_start: usize, trim_end: usize, depth: usize) -> Option<String> {
+        let (start, end) = (node.start_byte() + trim_start, node.end_byte().saturating_sub(trim_end));
+        let mut out = String::new();
+        let mut at = start;
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            out.push_str(&unescape_double(self.text.get(at..child.start_byte().max(at))?));
+            out.push_str(&self.expand(child, depth + 1)?);
+            at = child.end_byte();
+        }
+        out.push_str(&unescape_double(self.text.get(at..end.max(at))?));
+        Some(out)
+    }
+
+    /// `${NAME}`, `${NAME:-default}`, `${NAME-default}`, `${NAME:=default}`.
+    fn parameter(&self, source: &str) -> Option<String> {
+        let inner = source.strip_prefix("${")?.strip_suffix('}')?;
+        let name_len = inner.bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_').count();
+        let (name, operator) = inner.split_at(name_len);
+        let value = self.variables.get(name).cloned().flatten();
+        let (unset_only, default) = match operator {
+            "" => return value,
+            op => match op.strip_prefix(":-").or_else(|| op.strip_prefix(":=")) {
+                Some(d) => (false, d),
+                None => (true, op.strip_prefix('-').or_else(|| op.strip_prefix('='))?),
+            },
+        };
+        let assigned = self.variables.contains_key(name);
+        match value {
+            Some(v) if !v.is_empty() || (unset_only && assigned) => Some(v),
+            None if assigned => None,
+            _ if default.contains(['$', '`']) => self.default_with_variables(default),
+            _ => Some(default.to_string()),
+        }
+    }
+
+    /// A default that itself names variables (`${A:-$B}`).
+    fn default_with_variables(&self, default: &str) -> Option<String> {
+        let name = default.strip_prefix('$')?;
+        let name = name.strip_prefix('{').and_then(|n| n.strip_suffix('}')).unwrap_or(name);
+        if name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            self.variables.get(name).cloned().flatten()
+        } else {
+            None
+        }
+    }
+}
+
+/// `NAME=value` as one word (after `env`).
+fn split_assignment(word: &Word) -> Option<(String, Word)> {
+    let text = word.text.as_deref()?;
+    let (name, value) = text.split_once('=')?;
+    if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        return None;
+    }
+    let start = word.span.start + name.len() + 1;
+    Some((name.to_string(), Word { text: Some(value.to_string()), span: Span::new(start, word.span.end) }))
+}
+
+/// An unquoted word's text: `\x` is `x`; a `\` before a newline continues the line.
+fn unescape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some('\n') | None => {}
+                Some(n) => out.push(n),
+            },
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Text inside double quotes: only `\"`, `\\`, `\$`, `` \` `` and `\`-newline are escapes.
+fn unescape_double(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, chars.peek()) {
+            ('\\', Some('"' | '\\' | '$' | '`')) => out.extend(chars.next()),
+            ('\\', Some('\n')) => {
+                chars.next();
+            }
+            (c, _) => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(command: &Command) -> Vec<String> {
+        command.words.iter().map(|w| w.text.clone().unwrap_or_else(|| "?".into())).collect()
+    }
+
+    #[test]
+    fn commands_expand_assignments_defaults_and_continuations() {
+        let text = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gres=gpu:8  # eight\nexport NGPU=${NGPU:-4}\nCFG=\"configs/a b.yaml\"\n\
+                    CUDA_VISIBLE_DEVICES=0,1 accelerate launch --num_processes $NGPU \\\n  --config_file \"$CFG\" train.py --lr '1e-5' --out ${OUT}/x $1\n";
+        let script = parse(text).unwrap();
+        let sbatch: Vec<_> = script.sbatch.iter().filter_map(|w| w.text.clone()).collect();
+        assert_eq!(sbatch, ["--nodes=2", "--gres=gpu:8"]);
+        let launch = script.commands.last().unwrap();
+        assert_eq!(
+            texts(launch),
+            [
+                "accelerate",
+                "launch",
+                "--num_processes",
+                "4",
+                "--config_file",
+                "configs/a b.yaml",
+                "train.py",
+                "--lr",
+                "1e-5",
+                "--out",
+                "?",
+                "?"
+            ]
+        );
+        assert_eq!(&text[launch.words[3].span.start..launch.words[3].span.end], "$NGPU");
+        assert_eq!(launch.env[0].0, "CUDA_VISIBLE_DEVICES");
+        assert_eq!(launch.env[0].1.text.as_deref(), Some("0,1"));
+    }
+}

@@ -21,14 +21,32 @@ fn catalog_has_the_promised_breadth() {
     }
 }
 
+/// `(name, reference)` of every catalog row, the reference being the published total the
+/// row records (`None` where the file leaves `parameters` out and the shapes give it).
+fn references() -> Vec<(String, Option<u64>)> {
+    let rows: Vec<serde_json::Value> = serde_json::from_str(CATALOG_JSON).unwrap_or_default();
+    rows.iter().map(|row| (row["name"].as_str().unwrap_or_default().to_string(), row["parameters"].as_u64())).collect()
+}
+
 #[test]
-fn shapes_reproduce_the_stated_parameter_count_within_one_percent() {
-    for m in all_models() {
-        let computed = m.parameter_count() as f64;
-        let stated = m.parameters as f64;
-        let error = (computed - stated).abs() / stated;
-        assert!(error < 0.01, "{}: shapes give {computed}, entry states {stated}", m.name);
+fn shapes_reproduce_the_reference_parameter_count_within_one_percent() {
+    let mut worst = (0.0f64, String::new());
+    let mut unreferenced = Vec::new();
+    for (name, reference) in references() {
+        let computed = model(&name).parameter_count() as f64;
+        let Some(reference) = reference else {
+            unreferenced.push(name);
+            continue;
+        };
+        let error = (computed - reference as f64).abs() / reference as f64;
+        assert!(error < 0.01, "{name}: shapes give {computed}, the reference is {reference}");
+        if error >= worst.0 {
+            worst = (error, name);
+        }
     }
+    eprintln!("worst |error| {:.4} % ({})", worst.0 * 100.0, worst.1);
+    eprintln!("{} rows without a reference count (shapes only): {}", unreferenced.len(), unreferenced.join(", "));
+    assert_eq!(references().len(), all_models().len());
 }
 
 #[test]

@@ -133,7 +133,9 @@ KINDS = {
     "llama": "llama",
     "granite": "llama",
     "smollm3": "llama",
+    "olmo2": "olmo2",
     "mistral": "mistral",
+    "ministral3": "mistral",
     "qwen2": "qwen2",
     "qwen3": "qwen3",
     "qwen3_moe": "qwen3_moe",
@@ -211,6 +213,9 @@ def apply_family(arch: dict, config: dict, kind: str) -> None:
     if kind in ("llama", "mistral", "phi3"):
         arch["attn_bias"] = attention_bias
         arch["bias"] = config.get("mlp_bias", False) and attention_bias
+    elif kind == "olmo2":
+        # q/k norms span all heads in OLMo 2; counted per head (a few thousandths of a percent).
+        arch.update(attn_bias=attention_bias, norm_qk=True)
     elif kind == "qwen2":
         arch["attn_bias"] = True
     elif kind == "qwen3":

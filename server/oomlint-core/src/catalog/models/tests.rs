@@ -15,7 +15,7 @@ fn model(name: &str) -> &'static Architecture {
 #[test]
 fn catalog_has_the_promised_breadth() {
     let models = all_models();
-    assert!(models.len() >= 60, "{} architectures", models.len());
+    assert!(models.len() >= 150, "{} architectures", models.len());
     for family in ["llama-3.2", "qwen3-moe", "gemma-3", "granite-4.0-h", "gpt-oss", "smollm2", "deepseek-r1-distill"] {
         assert!(models.iter().any(|m| m.family == family), "no {family} entry");
     }
@@ -29,6 +29,8 @@ fn references() -> Vec<(String, Option<u64>)> {
 }
 
 #[test]
+// Test-only output: the worst error and the rows without a reference, for the reviewer.
+#[allow(clippy::disallowed_macros)]
 fn shapes_reproduce_the_reference_parameter_count_within_one_percent() {
     let mut worst = (0.0f64, String::new());
     let mut unreferenced = Vec::new();

@@ -39,6 +39,8 @@ FIELDS = (
     ("n_expert_per_token", 0),
     ("moe_intermediate_size", None),
     ("shared_expert_intermediate_size", None),
+    ("shared_expert_gate", False),
+    ("n_dense_layers", 0),
     ("vocab_size", None),
     ("padded_vocab_size", None),
     ("tie_word_embeddings", None),
@@ -47,6 +49,8 @@ FIELDS = (
     ("lm_head_bias", False),
     ("norm", None),
     ("norm_qk", False),
+    ("attn_output_gate", False),
+    ("mla", None),
     ("post_attention_norm", False),
     ("post_mlp_norm", False),
     ("attention_logit_softcapping", None),
@@ -59,13 +63,15 @@ FIELDS = (
     ("sliding_window_layers", None),
     ("n_mamba_layers", 0),
     ("mamba", None),
+    ("tower_parameters", 0),
     ("parameters", None),
     ("source", None),
 )
 REQUIRED = {"name", "hf_id", "aliases", "family", "n_layer", "n_embd", "n_head", "n_query_groups", "head_size"}
 REQUIRED |= {"intermediate_size", "mlp", "vocab_size", "padded_vocab_size", "tie_word_embeddings", "bias", "norm"}
 REQUIRED |= {"block_size", "source"}
-MAMBA_FIELDS = ("d_state", "n_heads", "head_dim", "n_groups", "d_conv", "expand", "chunk_size", "conv_bias", "proj_bias")
+MLA_FIELDS = ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
+MAMBA_FIELDS = ("kind", "d_state", "n_heads", "head_dim", "n_groups", "d_conv", "expand", "chunk_size", "conv_bias", "proj_bias")
 
 
 class TableError(Exception):
@@ -326,8 +332,9 @@ def entry(row: dict) -> dict:
     overrides = {k[len("arch.") :]: v for k, v in row.items() if k.startswith("arch.")}
     arch = from_config(config, where) if config else {}
     for key, value in overrides.items():
-        if key.startswith("mamba."):
-            arch.setdefault("mamba", {})[key[len("mamba.") :]] = value
+        group, dot, field = key.partition(".")
+        if dot and group in ("mamba", "mla"):
+            arch.setdefault(group, {})[field] = value
         else:
             arch[key] = value
     if "hf_id" not in row:
@@ -349,8 +356,12 @@ def entry(row: dict) -> dict:
         parameters=parameters,
         source=f"{citation}; parameters: {how or 'computed from shapes'}",
     )
-    if "mamba" in arch:
-        arch["mamba"] = {k: arch["mamba"][k] for k in MAMBA_FIELDS if k in arch["mamba"]}
+    for group, fields in (("mamba", MAMBA_FIELDS), ("mla", MLA_FIELDS)):
+        if group in arch:
+            unknown = sorted(set(arch[group]) - set(fields))
+            if unknown:
+                raise TableError(f"{where}: {name}: unknown {group} fields {unknown}")
+            arch[group] = {k: arch[group][k] for k in fields if k in arch[group]}
     missing = sorted(k for k in REQUIRED if arch.get(k) is None)
     if missing:
         raise TableError(f"{where}: {name}: no {', '.join(missing)}")

@@ -1,7 +1,8 @@
 //! Model architectures, keyed by Hugging Face id, LitGPT name and aliases.
 //!
-//! The facts live in `server/data/models.json` (one entry per distinct architecture, each
-//! with its `source`); [`resolve_model`] maps the names people write to an entry.
+//! The facts live in `server/oomlint-core/data/models.json`, generated from the tables in
+//! `data/catalog/` (one row per model, each with its `source`); [`resolve_model`] maps the
+//! names people write to an entry.
 //!
 //! # Name normalization
 //! A query matches an entry's name, Hugging Face id or alias, compared case-insensitively,
@@ -79,9 +80,33 @@ pub(crate) enum NormKind {
     RmsNorm,
 }
 
-/// Mamba-2 mixer dimensions (hybrid models such as Granite 4.0-H).
+/// What a non-attention layer of a hybrid model mixes tokens with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum MixerKind {
+    /// Mamba-2 (`modeling_granitemoehybrid.py`, `modeling_nemotron_h.py`).
+    #[default]
+    Mamba2,
+    /// Gated DeltaNet linear attention (`modeling_qwen3_next.py`, `modeling_qwen3_5.py`):
+    /// `n_heads` value heads of `head_dim`, `n_groups` key heads of `d_state`.
+    GatedDeltaNet,
+    /// Gated short convolution (`modeling_lfm2.py`): `in_proj` to `3·inner`, a depthwise
+    /// causal convolution over `inner = n_heads × head_dim` channels, `out_proj`.
+    ShortConv,
+}
+
+impl MixerKind {
+    fn is_mamba2(&self) -> bool {
+        *self == MixerKind::Mamba2
+    }
+}
+
+/// Dimensions of the non-attention mixer of hybrid models (Granite 4.0-H's Mamba-2, Qwen3.5's
+/// Gated DeltaNet, LFM2's short convolution), in Mamba-2 terms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct MambaDims {
+    #[serde(default, skip_serializing_if = "MixerKind::is_mamba2")]
+    pub(crate) kind: MixerKind,
     /// SSM state size (`mamba_d_state`).
     pub d_state: u64,
     /// SSM heads (`mamba_n_heads`).
@@ -108,24 +133,79 @@ impl MambaDims {
         self.n_heads.saturating_mul(self.head_dim)
     }
 
-    /// Output width of `in_proj`: gate and x (`2·inner`), B and C (`2·groups·state`), dt (`heads`).
+    /// Output width of the input projections. Mamba-2: gate and x (`2·inner`), B and C
+    /// (`2·groups·state`), dt (`heads`). Gated DeltaNet: q and k (`2·groups·state`), v and the
+    /// output gate z (`2·inner`), beta and a (`2·heads`). Short convolution: B, C, x (`3·inner`).
     pub(crate) fn in_proj_size(&self) -> u64 {
+        let inner = self.inner_size();
         let bc = 2u64.saturating_mul(self.n_groups).saturating_mul(self.d_state);
-        sum(&[2u64.saturating_mul(self.inner_size()), bc, self.n_heads])
+        match self.kind {
+            MixerKind::Mamba2 => sum(&[2u64.saturating_mul(inner), bc, self.n_heads]),
+            MixerKind::GatedDeltaNet => sum(&[2u64.saturating_mul(inner), bc, 2u64.saturating_mul(self.n_heads)]),
+            MixerKind::ShortConv => 3u64.saturating_mul(inner),
+        }
     }
 
     /// Parameters of one mixer with model width `n_embd`.
     pub(crate) fn parameters(&self, n_embd: u64) -> u64 {
         let inner = self.inner_size();
-        let conv_channels = sum(&[inner, 2u64.saturating_mul(self.n_groups).saturating_mul(self.d_state)]);
+        // Mamba-2 convolves x, B and C; Gated DeltaNet q, k and v; the short convolution x only.
+        let conv_channels = match self.kind {
+            MixerKind::ShortConv => inner,
+            _ => sum(&[inner, 2u64.saturating_mul(self.n_groups).saturating_mul(self.d_state)]),
+        };
+        let (per_head, norm) = match self.kind {
+            MixerKind::Mamba2 => (3, inner), // dt_bias, A_log, D; gated RMSNorm over inner
+            MixerKind::GatedDeltaNet => (2, self.head_dim), // dt_bias, A_log; gated RMSNorm per head
+            MixerKind::ShortConv => (0, 0),
+        };
         sum(&[
             linear(n_embd, self.in_proj_size(), self.proj_bias),
             conv_channels.saturating_mul(self.d_conv),
             if self.conv_bias { conv_channels } else { 0 },
-            3u64.saturating_mul(self.n_heads), // dt_bias, A_log, D
-            inner,                             // gated RMSNorm
+            self.n_heads.saturating_mul(per_head),
+            norm,
             linear(inner, n_embd, self.proj_bias),
         ])
+    }
+}
+
+/// Multi-head latent attention (DeepSeek-V2/V3, GLM-4.7-Flash, Kimi K2): queries through an
+/// optional low-rank `q_a_proj`/`q_b_proj`, keys and values through a shared latent of
+/// `kv_lora_rank` (`modeling_deepseek_v3.py`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub(crate) struct MlaDims {
+    /// Rank of the query compression; 0 = a full-rank `q_proj` (DeepSeek-V2-Lite).
+    #[serde(default)]
+    pub(crate) q_lora_rank: u64,
+    pub(crate) kv_lora_rank: u64,
+    pub(crate) qk_nope_head_dim: u64,
+    pub(crate) qk_rope_head_dim: u64,
+    pub(crate) v_head_dim: u64,
+}
+
+impl MlaDims {
+    /// Linear weights of one attention block (biases and norms excluded).
+    pub(crate) fn linear_parameters(&self, n_embd: u64, n_head: u64) -> u64 {
+        let qk_head = sum(&[self.qk_nope_head_dim, self.qk_rope_head_dim]);
+        let q = n_head.saturating_mul(qk_head);
+        let query = if self.q_lora_rank == 0 {
+            linear(n_embd, q, false)
+        } else {
+            sum(&[linear(n_embd, self.q_lora_rank, false), linear(self.q_lora_rank, q, false)])
+        };
+        let kv_b = n_head.saturating_mul(sum(&[self.qk_nope_head_dim, self.v_head_dim]));
+        sum(&[
+            query,
+            linear(n_embd, sum(&[self.kv_lora_rank, self.qk_rope_head_dim]), false), // kv_a_proj_with_mqa
+            linear(self.kv_lora_rank, kv_b, false),                                  // kv_b_proj
+            linear(n_head.saturating_mul(self.v_head_dim), n_embd, false),           // o_proj
+        ])
+    }
+
+    /// RMSNorm weights on the two latents (`q_a_layernorm`, `kv_a_layernorm`).
+    pub(crate) fn norm_parameters(&self) -> u64 {
+        sum(&[self.q_lora_rank, self.kv_lora_rank])
     }
 }
 
@@ -154,9 +234,19 @@ pub struct Architecture {
     /// Width of one routed expert (falls back to `intermediate_size` when absent).
     #[serde(default)]
     pub(crate) moe_intermediate_size: Option<u64>,
-    /// Width of an always-active shared expert next to the routed ones (Granite 4.0-H-Tiny).
+    /// Width of the always-active shared experts next to the routed ones, all shared experts
+    /// together (Granite 4.0-H-Tiny, DeepSeek, Qwen2-MoE, Llama 4).
     #[serde(default)]
     pub shared_expert_intermediate_size: Option<u64>,
+    /// A sigmoid gate of one output scales the shared expert (`shared_expert_gate`: Qwen2-MoE,
+    /// Qwen3-Next, Qwen3.5).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) shared_expert_gate: bool,
+    /// Layers of a mixture-of-experts model whose MLP is a dense gated MLP of
+    /// `intermediate_size` instead of the experts (DeepSeek's `first_k_dense_replace`, Llama 4
+    /// Maverick's and Jamba's alternate layers). Only the count matters, not the positions.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(crate) n_dense_layers: u64,
     /// Tokenizer vocabulary (LitGPT `vocab_size`; the HF config value where LitGPT has none).
     pub(crate) vocab_size: u64,
     /// Rows of the embedding and of `lm_head`: LitGPT's padded vocabulary, which equals the
@@ -177,6 +267,14 @@ pub struct Architecture {
     /// Per-head RMSNorm on queries and keys (Qwen3, Gemma 3).
     #[serde(default)]
     pub norm_qk: bool,
+    /// `q_proj` also produces a sigmoid gate on the attention output, doubling its width
+    /// (`attn_output_gate`: Qwen3-Next, Qwen3.5).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) attn_output_gate: bool,
+    /// Multi-head latent attention in place of the q/k/v projections; `head_size` is then the
+    /// query/key head width (`qk_nope_head_dim + qk_rope_head_dim`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) mla: Option<MlaDims>,
     /// Extra norm after attention (Gemma 2/3).
     #[serde(default)]
     pub(crate) post_attention_norm: bool,
@@ -212,6 +310,11 @@ pub struct Architecture {
     /// Mixer dimensions when `n_mamba_layers > 0`.
     #[serde(default)]
     pub mamba: Option<MambaDims>,
+    /// Parameters of a vision or audio tower and its projector, recorded from the checkpoint's
+    /// `vision_config`/`audio_config` (Qwen2-VL, Qwen3-VL, Llama 4); counted in the total and
+    /// loaded with the weights, never adapted.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub tower_parameters: u64,
     /// Dominant tensor dtype of a local checkpoint's safetensors (`BF16`, `F32`, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checkpoint_dtype: Option<String>,
@@ -219,7 +322,9 @@ pub struct Architecture {
     /// (`bitsandbytes`, `gptq`, `awq`, `mxfp4`, `fp8`, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checkpoint_quantization: Option<String>,
-    /// Total parameter count as published or computed from the shapes.
+    /// Total parameter count: the published one, else (absent from the catalog file)
+    /// computed from the shapes when the catalog loads.
+    #[serde(default)]
     pub parameters: u64,
     /// Where these facts come from (repository file and commit, or config URL).
     pub source: String,
@@ -259,14 +364,11 @@ impl Architecture {
         self.count(self.n_expert)
     }
 
-    /// Parameters a token passes through: a mixture of experts counts its routed experts
-    /// per token only.
+    /// Parameters a text token passes through: a mixture of experts counts its routed experts
+    /// per token only, and a vision or audio tower is left out.
     pub(crate) fn active_parameter_count(&self) -> u64 {
-        if self.mlp == MlpKind::Moe {
-            self.count(self.n_expert_per_token)
-        } else {
-            self.count(self.n_expert)
-        }
+        let experts = if self.mlp == MlpKind::Moe { self.n_expert_per_token } else { self.n_expert };
+        self.count(experts).saturating_sub(self.tower_parameters)
     }
 
     /// Total parameters with `experts` routed experts per layer.
@@ -275,17 +377,29 @@ impl Architecture {
     }
 
     fn count(&self, experts: u64) -> u64 {
-        let per_layer = sum(&[self.mlp_parameters(experts), self.block_norms()]);
         let head = if self.tie_word_embeddings { 0 } else { self.lm_head_parameters() };
         let mamba = self.mamba.map_or(0, |m| m.parameters(self.n_embd));
+        let dense_layers = self.dense_mlp_layer_count();
         sum(&[
             self.attention_layer_count().saturating_mul(self.attention_parameters()),
             self.n_mamba_layers.saturating_mul(mamba),
-            self.n_layer.saturating_mul(per_layer),
+            self.n_layer.saturating_mul(self.block_norms()),
+            self.n_layer.saturating_sub(dense_layers).saturating_mul(self.mlp_parameters(experts)),
+            dense_layers.saturating_mul(self.gated_mlp_parameters(self.intermediate_size)),
             self.padded_vocab_size.saturating_mul(self.n_embd),
             self.norm_parameters(self.n_embd),
             head,
+            self.tower_parameters,
         ])
+    }
+
+    /// Layers of a mixture-of-experts model with a dense MLP instead of the experts.
+    pub(crate) fn dense_mlp_layer_count(&self) -> u64 {
+        if self.mlp == MlpKind::Moe {
+            self.n_dense_layers.min(self.n_layer)
+        } else {
+            0
+        }
     }
 
     /// Weights (and LayerNorm biases) of one norm over `width` features.
@@ -308,9 +422,13 @@ impl Architecture {
     }
 
     fn attention_parameters(&self) -> u64 {
+        if let Some(mla) = &self.mla {
+            return sum(&[mla.linear_parameters(self.n_embd, self.n_head), mla.norm_parameters(), self.qk_norms()]);
+        }
         let q = self.n_head.saturating_mul(self.head_size);
         let kv = self.n_query_groups.saturating_mul(self.head_size);
-        let qkv = sum(&[q, kv, kv]);
+        let gate = if self.attn_output_gate { q } else { 0 };
+        let qkv = sum(&[q, gate, kv, kv]);
         sum(&[
             linear(self.n_embd, qkv, self.bias || self.attn_bias),
             linear(q, self.n_embd, self.bias),
@@ -327,27 +445,34 @@ impl Architecture {
         }
     }
 
+    /// A gated MLP (`gate`, `up`, `down`) of `width`.
+    fn gated_mlp_parameters(&self, width: u64) -> u64 {
+        sum(&[
+            linear(self.n_embd, width, self.bias),
+            linear(self.n_embd, width, self.bias),
+            linear(width, self.n_embd, self.bias),
+        ])
+    }
+
     fn mlp_parameters(&self, experts: u64) -> u64 {
-        let gated = |width: u64| {
-            sum(&[
-                linear(self.n_embd, width, self.bias),
-                linear(self.n_embd, width, self.bias),
-                linear(width, self.n_embd, self.bias),
-            ])
-        };
         match self.mlp {
             MlpKind::Gelu => sum(&[
                 linear(self.n_embd, self.intermediate_size, self.bias),
                 linear(self.intermediate_size, self.n_embd, self.bias),
             ]),
-            MlpKind::Swiglu | MlpKind::Geglu => gated(self.intermediate_size),
+            MlpKind::Swiglu | MlpKind::Geglu => self.gated_mlp_parameters(self.intermediate_size),
             MlpKind::Moe => sum(&[
                 linear(self.n_embd, self.n_expert, self.bias), // router
-                experts.saturating_mul(gated(self.expert_intermediate_size())),
-                self.shared_expert_intermediate_size.map_or(0, gated),
+                experts.saturating_mul(self.gated_mlp_parameters(self.expert_intermediate_size())),
+                self.shared_expert_intermediate_size.map_or(0, |w| self.gated_mlp_parameters(w)),
+                if self.shared_expert_gate { self.n_embd } else { 0 },
             ]),
         }
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Parameters of a linear layer `inputs → outputs`.
@@ -429,12 +554,18 @@ struct Spelling {
     model: usize,
 }
 
+/// The catalog file, generated by `data/catalog/generate.py`.
+const CATALOG_JSON: &str = include_str!("../../data/models.json");
+
 fn index() -> &'static ModelIndex {
     static INDEX: OnceLock<ModelIndex> = OnceLock::new();
     INDEX.get_or_init(|| {
         // The embedded file is checked by the tests; a parse failure is a build defect.
-        let models: Vec<Architecture> =
-            serde_json::from_str(include_str!("../../data/models.json")).expect("server/data/models.json is valid");
+        let mut models: Vec<Architecture> =
+            serde_json::from_str(CATALOG_JSON).expect("server/oomlint-core/data/models.json is valid");
+        for model in models.iter_mut().filter(|m| m.parameters == 0) {
+            model.parameters = model.parameter_count();
+        }
         let mut by_key = HashMap::default();
         let mut spellings: Vec<Spelling> = Vec::new();
         for (i, model) in models.iter().enumerate() {

@@ -41,10 +41,22 @@ pub(super) fn mamba_dims(arch: &Architecture) -> (u64, u64) {
     arch.mamba.map_or((0, 0), |m| (m.inner_size(), m.in_proj_size()))
 }
 
+/// Width of the query projection's output (with the output gate where `q_proj` makes one).
+fn q_proj_width(arch: &Architecture) -> u64 {
+    if arch.attn_output_gate {
+        2 * q_width(arch)
+    } else {
+        q_width(arch)
+    }
+}
+
 /// Parameters of one attention block's linears.
 fn attention_linear(arch: &Architecture) -> u64 {
     let h = arch.n_embd;
-    h * (q_width(arch) + 2 * kv_width(arch)) + q_width(arch) * h
+    match &arch.mla {
+        Some(mla) => mla.linear_parameters(h, arch.n_head),
+        None => h * (q_proj_width(arch) + 2 * kv_width(arch)) + q_width(arch) * h,
+    }
 }
 
 /// Parameters of one MLP (all experts for MoE).
@@ -55,7 +67,8 @@ fn mlp_linear(arch: &Architecture) -> u64 {
         MlpKind::Swiglu | MlpKind::Geglu => 3 * h * arch.intermediate_size,
         MlpKind::Moe => {
             let shared = arch.shared_expert_intermediate_size.map_or(0, |w| 3 * h * w);
-            arch.n_expert * 3 * h * arch.expert_intermediate_size() + h * arch.n_expert + shared
+            let gate = if arch.shared_expert_gate { h } else { 0 };
+            arch.n_expert * 3 * h * arch.expert_intermediate_size() + h * arch.n_expert + shared + gate
         }
     }
 }
@@ -70,11 +83,18 @@ pub(super) fn count(arch: &Architecture, implementation: Implementation) -> Para
     let attention_layers = arch.n_layer - mamba_layers;
     let (d_in, in_proj_out) = mamba_dims(arch);
     let mamba_linear = h * in_proj_out + d_in * h;
-    let block_linear =
-        attention_layers * attention_linear(arch) + mamba_layers * mamba_linear + arch.n_layer * mlp_linear(arch);
-    let bias = if arch.bias || arch.attn_bias { q_width(arch) + 2 * kv_width(arch) } else { 0 };
-    let small =
-        arch.n_layer * (arch.block_norms() + bias) + attention_layers * arch.qk_norms() + arch.norm_parameters(h);
+    let dense_layers = arch.dense_mlp_layer_count();
+    let block_linear = attention_layers * attention_linear(arch)
+        + mamba_layers * mamba_linear
+        + (arch.n_layer - dense_layers) * mlp_linear(arch)
+        + dense_layers * 3 * h * arch.intermediate_size;
+    let bias = if arch.bias || arch.attn_bias { q_proj_width(arch) + 2 * kv_width(arch) } else { 0 };
+    let latent_norms = arch.mla.map_or(0, |m| m.norm_parameters());
+    // A vision or audio tower stays in 16-bit: quantizing loaders skip it.
+    let small = arch.n_layer * (arch.block_norms() + bias)
+        + attention_layers * (arch.qk_norms() + latent_norms)
+        + arch.norm_parameters(h)
+        + arch.tower_parameters;
     let expert_width = arch.moe_intermediate_size.unwrap_or(arch.intermediate_size);
     let largest_linear = [
         h * (q_width(arch) + 2 * kv_width(arch)),

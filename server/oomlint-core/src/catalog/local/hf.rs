@@ -6,7 +6,7 @@
 
 use super::fields::Fields;
 use super::LocalModelError;
-use crate::catalog::models::{Architecture, HfProjections, MambaDims, MlpKind, NormKind};
+use crate::catalog::models::{Architecture, HfProjections, MambaDims, MixerKind, MlpKind, NormKind};
 use crate::syntax::Mapping;
 use std::path::Path;
 
@@ -208,6 +208,7 @@ fn apply_granite_hybrid(arch: &mut Architecture, config: &Fields) {
         let expand = config.u64("mamba_expand").unwrap_or(2);
         let n_heads = config.u64("mamba_n_heads").unwrap_or(128).max(1);
         MambaDims {
+            kind: MixerKind::Mamba2,
             d_state: config.u64("mamba_d_state").unwrap_or(256),
             n_heads,
             head_dim: config.u64("mamba_d_head").unwrap_or(expand.saturating_mul(arch.n_embd) / n_heads),

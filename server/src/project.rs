@@ -313,16 +313,6 @@ impl Resolver for Project {
             read_linked(&root.join(named))
         })
     }
-
-    fn launches_near(&self, config: &Path) -> Vec<LinkedFile> {
-        let Some(name) = config.file_name().and_then(|n| n.to_str()) else { return Vec::new() };
-        let dir = config.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        let listing = self.listing(dir);
-        let mut scripts: Vec<&str> =
-            listing.regular_files().filter(|n| [".sh", ".slurm", ".sbatch"].iter().any(|e| n.ends_with(e))).collect();
-        scripts.sort_unstable();
-        scripts.into_iter().filter_map(|s| read_linked(&dir.join(s))).filter(|f| f.text.contains(name)).collect()
-    }
 }
 
 /// Reads a settings file (`--config FILE`, or one found near a checked file); a

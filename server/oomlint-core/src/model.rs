@@ -73,12 +73,6 @@ pub trait Resolver: Send + Sync {
     fn linked_file(&self, _from: &Path, _name: &str) -> Option<LinkedFile> {
         None
     }
-
-    /// The launch scripts (`.sh`, `.slurm`, `.sbatch`) in the directory of the config at
-    /// `config` whose text names its file, for a config analysed on its own.
-    fn launches_near(&self, _config: &Path) -> Vec<LinkedFile> {
-        Vec::new()
-    }
 }
 
 /// A file another file names, as the leaf read it.

@@ -85,3 +85,25 @@ fn corpus_launch_scripts_of_supported_programs_get_a_plan() {
     eprintln!("corpus-wild launch scripts: {supported} run a supported program, {planned} get a plan");
     assert!(missing.is_empty(), "no plan for:\n{}", missing.join("\n"));
 }
+
+#[test]
+fn named_config_files_are_read_and_merged_under_the_flags() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/launch/accelerate_config_files.sh");
+    let text = std::fs::read_to_string(&path).expect("fixture");
+    let resolver: std::sync::Arc<dyn oomlint::model::Resolver> =
+        std::sync::Arc::new(oomlint::project::Project::default());
+    let analysis = analyze_text(&path, text, &Options { resolver: Some(resolver), ..Options::default() });
+    let plan = analysis.plan.as_ref().expect("a plan");
+    // The flag overrides the TRL config; the accumulation comes from the config.
+    assert_eq!(plan.micro_batch_size.as_ref().map(|m| m.value), Some(2));
+    assert_eq!(plan.gradient_accumulation.as_ref().map(|m| m.value), Some(4));
+    assert_eq!(plan.max_seq_length.as_ref().map(|m| m.value), Some(2048));
+    // The accelerate config's processes are the world size.
+    assert_eq!(plan.stated_world_size(), Some(4));
+    let json = serde_json::to_value(plan).expect("json");
+    assert_eq!(json["gradient_accumulation"]["origin"]["kind"], "linked", "{json:#}");
+    assert_eq!(json["linked_files"].as_array().map(Vec::len), Some(3), "{json:#}");
+    // The DeepSpeed file read by content: both offloads, so no optimizer on the device.
+    let estimate = analysis.estimate.expect("estimate");
+    assert!(estimate.components.iter().all(|c| c.name != "optimizer"), "{:?}", estimate.components);
+}

@@ -38,8 +38,11 @@ fn fixtures(rule: &str, prefix: &str) -> Vec<PathBuf> {
 }
 
 fn analyze(path: &Path, bytes: &[u8]) -> Analysis {
-    // Named on the command line, as the binary the snapshots run names each fixture.
-    analyze_bytes(path, bytes, &Options { named_by_user: true, ..Options::default() })
+    // Named on the command line, as the binary the snapshots run names each fixture; the
+    // files a launch script names are read beside it, as the binary reads them.
+    let resolver: std::sync::Arc<dyn oomlint::model::Resolver> =
+        std::sync::Arc::new(oomlint::project::Project::default());
+    analyze_bytes(path, bytes, &Options { named_by_user: true, resolver: Some(resolver), ..Options::default() })
 }
 
 fn findings<'a>(analysis: &'a Analysis, rule: &str) -> Vec<&'a Diagnostic> {

@@ -12,7 +12,7 @@ mod hub_cache;
 
 use crate::analysis::Options;
 use crate::catalog::{Checkpoint, LocalModelError};
-use crate::model::Resolver;
+use crate::model::{LinkedFile, Resolver};
 use crate::paths::{absolute, Listing};
 use crate::settings::{has_tool_oomlint, Settings, SettingsError, CONFIG_FILES};
 use crate::versions::{is_dependency_file, Versions};
@@ -32,6 +32,16 @@ const MAX_LEVELS: usize = 5;
 
 /// Dependency files larger than this are not read.
 const MAX_DEPENDENCY_FILE_BYTES: u64 = 8 << 20;
+
+/// The largest config or launch script read because another file names it.
+const MAX_LINKED_FILE_BYTES: u64 = 4 << 20;
+
+/// Reads a file another one names, as text, when it is a regular file of a config's size.
+fn read_linked(path: &Path) -> Option<LinkedFile> {
+    let small = std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() <= MAX_LINKED_FILE_BYTES);
+    let text = small.then(|| std::fs::read_to_string(path).ok()).flatten()?;
+    Some(LinkedFile { path: path.display().to_string(), text })
+}
 
 /// The files around the checked ones, each directory read once.
 #[derive(Default)]
@@ -286,6 +296,22 @@ impl Resolver for Project {
         let read = hub_cache::snapshot(cache, repo, revision);
         self.snapshots.insert(key, read.clone());
         read
+    }
+
+    fn linked_file(&self, from: &Path, name: &str) -> Option<LinkedFile> {
+        let name = name.trim();
+        if name.is_empty() || name.contains(['$', '`', '\0']) {
+            return None;
+        }
+        let named = Path::new(name);
+        if named.is_absolute() {
+            return read_linked(named);
+        }
+        let dir = from.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        read_linked(&dir.join(named)).or_else(|| {
+            let root = absolute(dir).ancestors().take(MAX_LEVELS + 1).find(|a| self.pins_in(a).1)?.to_path_buf();
+            read_linked(&root.join(named))
+        })
     }
 }
 

@@ -179,9 +179,11 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
         None => recognize(path, &text, &document),
     };
     let mut format = recognition.format;
-    // A shell script that launches training is read as the program it runs.
+    let resolver = options.resolver.as_deref().unwrap_or(&NoCheckpoints);
+    // A shell script that launches training is read as the program it runs, with the files
+    // its launch names.
     let launched = (document.language == Language::Shell && forced.is_none() && format == Format::Env)
-        .then(|| format::launch::plan(&text))
+        .then(|| format::launch::plan(&text, path, resolver))
         .flatten();
     let plan = match launched {
         Some((program, plan)) => {
@@ -191,7 +193,6 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
         None if document.is_incomplete() => None,
         None => format::build_plan(format, &document, &text).map(Box::new),
     };
-    let resolver = options.resolver.as_deref().unwrap_or(&NoCheckpoints);
     let model = plan.as_ref().and_then(|p| model::lookup(p, path, resolver));
     let gpu = options.target_gpu(&settings);
     // What a notebook or script installs for itself wins over the repository's pins.
@@ -299,7 +300,37 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
         diagnostics.sort_by_key(|d| (d.span.start, d.code));
         diagnostics
     };
+    let mut diagnostics = diagnostics;
+    if let Some(plan) = plan.as_deref().filter(|p| !p.linked_files.is_empty()) {
+        keep_in_file(&mut diagnostics, estimate.as_mut(), plan, text.len());
+    }
     Analysis { path: path.to_path_buf(), line_index, text, document, format, plan, model, gpu, estimate, diagnostics }
+}
+
+/// Findings about a value set in a file the analysed one names land on the word that names
+/// it and say where; fixes that would edit that other file are dropped (an edit is of this
+/// text only).
+fn keep_in_file(diagnostics: &mut [Diagnostic], estimate: Option<&mut Estimate>, plan: &Plan, len: usize) {
+    let outside = |span: crate::span::Span| span.end > len;
+    let place = |span: crate::span::Span| {
+        let (file, line) = span.as_linked()?;
+        let linked = plan.linked_files.get(file)?;
+        Some((linked.named_at.unwrap_or_default(), format!(" (set in `{}` line {line})", linked.path)))
+    };
+    for d in diagnostics.iter_mut() {
+        if outside(d.span) {
+            let (span, set_in) = place(d.span).unwrap_or_default();
+            d.span = span;
+            d.message.push_str(&set_in);
+        }
+        d.related.retain(|r| !outside(r.span));
+        d.fixes.retain(|f| !f.edits.iter().any(|e| outside(e.span)));
+    }
+    if let Some(estimate) = estimate {
+        for lever in &mut estimate.levers {
+            lever.fixes.retain(|f| !f.edits.iter().any(|e| outside(e.span)));
+        }
+    }
 }
 
 /// Drops findings of rules the settings switch off for `path` and applies severity overrides.

@@ -65,6 +65,22 @@ pub trait Resolver: Send + Sync {
     fn hub_cache(&self, _repo: &str, _revision: Option<&str>) -> Option<Result<Checkpoint, LocalModelError>> {
         None
     }
+
+    /// The text of the file `name` that the script or config at `from` names (a launch's
+    /// `--config_file`, `--deepspeed`, a program's config, the DeepSpeed file an accelerate
+    /// config names), relative to `from`'s directory, then to its repository's root. Read
+    /// as text only, never executed, never from the network. None when there is none.
+    fn linked_file(&self, _from: &Path, _name: &str) -> Option<LinkedFile> {
+        None
+    }
+}
+
+/// A file another file names, as the leaf read it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LinkedFile {
+    /// Its path, as the messages show it.
+    pub path: String,
+    pub text: String,
 }
 
 /// A resolver that knows no local checkpoint (tests, and text without a project).

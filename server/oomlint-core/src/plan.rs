@@ -25,6 +25,10 @@ pub(crate) enum Origin {
     Derived { from: String },
     /// Could not be known statically (e.g. `devices: auto`).
     Unknown { why: String },
+    /// Set in another file the analysed one is read with (the config a launch script
+    /// names, or the launch script that names the analysed config): `file` indexes
+    /// [`Plan::linked_files`], `line` is 1-based. No span of this file points at it.
+    Linked { file: usize, line: usize },
 }
 
 /// A plan value with its origin.
@@ -36,7 +40,11 @@ pub struct Sourced<T> {
 
 impl<T> Sourced<T> {
     pub(crate) fn file(value: T, key: Span, value_span: Span) -> Self {
-        Self { value, origin: Origin::File { key, value: value_span } }
+        let origin = match key.as_linked() {
+            Some((file, line)) => Origin::Linked { file, line },
+            None => Origin::File { key, value: value_span },
+        };
+        Self { value, origin }
     }
 
     pub(crate) fn default_of(value: T, of: impl Into<Cow<'static, str>>) -> Self {
@@ -76,7 +84,7 @@ impl<T> Sourced<T> {
     }
 
     pub(crate) fn is_from_file(&self) -> bool {
-        matches!(self.origin, Origin::File { .. })
+        matches!(self.origin, Origin::File { .. } | Origin::Linked { .. })
     }
 
     pub(crate) fn map<U>(self, f: impl FnOnce(T) -> U) -> Sourced<U> {
@@ -433,6 +441,12 @@ pub struct Plan {
     pub(crate) allocator: Vec<AllocatorSetting>,
     /// `CUDA_VISIBLE_DEVICES` as written.
     pub(crate) visible_devices: Option<Sourced<String>>,
+    /// The other files this plan was read with ([`Origin::Linked`] indexes them): the
+    /// configs a launch script names, or the launch script that names this config.
+    pub(crate) linked_files: Vec<LinkedFileRef>,
+    /// What the launch of a launch script sets beyond the program's flags.
+    #[serde(skip)]
+    pub(crate) launch: Option<LaunchSettings>,
     /// Where a key the file does not set can be added (block YAML configs only).
     #[serde(skip)]
     pub(crate) insertion: Option<Insertion>,
@@ -636,6 +650,40 @@ pub struct UnslothFlag {
     pub argument: Option<Span>,
 }
 
+/// A file read with the analysed one.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct LinkedFileRef {
+    /// The path as the leaf read it.
+    pub(crate) path: String,
+    /// The word of the analysed file that names it (a launch flag's value).
+    #[serde(skip)]
+    pub(crate) named_at: Option<Span>,
+}
+
+/// What a launch sets around its program: processes, visible GPUs, the launcher's config.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(crate) struct LaunchSettings {
+    /// The launcher: `accelerate launch`, `torchrun`, `deepspeed`.
+    pub(crate) launcher: Option<&'static str>,
+    /// Processes started on each machine, as the launch sets them.
+    pub(crate) processes_per_node: Option<Sourced<u64>>,
+    /// The GPUs each machine's processes see, as the same launch sets them.
+    pub(crate) visible_gpus: Option<VisibleGpus>,
+    /// The accelerate config's `mixed_precision` (`no`, `fp16`, `bf16`, `fp8`).
+    pub(crate) accelerate_mixed_precision: Option<Sourced<String>>,
+    /// The DeepSpeed file an accelerate config names, read.
+    pub(crate) deepspeed: Option<DeepspeedSettings>,
+}
+
+/// GPUs made visible to a launch, and by what.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct VisibleGpus {
+    pub(crate) count: Sourced<u64>,
+    /// `CUDA_VISIBLE_DEVICES` (the process sees exactly these), or a SLURM request
+    /// (`--gres=gpu:N`, `--gpus-per-node`), which binds them only where the cluster constrains devices.
+    pub(crate) by_cuda_visible_devices: bool,
+}
+
 /// What DeepSpeed (and the HF Trainer's check of an inline config) reads beyond the plan's fields.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct DeepspeedSettings {
@@ -771,6 +819,8 @@ impl Plan {
             reference_forward: None,
             allocator: Vec::new(),
             visible_devices: None,
+            linked_files: Vec::new(),
+            launch: None,
             insertion: None,
             language: Language::Yaml,
             trainer: None,
@@ -779,6 +829,20 @@ impl Plan {
             accelerate: None,
             deepspeed: None,
             unsloth: None,
+        }
+    }
+
+    /// Where a finding about `setting` lands in the analysed file: its value, or for a value
+    /// set in a linked file, the word of this file that names that file; and the phrase
+    /// saying where it was set (empty for this file).
+    pub(crate) fn place<T>(&self, setting: &Sourced<T>) -> Option<(Span, String)> {
+        match setting.origin {
+            Origin::File { value, .. } => Some((value, String::new())),
+            Origin::Linked { file, line } => {
+                let linked = self.linked_files.get(file)?;
+                Some((linked.named_at?, format!(" (set in `{}` line {line})", linked.path)))
+            }
+            _ => None,
         }
     }
 
@@ -796,7 +860,7 @@ impl Plan {
     pub fn stated_world_size(&self) -> Option<u64> {
         let devices_stated = match &self.devices {
             Some(d) => match d.origin {
-                Origin::File { .. } | Origin::Derived { .. } => true,
+                Origin::File { .. } | Origin::Linked { .. } | Origin::Derived { .. } => true,
                 // accelerate's only default is one process under `distributed_type: NO`.
                 Origin::Default { .. } => self.framework == Framework::Accelerate,
                 Origin::Unknown { .. } => false,

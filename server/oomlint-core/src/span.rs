@@ -6,6 +6,9 @@
 
 use serde::Serialize;
 
+/// Where [`Span::linked`] places begin.
+const LINKED_BASE: usize = 1 << 26;
+
 /// A half-open byte range `[start, end)` into the analysed text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, serde::Deserialize)]
 pub struct Span {
@@ -14,6 +17,19 @@ pub struct Span {
 }
 
 impl Span {
+    /// A place in a file the analysed one names, as the merged launch's entries carry it:
+    /// past any analysed text (files are at most 16 MiB), so it never lands in this file.
+    /// `file` indexes the plan's linked files; `line` is 1-based.
+    pub(crate) fn linked(file: usize, line: usize) -> Span {
+        let at = (file + 1) * LINKED_BASE + line;
+        Span::new(at, at)
+    }
+
+    /// The (file, line) of a [`Span::linked`] place.
+    pub(crate) fn as_linked(self) -> Option<(usize, usize)> {
+        (self.start >= LINKED_BASE).then(|| (self.start / LINKED_BASE - 1, self.start % LINKED_BASE))
+    }
+
     pub const fn new(start: usize, end: usize) -> Self {
         Self { start, end }
     }

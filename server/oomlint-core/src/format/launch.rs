@@ -15,12 +15,28 @@
 //! CONFIG` / `-m axolotl.cli.train CONFIG`, `litgpt finetune_lora|finetune|… --key value`
 //! (jsonargparse, `--train.micro_batch_size`), and a Python script whose `--key value` flags
 //! an `HfArgumentParser` reads (recognised by the flags themselves, as a config file is).
-//! The config file a program names is not read here: its values are unknown to the plan.
+//! The files a launch names are read through the leaf's [`Resolver`] and merged as the
+//! launcher does: the program's config (`trl … --config F`, `llamafactory-cli train F`,
+//! `axolotl train F`, `litgpt … --config F`) under its command-line flags (TRL's
+//! `TrlParser.parse_args_and_config` sets the YAML as defaults the flags override;
+//! LLaMA-Factory's `read_args` merges `key=value` over the YAML; Axolotl's `load_cfg`
+//! applies `--key value` over the file; jsonargparse's `--config` is overridden by later
+//! flags), the DeepSpeed JSON a `deepspeed` setting names (recognised by its content,
+//! whatever the extension), and `accelerate launch --config_file F` (its launch flags win,
+//! as `launch_command` fills only the arguments left at their defaults from the config).
+//! Values from those files carry [`crate::plan::Origin::Linked`] origins.
+//!
+//! GPUs the launch makes visible: a `CUDA_VISIBLE_DEVICES` prefix or export, accelerate's
+//! `--gpu_ids`, and SLURM's `--gres=gpu:N` / `--gpus-per-node` (`#SBATCH` lines or `srun`'s
+//! options) with `--nodes`. They set the processes where the launcher leaves the count to
+//! the devices: `torchrun --nproc_per_node gpu|auto` and `deepspeed` without `--num_gpus`
+//! (`runner.py` takes every visible device).
 
-use super::{build_plan, Format};
-use crate::plan::{Plan, Sourced};
-use crate::span::Span;
-use crate::syntax::shell::{self, Command, Word};
+use super::{build_plan, deepspeed, Format, Reader};
+use crate::model::Resolver;
+use crate::plan::{LaunchSettings, LinkedFileRef, Plan, Sourced, VisibleGpus};
+use crate::span::{LineIndex, Span};
+use crate::syntax::shell::{self, Command, Script, Word};
 use crate::syntax::{self, Document, Entry, Language, Mapping, Node, Scalar, ScalarKind, Value};
 use std::path::Path;
 
@@ -30,39 +46,312 @@ struct Launch {
     flags: Mapping,
     /// Whether the program is a Python script of the repository (not a framework's CLI).
     script: bool,
+    launcher: Option<&'static str>,
     processes: Option<(Word, u64)>,
     machines: Option<(Word, u64)>,
+    /// The launcher starts one process per visible GPU (`--nproc_per_node gpu`, `deepspeed`
+    /// without `--num_gpus`).
+    per_visible_gpu: bool,
     visible_devices: Option<Word>,
+    /// SLURM options of an `srun` before the launcher.
+    srun: Vec<Word>,
+    /// The program's config file.
+    config: Option<Word>,
+    /// `accelerate launch --config_file`.
+    accelerate_config: Option<Word>,
+    /// `accelerate launch --mixed_precision`.
+    mixed_precision: Option<Word>,
 }
 
 /// The plan of the training launch in a shell script: (the program's format, its plan).
-pub(crate) fn plan(text: &str) -> Option<(Format, Plan)> {
+/// `path` is the script's, from which `resolver` finds the files the launch names.
+pub(crate) fn plan(text: &str, path: &Path, resolver: &dyn Resolver) -> Option<(Format, Plan)> {
     let script = shell::parse(text)?;
     let launch = script.commands.iter().rev().find_map(launch)?;
+    let mut linked: Vec<LinkedFileRef> = Vec::new();
+    let mut flags = launch.flags.clone();
+    // The program's config file, under the flags.
+    let config = launch.config.as_ref().and_then(|w| Some((w, resolver.linked_file(path, w.text.as_deref()?)?)));
+    if let Some((word, file)) = config {
+        let language = if file.path.ends_with(".json") { Language::Json } else { Language::Yaml };
+        if let Some(mut base) = linked_mapping(&file.text, language, linked.len()) {
+            linked.push(LinkedFileRef { path: file.path, named_at: Some(word.span) });
+            merge(&mut base, flags);
+            flags = base;
+        }
+    }
+    inline_deepspeed_file(&mut flags, &mut linked, path, resolver);
+    let format = match launch.format {
+        // A script with `--config F`, recognised by its flags and the file together.
+        Format::Unknown => hf_format(&flags)?,
+        format => format,
+    };
     let doc = Document {
         language: Language::Shell,
-        root: Some(Node { span: Span::new(0, text.len()), value: Value::Mapping(launch.flags) }),
+        root: Some(Node { span: Span::new(0, text.len()), value: Value::Mapping(flags) }),
         comments: Vec::new(),
         problems: Vec::new(),
         program: None,
     };
-    let mut plan = build_plan(launch.format, &doc, text)?;
+    let mut plan = build_plan(format, &doc, text)?;
     if let (Some(trainer), true) = (plan.trainer.as_mut(), launch.script) {
         // TRL's ModelConfig belongs to the `trl` CLI: a script loads its model itself.
         trainer.model_config = false;
     }
     // The allocator variables the script sets, as for any shell script.
     plan.allocator = super::env::allocator_settings(&syntax::parse(text, Language::Shell), text);
-    plan.visible_devices = launch.visible_devices.and_then(|w| Some(Sourced::file(w.text?, w.span, w.span)));
+    let visible_word = launch.visible_devices.clone().or_else(|| exported(&script, "CUDA_VISIBLE_DEVICES"));
+    plan.visible_devices = visible_word.as_ref().and_then(|w| Some(Sourced::file(w.text.clone()?, w.span, w.span)));
     plan.insertion = None;
-    if let Some((word, n)) = launch.processes {
-        plan.devices = Some(Sourced::file(n, word.span, word.span));
+    let slurm = Slurm::read(&script.sbatch, &launch.srun);
+    let visible = visible_gpus(visible_word.as_ref(), &slurm);
+    let mut settings =
+        LaunchSettings { launcher: launch.launcher, visible_gpus: visible.clone(), ..Default::default() };
+    let processes = launch.processes.clone().map(|(w, n)| Sourced::file(n, w.span, w.span)).or_else(|| {
+        let visible = visible.as_ref().filter(|_| launch.per_visible_gpu)?;
+        Some(Sourced::derived(visible.count.value, "one process per GPU the launch makes visible"))
+    });
+    let machines = launch.machines.clone().map(|(w, n)| Sourced::file(n, w.span, w.span));
+    if let Some(n) = &processes {
+        plan.devices = Some(n.clone());
         plan.num_nodes = None;
     }
-    if let Some((word, n)) = launch.machines {
-        plan.num_nodes = Some(Sourced::file(n, word.span, word.span));
+    if let Some(m) = machines.clone() {
+        plan.num_nodes = Some(m);
     }
-    Some((launch.format, plan))
+    settings.processes_per_node = match (launch.launcher, &processes) {
+        // accelerate's num_processes counts every machine's processes.
+        (Some("accelerate launch"), Some(n)) => {
+            let machines = machines.as_ref().map_or(1, |m| m.value.max(1));
+            Some(Sourced { value: n.value / machines, origin: n.origin.clone() })
+        }
+        (_, n) => n.clone(),
+    };
+    settings.accelerate_mixed_precision =
+        launch.mixed_precision.as_ref().and_then(|w| Some(Sourced::file(w.text.clone()?, w.span, w.span)));
+    let accelerate_config =
+        launch.accelerate_config.as_ref().and_then(|w| Some((w, resolver.linked_file(path, w.text.as_deref()?)?)));
+    if let Some((word, file)) = accelerate_config {
+        if let Some(config) = linked_mapping(&file.text, Language::Yaml, linked.len()) {
+            linked.push(LinkedFileRef { path: file.path, named_at: Some(word.span) });
+            apply_accelerate_config(
+                &mut plan,
+                &mut settings,
+                &config,
+                processes.is_some(),
+                &mut linked,
+                path,
+                resolver,
+            );
+        }
+    }
+    plan.linked_files = linked;
+    plan.launch = Some(settings);
+    Some((format, plan))
+}
+
+/// An exported or assigned variable of the script (`export CUDA_VISIBLE_DEVICES=0,1`).
+fn exported(script: &Script, name: &str) -> Option<Word> {
+    script.assignments.iter().rev().find(|(n, _)| n == name).map(|(_, w)| w.clone())
+}
+
+/// A config file's mapping with every span moved to its place in linked file `index`.
+fn linked_mapping(text: &str, language: Language, index: usize) -> Option<Mapping> {
+    let doc = syntax::parse(text, language);
+    if !doc.problems.is_empty() {
+        return None;
+    }
+    let mut root = doc.root_mapping()?.clone();
+    let lines = LineIndex::new(text);
+    relocate_mapping(&mut root, index, &lines);
+    Some(root)
+}
+
+fn relocate_mapping(mapping: &mut Mapping, index: usize, lines: &LineIndex) {
+    for entry in &mut mapping.entries {
+        entry.key_span = Span::linked(index, lines.line_of(entry.key_span.start) + 1);
+        relocate(&mut entry.value, index, lines);
+    }
+}
+
+fn relocate(node: &mut Node, index: usize, lines: &LineIndex) {
+    node.span = Span::linked(index, lines.line_of(node.span.start) + 1);
+    match &mut node.value {
+        Value::Mapping(m) => relocate_mapping(m, index, lines),
+        Value::Sequence(items) => items.iter_mut().for_each(|n| relocate(n, index, lines)),
+        Value::Scalar(_) => {}
+    }
+}
+
+/// `over`'s entries over `base`'s: a mapping merges into a mapping, anything else replaces.
+fn merge(base: &mut Mapping, over: Mapping) {
+    for entry in over.entries {
+        let existing = base.entries.iter().rposition(|e| e.key == entry.key);
+        match (existing, entry.value.value) {
+            (Some(i), Value::Mapping(inner)) if base.entries[i].value.as_mapping().is_some() => {
+                if let Value::Mapping(target) = &mut base.entries[i].value.value {
+                    merge(target, inner);
+                }
+            }
+            (existing, value) => {
+                if let Some(i) = existing {
+                    base.entries.remove(i);
+                }
+                base.entries.push(Entry { value: Node { span: entry.value.span, value }, ..entry });
+            }
+        }
+    }
+}
+
+/// Keys only a DeepSpeed config has at its root.
+const DEEPSPEED_KEYS: [&str; 6] = [
+    "zero_optimization",
+    "train_batch_size",
+    "train_micro_batch_size_per_gpu",
+    "gradient_accumulation_steps",
+    "zero_allow_untested_optimizer",
+    "steps_per_print",
+];
+
+/// The DeepSpeed config in `text`, by its content (JSON with DeepSpeed's keys), whatever
+/// the file's extension.
+fn deepspeed_mapping(text: &str, index: usize) -> Option<Mapping> {
+    let mapping = linked_mapping(text, Language::Json, index)?;
+    mapping.entries.iter().any(|e| DEEPSPEED_KEYS.contains(&e.key.as_str())).then_some(mapping)
+}
+
+/// The place in the analysed file that names what an entry's span points to.
+fn named_at(span: Span, linked: &[LinkedFileRef]) -> Option<Span> {
+    match span.as_linked() {
+        Some((file, _)) => linked.get(file)?.named_at,
+        None => Some(span),
+    }
+}
+
+/// Replaces a `deepspeed: PATH` setting by the DeepSpeed config it names, read, so the
+/// plan builders read it as they read an inline one.
+fn inline_deepspeed_file(flags: &mut Mapping, linked: &mut Vec<LinkedFileRef>, path: &Path, resolver: &dyn Resolver) {
+    let Some(i) = flags.entries.iter().rposition(|e| e.key == "deepspeed") else { return };
+    let Some(name) = flags.entries[i].value.as_scalar().map(|s| s.text.clone()) else { return };
+    if name.trim_start().starts_with('{') {
+        return;
+    }
+    let Some(file) = resolver.linked_file(path, &name) else { return };
+    let Some(mapping) = deepspeed_mapping(&file.text, linked.len()) else { return };
+    let named = named_at(flags.entries[i].value.span, linked);
+    linked.push(LinkedFileRef { path: file.path, named_at: named });
+    let span = Span::linked(linked.len() - 1, 1);
+    flags.entries[i].value = Node { span, value: Value::Mapping(mapping) };
+}
+
+/// What an accelerate config sets that the launch flags leave: the processes and machines,
+/// the DeepSpeed or FSDP sharding (when the program names none), `mixed_precision`.
+fn apply_accelerate_config(
+    plan: &mut Plan,
+    settings: &mut LaunchSettings,
+    config: &Mapping,
+    processes_given: bool,
+    linked: &mut Vec<LinkedFileRef>,
+    path: &Path,
+    resolver: &dyn Resolver,
+) {
+    let r = Reader::new(config);
+    let accelerate = super::accelerate::plan(&r);
+    let stated =
+        |s: &Option<Sourced<u64>>| s.as_ref().is_some_and(|s| !matches!(s.origin, crate::plan::Origin::Unknown { .. }));
+    if !processes_given && stated(&accelerate.devices) {
+        plan.devices = accelerate.devices.clone();
+        plan.num_nodes = accelerate.num_nodes.clone();
+        settings.processes_per_node = accelerate.devices.clone();
+    }
+    if settings.accelerate_mixed_precision.is_none() {
+        settings.accelerate_mixed_precision = r.str("mixed_precision");
+    }
+    let file = r.str("deepspeed_config.deepspeed_config_file");
+    let deepspeed = file.as_ref().and_then(|f| {
+        let read = resolver.linked_file(path, &f.value)?;
+        let mapping = deepspeed_mapping(&read.text, linked.len())?;
+        let named = named_at(f.value_span().unwrap_or(Span::linked(0, 0)), linked)
+            .or_else(|| linked.last().and_then(|l| l.named_at));
+        linked.push(LinkedFileRef { path: read.path, named_at: named });
+        Some(mapping)
+    });
+    if plan.sharding.is_none() {
+        plan.sharding = match &deepspeed {
+            Some(ds) => Some(deepspeed::zero_sharding(&Reader::new(ds), "")),
+            None => accelerate.sharding.clone(),
+        };
+        if let Some(ds) = &deepspeed {
+            plan.zero_buckets = Some(deepspeed::zero_buckets(&Reader::new(ds), ""));
+        }
+        if plan.gradient_checkpointing.is_none() {
+            plan.gradient_checkpointing = accelerate.gradient_checkpointing.clone();
+        }
+    }
+    settings.deepspeed = deepspeed.map(|ds| deepspeed::settings(&Reader::new(&ds), ""));
+    // The Trainer takes accelerate's mixed precision when its own arguments set neither
+    // fp16 nor bf16 (`TrainingArguments.__post_init__` reads ACCELERATE_MIXED_PRECISION).
+    let trainer_silent = plan
+        .trainer
+        .as_ref()
+        .is_some_and(|t| !t.fp16.is_from_file() && !t.bf16.is_from_file() && !t.fp16.value && !t.bf16.value);
+    if trainer_silent {
+        if let Some(precision) = accelerate.precision.filter(|p| p.is_from_file()) {
+            plan.precision = Some(precision);
+        }
+    }
+}
+
+/// SLURM's GPU and node requests: `#SBATCH` lines, then an `srun`'s own options, which win.
+#[derive(Default)]
+struct Slurm {
+    gpus_per_node: Option<(Word, u64)>,
+}
+
+impl Slurm {
+    fn read(sbatch: &[Word], srun: &[Word]) -> Slurm {
+        let mut slurm = Slurm::default();
+        for words in [sbatch, srun] {
+            let mut i = 0;
+            while let Some((name, inline, _)) = option(words, i) {
+                let (value, used) = match inline {
+                    Some(v) => (Some(v), 1),
+                    None => (words.get(i + 1).cloned(), 2),
+                };
+                if let Some(value) = value.as_ref() {
+                    let gpus = match name.as_str() {
+                        // --gres=gpu:8, gpu:a100:8; --gpus-per-node=8 or a100:8
+                        "gres" => {
+                            text(value).split(',').find(|g| g.starts_with("gpu")).and_then(|g| g.rsplit(':').next())
+                        }
+                        "gpus-per-node" => text(value).rsplit(':').next(),
+                        _ => None,
+                    };
+                    if let Some(n) = gpus.and_then(|g| g.parse::<u64>().ok()).filter(|n| *n > 0) {
+                        slurm.gpus_per_node = Some((value.clone(), n));
+                    }
+                }
+                i += if inline_or_flag(&name) { 1 } else { used };
+            }
+        }
+        slurm
+    }
+}
+
+/// SLURM options that take no value.
+fn inline_or_flag(name: &str) -> bool {
+    matches!(name, "exclusive" | "overcommit" | "unbuffered" | "l" | "label" | "u")
+}
+
+/// The GPUs each machine's processes see: `CUDA_VISIBLE_DEVICES`, else SLURM's request.
+fn visible_gpus(visible: Option<&Word>, slurm: &Slurm) -> Option<VisibleGpus> {
+    if let Some(word) = visible {
+        let ids = word.text.as_deref()?;
+        let count = ids.split(',').filter(|id| !id.trim().is_empty()).count() as u64;
+        return Some(VisibleGpus { count: Sourced::file(count, word.span, word.span), by_cuda_visible_devices: true });
+    }
+    let (word, n) = slurm.gpus_per_node.as_ref()?;
+    Some(VisibleGpus { count: Sourced::file(*n, word.span, word.span), by_cuda_visible_devices: false })
 }
 
 fn text(word: &Word) -> &str {
@@ -169,10 +458,23 @@ fn launch(command: &Command) -> Option<Launch> {
     let mut words: &[Word] = &command.words;
     let mut processes = None;
     let mut machines = None;
+    let mut srun = Vec::new();
+    let (mut config, mut accelerate_config, mut mixed_precision, mut gpu_ids) = (None, None, None, None);
+    let mut per_visible_gpu = false;
+    let mut launcher = None;
     // Wrappers that run the command after their own options.
-    while let Some("srun" | "nohup" | "exec" | "time" | "stdbuf") = words.first().map(base) {
+    while let Some(wrapper @ ("srun" | "nohup" | "exec" | "time" | "stdbuf")) = words.first().map(base) {
         words = &words[1..];
         while words.first().is_some_and(|w| text(w).starts_with('-')) {
+            if wrapper == "srun" {
+                srun.push(words[0].clone());
+                // `srun --gres gpu:8 cmd`: the value is a separate word.
+                let valued = !text(&words[0]).contains('=') && !inline_or_flag(text(&words[0]).trim_start_matches('-'));
+                if valued && words.get(1).is_some_and(|w| !text(w).starts_with('-') && text(w).contains(':')) {
+                    srun.push(words[1].clone());
+                    words = &words[1..];
+                }
+            }
             words = &words[1..];
         }
     }
@@ -185,9 +487,13 @@ fn launch(command: &Command) -> Option<Launch> {
     };
     let program: &[Word] = match first {
         "accelerate" if words.get(1).map(text) == Some("launch") => {
+            launcher = Some("accelerate launch");
             let rest = launcher_options(&words[2..], &ACCELERATE_VALUED, |k, v| match k {
                 "num_processes" => processes = count(v),
                 "num_machines" => machines = count(v),
+                "config_file" => accelerate_config = v.cloned(),
+                "mixed_precision" => mixed_precision = v.cloned(),
+                "gpu_ids" => gpu_ids = v.cloned().filter(|w| w.text.as_deref() != Some("all")),
                 _ => {}
             });
             // accelerate's num_processes is already the world size.
@@ -200,20 +506,29 @@ fn launch(command: &Command) -> Option<Launch> {
             let (per_node, nodes) =
                 if first == "torchrun" { ("nproc_per_node", "nnodes") } else { ("num_gpus", "num_nodes") };
             let valued: &[&str] = if first == "torchrun" { &TORCHRUN_VALUED } else { &DEEPSPEED_VALUED };
-            launcher_options(&words[1..], valued, |k, v| {
+            launcher = Some(if first == "torchrun" { "torchrun" } else { "deepspeed" });
+            // deepspeed's runner starts one process per visible GPU unless told otherwise.
+            per_visible_gpu = first == "deepspeed";
+            let rest = launcher_options(&words[1..], valued, |k, v| {
                 if k == per_node {
                     processes = count(v);
+                    per_visible_gpu = v.is_some_and(|w| matches!(text(w), "gpu" | "auto"));
                 } else if k == nodes {
                     machines = count(v);
                 }
-            })
+            });
+            rest
         }
         _ if python
             && words.get(1).map(text) == Some("-m")
             && words.get(2).is_some_and(|w| text(w).starts_with("torch.distributed.")) =>
         {
+            launcher = Some("torchrun");
             launcher_options(&words[3..], &TORCHRUN_VALUED, |k, v| match k {
-                "nproc_per_node" => processes = count(v),
+                "nproc_per_node" => {
+                    processes = count(v);
+                    per_visible_gpu = v.is_some_and(|w| matches!(text(w), "gpu" | "auto"));
+                }
                 "nnodes" => machines = count(v),
                 _ => {}
             })
@@ -227,14 +542,42 @@ fn launch(command: &Command) -> Option<Launch> {
         }
         _ => words,
     };
-    let (format, flags) = program_flags(program, module_target(program))?;
-    let script = program.first().is_some_and(|w| text(w).ends_with(".py"));
-    let visible_devices = command.env.iter().find(|(n, _)| n == "CUDA_VISIBLE_DEVICES").map(|(_, w)| w.clone());
-    Some(Launch { format, flags, script, processes, machines, visible_devices })
+    let module = module_target(program);
+    let (format, flags) = program_flags(program, module, &mut config)?;
+    let script = module.is_some() || program.first().is_some_and(|w| text(w).ends_with(".py"));
+    // accelerate's --gpu_ids sets CUDA_VISIBLE_DEVICES for the processes it starts.
+    let visible_devices =
+        gpu_ids.or_else(|| command.env.iter().find(|(n, _)| n == "CUDA_VISIBLE_DEVICES").map(|(_, w)| w.clone()));
+    Some(Launch {
+        format,
+        flags,
+        script,
+        launcher,
+        processes,
+        machines,
+        per_visible_gpu,
+        visible_devices,
+        srun,
+        config,
+        accelerate_config,
+        mixed_precision,
+    })
+}
+
+/// The first argument that is not a flag (a config file given positionally).
+fn positional(args: &[Word]) -> Option<Word> {
+    args.first().filter(|w| w.text.is_some() && !text(w).starts_with('-') && !text(w).contains('=')).cloned()
+}
+
+/// The value of `--config` among a program's flags.
+fn config_flag(flags: &Mapping) -> Option<Word> {
+    let entry = flags.entry("config")?;
+    let text = entry.value.as_scalar()?.text.clone();
+    Some(Word { text: Some(text), span: entry.value.span })
 }
 
 /// The program's format and the flags it parses.
-fn program_flags(words: &[Word], module: Option<usize>) -> Option<(Format, Mapping)> {
+fn program_flags(words: &[Word], module: Option<usize>, config: &mut Option<Word>) -> Option<(Format, Mapping)> {
     let (target, args) = match module {
         Some(skip) => (words.get(skip)?, words.get(skip + 1..)?),
         None => (words.first()?, words.get(1..)?),
@@ -249,11 +592,33 @@ fn program_flags(words: &[Word], module: Option<usize>) -> Option<(Format, Mappi
                 "grpo" => Format::TrlGrpo,
                 _ => return None,
             };
-            Some((format, flags(&args[1..])))
+            let flags = flags(&args[1..]);
+            *config = config_flag(&flags);
+            Some((format, flags))
         }
-        "llamafactory-cli" | "lmf" if command == "train" => Some((Format::Llamafactory, flags(&args[1..]))),
-        "axolotl" if command == "train" => Some((Format::Axolotl, flags(&args[1..]))),
-        "axolotl.cli.train" => Some((Format::Axolotl, flags(args))),
+        // TRL's own scripts run as modules (`-m trl.scripts.sft`).
+        "trl.scripts.sft" | "trl.scripts.dpo" | "trl.scripts.grpo" => {
+            let flags = flags(args);
+            *config = config_flag(&flags);
+            let format = match name.rsplit('.').next() {
+                Some("sft") => Format::TrlSft,
+                Some("dpo") => Format::TrlDpo,
+                _ => Format::TrlGrpo,
+            };
+            Some((format, flags))
+        }
+        "llamafactory-cli" | "lmf" if command == "train" => {
+            *config = positional(&args[1..]);
+            Some((Format::Llamafactory, flags(&args[1..])))
+        }
+        "axolotl" if command == "train" => {
+            *config = positional(&args[1..]);
+            Some((Format::Axolotl, flags(&args[1..])))
+        }
+        "axolotl.cli.train" => {
+            *config = positional(args);
+            Some((Format::Axolotl, flags(args)))
+        }
         "litgpt" => {
             let format = match command {
                 "finetune_lora" | "finetune" => Format::LitgptLora,
@@ -264,28 +629,38 @@ fn program_flags(words: &[Word], module: Option<usize>) -> Option<(Format, Mappi
                 _ => return None,
             };
             let mut flags = flags(&args[1..]);
+            *config = config_flag(&flags);
             // The checkpoint directory is LitGPT's first positional argument.
             if let Some(checkpoint) = args.get(1).filter(|w| w.text.is_some() && !text(w).starts_with('-')) {
                 insert(&mut flags, "checkpoint_dir", checkpoint.span, checkpoint.clone());
             }
             Some((format, flags))
         }
-        _ if name.ends_with(".py") => {
+        // A script, or a module run as one (`python -m pkg.train`, `deepspeed --module pkg.train`).
+        _ if name.ends_with(".py") || module.is_some() => {
             let flags = flags(args);
-            // Recognised by its flags as a config file is by its keys.
-            let doc = Document {
-                language: Language::Yaml,
-                root: Some(Node { span: Span::new(0, 0), value: Value::Mapping(flags.clone()) }),
-                comments: Vec::new(),
-                problems: Vec::new(),
-                program: None,
-            };
-            let format = super::detect(Path::new("flags.yaml"), "", &doc);
-            matches!(format, Format::TrlSft | Format::TrlDpo | Format::TrlGrpo | Format::Transformers)
-                .then_some((format, flags))
+            // Recognised by its flags as a config file is by its keys. TrlParser's `--config F` (the flags override it): recognised with it, once read.
+            *config = config_flag(&flags);
+            if config.is_some() {
+                return Some((Format::Unknown, flags));
+            }
+            hf_format(&flags).map(|format| (format, flags))
         }
         _ => None,
     }
+}
+
+/// The TRL or transformers format a script's arguments are for, recognised by their keys.
+fn hf_format(flags: &Mapping) -> Option<Format> {
+    let doc = Document {
+        language: Language::Yaml,
+        root: Some(Node { span: Span::new(0, 0), value: Value::Mapping(flags.clone()) }),
+        comments: Vec::new(),
+        problems: Vec::new(),
+        program: None,
+    };
+    let format = super::detect(Path::new("flags.yaml"), "", &doc);
+    matches!(format, Format::TrlSft | Format::TrlDpo | Format::TrlGrpo | Format::Transformers).then_some(format)
 }
 
 /// `--key value`, `--key=value`, `--flag` (true) and `key=value` as a mapping; dotted keys

@@ -6,6 +6,12 @@
 //! size reaches is not reported. (`"auto"` values are filled by the HF Trainer and are
 //! not checked.)
 //!
+//! In a launch script the world size is the launch's (processes × machines), and the
+//! DeepSpeed file is the one the launch names (`--deepspeed F` of the program, or the
+//! `deepspeed_config_file` of the accelerate config it passes): when all three are numbers,
+//! `train_batch_size` must equal their product with that world size. The finding lands on
+//! the word of the script that names the file, saying where the value is set.
+//!
 //! ## Why
 //! DeepSpeed asserts `train_batch_size == micro × gradient_accumulation_steps ×
 //! world_size` in `DeepSpeedConfig._batch_assertion`: `AssertionError: Check batch
@@ -40,7 +46,37 @@ fn integer(setting: &Option<Sourced<f64>>) -> Option<(i64, &Sourced<f64>)> {
     Some((s.value as i64, s))
 }
 
+/// A launch's DeepSpeed file, when the launch states its world size.
+fn launched<'p>(ctx: &Context<'p>) -> Option<(&'p crate::plan::DeepspeedSettings, u64)> {
+    let plan = ctx.plan?;
+    let launch = plan.launch.as_ref()?;
+    let ds = plan.trainer.as_ref().and_then(|t| t.deepspeed.as_ref()).or(launch.deepspeed.as_ref())?;
+    Some((ds, plan.stated_world_size()?))
+}
+
+/// `train_batch_size` against micro × accumulation × the launch's world size.
+fn check_with_world(ctx: &Context, out: &mut Reporter, ds: &crate::plan::DeepspeedSettings, world: u64) {
+    let Some(plan) = ctx.plan else { return };
+    let (Some((train, t)), Some((micro, _)), Some((accumulation, _))) = (
+        integer(&ds.train_batch_size),
+        integer(&ds.train_micro_batch_size_per_gpu),
+        integer(&ds.gradient_accumulation_steps),
+    ) else {
+        return;
+    };
+    let world = i64::try_from(world).unwrap_or(i64::MAX);
+    let product = micro.saturating_mul(accumulation).saturating_mul(world);
+    if train <= 0 || micro <= 0 || accumulation <= 0 || train == product {
+        return;
+    }
+    let Some((span, set_in)) = plan.place(t) else { return };
+    out.report(span, format!("train_batch_size {train}{set_in} is not train_micro_batch_size_per_gpu x gradient_accumulation_steps x world size = {micro} x {accumulation} x {world} = {product} for the {world} processes this launch starts: DeepSpeed asserts \"train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step * world_size {train} != {micro} * {accumulation} * {world}\""));
+}
+
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
+    if let Some((ds, world)) = launched(ctx) {
+        return check_with_world(ctx, out, ds, world);
+    }
     let Some(ds) = support::deepspeed(ctx) else { return };
     let keys = [
         ("train_batch_size", integer(&ds.train_batch_size)),

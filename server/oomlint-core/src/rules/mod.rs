@@ -11,6 +11,7 @@ mod accelerate_deepspeed_file_conflicts;
 mod accelerate_fsdp2_local_state_dict;
 mod accelerate_fsdp2_reshard_not_bool;
 mod accelerate_missing_distributed_type;
+mod accelerate_mixed_precision_mismatch;
 mod accelerate_num_processes_unset;
 mod alloc_conf_both_variables;
 mod alloc_conf_ineffective;
@@ -43,6 +44,7 @@ mod grpo_generation_batch_divisibility;
 mod grpo_min_generations;
 mod grpo_sync_ref_without_beta;
 mod invalid_value;
+mod launch_processes_exceed_gpus;
 mod litgpt_batch_arithmetic;
 mod litgpt_batch_rounding;
 mod litgpt_devices_invalid;
@@ -338,6 +340,15 @@ pub static RULES: &[Rule] = &[
     rule!(deepspeed_offload_param_stage, "OOM412", "deepspeed-offload-param-stage", Framework, Warning, None),
     rule!(deepspeed_partial_offload_stage, "OOM413", "deepspeed-partial-offload-stage", Framework, Error, None),
     rule!(deepspeed_hf_mismatch, "OOM414", "deepspeed-hf-mismatch", Framework, Error, Always),
+    rule!(launch_processes_exceed_gpus, "OOM415", "launch-processes-exceed-gpus", Framework, Error, None),
+    rule!(
+        accelerate_mixed_precision_mismatch,
+        "OOM416",
+        "accelerate-mixed-precision-mismatch",
+        Framework,
+        Warning,
+        None
+    ),
     rule!(alloc_conf_invalid, "OOM501", "alloc-conf-invalid", Allocator, Error, Sometimes),
     rule!(alloc_conf_ineffective, "OOM502", "alloc-conf-ineffective", Allocator, Warning, None),
     rule!(alloc_conf_both_variables, "OOM503", "alloc-conf-both-variables", Allocator, Warning, None),

@@ -170,6 +170,10 @@ fn launch(command: &Command) -> Option<Launch> {
     let mut processes = None;
     let mut machines = None;
     // Wrappers that run the command after their own options.
+    // `ray job submit [options] -- COMMAND` runs COMMAND on the cluster.
+    if words.first().map(base) == Some("ray") {
+        words = &words[words.iter().position(|w| text(w) == "--")? + 1..];
+    }
     while let Some("srun" | "nohup" | "exec" | "time" | "stdbuf") = words.first().map(base) {
         words = &words[1..];
         while words.first().is_some_and(|w| text(w).starts_with('-')) {
@@ -254,6 +258,9 @@ fn program_flags(words: &[Word], module: Option<usize>) -> Option<(Format, Mappi
         "llamafactory-cli" | "lmf" if command == "train" => Some((Format::Llamafactory, flags(&args[1..]))),
         "axolotl" if command == "train" => Some((Format::Axolotl, flags(&args[1..]))),
         "axolotl.cli.train" => Some((Format::Axolotl, flags(args))),
+        "verl.trainer.main_ppo" | "verl.trainer.fsdp_sft_trainer" => {
+            Some((Format::Verl, super::verl::overrides(target, args)))
+        }
         "litgpt" => {
             let format = match command {
                 "finetune_lora" | "finetune" => Format::LitgptLora,

@@ -43,7 +43,10 @@ fn a_verl_launch_reads_its_hydra_overrides() {
     assert_eq!(rl["vllm"]["enable_sleep_mode"]["value"], true, "free_cache_engine defaults to true");
     assert_eq!(plan["model"]["value"]["name"], "Qwen/Qwen2.5-7B-Instruct");
     assert_eq!(plan["max_seq_length"]["value"], 3072);
-    assert!(analysis.estimate.is_some(), "the model is in the catalog");
+    let estimate = analysis.estimate.as_ref().expect("the model is in the catalog");
+    // optimizer_offload: the actor's optimizer state is on the GPU for the step only.
+    let optimizer = estimate.components.iter().find(|c| c.name == "optimizer").expect("optimizer state");
+    assert_eq!(optimizer.live_in, [oomlint::estimate::Phase::OptimizerStep]);
 }
 
 #[test]

@@ -31,6 +31,7 @@ fn family(format: Format) -> &'static str {
         Format::Llamafactory => "llamafactory",
         Format::Accelerate => "accelerate",
         Format::Deepspeed => "deepspeed",
+        Format::Verl => "verl",
         Format::Env => "env",
         Format::Oomlint | Format::Unknown => "other",
     }
@@ -51,7 +52,10 @@ fn corpus_is_classified_and_parses() {
         let analysis = analyze_bytes(Path::new(path), &bytes, &Options::default());
         let got = family(analysis.format);
         *confusion.entry((expected.to_string(), got)).or_default() += 1;
-        if got != expected {
+        // The manifest predates the launch-script reader: a shell script it files under `env`
+        // that launches verl is read as verl's format.
+        let launch = expected == "env" && path.ends_with(".sh") && got == "verl";
+        if got != expected && !launch {
             wrong.push(format!("{path}: expected {expected}, detected {}", analysis.format));
         }
         for d in &analysis.diagnostics {

@@ -21,6 +21,7 @@ fn launchers_set_the_world_size_and_programs_read_their_flags() {
         ("litgpt_lora.sh", Format::LitgptLora, Some(2), 4),
         ("trl_cli_dpo.sh", Format::TrlDpo, None, 8),
         ("llamafactory.sh", Format::Llamafactory, None, 2),
+        ("verl_grpo.sh", Format::Verl, Some(8), 4),
     ];
     for (name, format, world, micro) in cases {
         let analysis = fixture(name);
@@ -29,6 +30,23 @@ fn launchers_set_the_world_size_and_programs_read_their_flags() {
         assert_eq!(plan.stated_world_size(), world, "{name}");
         assert_eq!(plan.micro_batch_size.as_ref().map(|m| m.value), Some(micro), "{name}");
     }
+}
+
+#[test]
+fn a_verl_launch_reads_its_hydra_overrides() {
+    let analysis = fixture("verl_grpo.sh");
+    let plan = serde_json::to_value(analysis.plan.as_ref().expect("plan")).expect("json");
+    let rl = &plan["rl"];
+    assert_eq!(rl["num_generations"]["value"], 8);
+    assert_eq!(rl["max_completion_length"]["value"], 2048);
+    assert_eq!(rl["vllm"]["gpu_memory_utilization"]["value"], 0.6);
+    assert_eq!(rl["vllm"]["enable_sleep_mode"]["value"], true, "free_cache_engine defaults to true");
+    assert_eq!(plan["model"]["value"]["name"], "Qwen/Qwen2.5-7B-Instruct");
+    assert_eq!(plan["max_seq_length"]["value"], 3072);
+    let estimate = analysis.estimate.as_ref().expect("the model is in the catalog");
+    // optimizer_offload: the actor's optimizer state is on the GPU for the step only.
+    let optimizer = estimate.components.iter().find(|c| c.name == "optimizer").expect("optimizer state");
+    assert_eq!(optimizer.live_in, [oomlint::estimate::Phase::OptimizerStep]);
 }
 
 #[test]
@@ -53,7 +71,16 @@ fn corpus_wild() -> Option<PathBuf> {
 
 /// Whether a script runs a program oomlint reads, by the commands it writes.
 fn runs_a_supported_program(text: &str) -> bool {
-    let programs = ["trl sft", "trl dpo", "trl grpo", "llamafactory-cli train", "axolotl train", "axolotl.cli.train"];
+    let programs = [
+        "trl sft",
+        "trl dpo",
+        "trl grpo",
+        "llamafactory-cli train",
+        "axolotl train",
+        "axolotl.cli.train",
+        "verl.trainer.main_ppo",
+        "verl.trainer.fsdp_sft_trainer",
+    ];
     let litgpt = ["litgpt finetune", "litgpt pretrain"];
     // open-instruct's scripts run its own trainer (`open_instruct/*.py`), whose dataclasses
     // are a format oomlint does not read, although some flags share transformers' names.

@@ -103,6 +103,7 @@ pub enum Framework {
     Accelerate,
     Deepspeed,
     Unsloth,
+    Verl,
     /// Allocator settings from env files and shell scripts.
     Env,
     Oomlint,
@@ -471,6 +472,9 @@ pub struct Plan {
     /// The Unsloth loader's own settings (scripts that load with Unsloth).
     #[serde(skip)]
     pub(crate) unsloth: Option<UnslothSettings>,
+    /// What verl's start-up validation and workers read (verl launch scripts).
+    #[serde(skip)]
+    pub(crate) verl: Option<VerlSettings>,
 }
 
 // The settings below are what the frameworks' start-up checks test (the rules read them);
@@ -684,6 +688,54 @@ pub(crate) struct VisibleGpus {
     pub(crate) by_cuda_visible_devices: bool,
 }
 
+/// What verl's `validate_config` (`verl/utils/config.py`), its actor config
+/// (`verl/workers/config/actor.py`) and its FSDP workers (`verl/workers/fsdp_workers.py`) read, as
+/// Hydra composes them. None inside: null in the config, or (origin `Unknown`) computed by the
+/// script at run time.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct VerlSettings {
+    /// The module word of the command (`verl.trainer.main_ppo`), where findings about defaults go.
+    pub(crate) command: Span,
+    /// `trainer.use_legacy_worker_impl` (`auto` runs the FSDP workers of `fsdp_workers.py`).
+    pub(crate) legacy_workers: Sourced<Option<String>>,
+    /// `trainer.n_gpus_per_node × trainer.nnodes`.
+    pub(crate) n_gpus: Sourced<Option<u64>>,
+    pub(crate) train_batch_size: Sourced<Option<u64>>,
+    /// `actor_rollout_ref.rollout.n`.
+    pub(crate) rollout_n: Sourced<Option<u64>>,
+    /// `actor_rollout_ref.actor.strategy`: `fsdp`, `fsdp2` or `megatron`.
+    pub(crate) strategy: Sourced<Option<String>>,
+    pub(crate) mini_batch: Sourced<Option<u64>>,
+    /// The deprecated global `ppo_micro_batch_size`.
+    pub(crate) micro_batch: Sourced<Option<u64>>,
+    pub(crate) micro_per_gpu: Sourced<Option<u64>>,
+    pub(crate) dynamic_bsz: Sourced<Option<bool>>,
+    pub(crate) ulysses: Sourced<Option<u64>>,
+    /// `actor_rollout_ref.model.use_remove_padding`.
+    pub(crate) remove_padding: Sourced<Option<bool>>,
+    /// The Megatron actor's tensor, pipeline, context and expert parallel sizes.
+    pub(crate) megatron_sizes: [Option<Sourced<u64>>; 4],
+    pub(crate) rollout_name: Sourced<Option<String>>,
+    pub(crate) rollout_tp: Sourced<Option<u64>>,
+    /// `need_reference_policy`: the KL loss or the in-reward KL.
+    pub(crate) need_reference: Sourced<Option<bool>>,
+    /// (`log_prob_micro_batch_size`, `…_per_gpu`) of the reference and of the rollout.
+    pub(crate) log_prob_keys: [MicroBatchKeys; 2],
+    pub(crate) param_offload: Sourced<Option<bool>>,
+    pub(crate) optimizer_offload: Sourced<Option<bool>>,
+    pub(crate) ref_param_offload: Sourced<Option<bool>>,
+}
+
+/// A deprecated global micro batch and its per-GPU replacement, as verl reads them.
+pub(crate) type MicroBatchKeys = (Sourced<Option<u64>>, Sourced<Option<u64>>);
+
+impl VerlSettings {
+    /// Where a finding about `field` goes: its value in the script, else the command.
+    pub(crate) fn span<T>(&self, field: &Sourced<T>) -> Span {
+        field.entry_span().unwrap_or(self.command)
+    }
+}
+
 /// What DeepSpeed (and the HF Trainer's check of an inline config) reads beyond the plan's fields.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct DeepspeedSettings {
@@ -829,6 +881,7 @@ impl Plan {
             accelerate: None,
             deepspeed: None,
             unsloth: None,
+            verl: None,
         }
     }
 

@@ -51,6 +51,7 @@ pub(super) fn evaluate(s: &Setup) -> Core {
     components.extend(generation::vllm_reservation(s, weights_bytes, before_vllm));
     components.extend(generation::generate_kv_cache(s));
     components.retain(|c| c.bytes > 0 || c.name == "weights");
+    offload_between_phases(s, &mut components);
 
     // Generation and the end of backward are evaluated only where a component belongs to them.
     let occasional = |p: Phase| matches!(p, Phase::Generation | Phase::BackwardEnd);
@@ -96,6 +97,24 @@ pub(super) fn evaluate(s: &Setup) -> Core {
             device_bytes: device,
         },
         band,
+    }
+}
+
+/// verl loads an offloaded part back only for the phases that use it: the actor's parameters
+/// (and gradients) for its update, its optimizer state for the step, the reference's parameters
+/// for its log-probabilities (counted with the forward).
+fn offload_between_phases(s: &Setup, components: &mut [Component]) {
+    let [params, optimizer, reference] = s.phase_offloads;
+    let training = [Phase::Forward, Phase::Backward, Phase::BackwardEnd, Phase::OptimizerStep];
+    for c in components.iter_mut() {
+        let keep: &[Phase] = match c.name {
+            "weights" | "gradients" if params => &training,
+            "optimizer" if optimizer => &[Phase::OptimizerStep],
+            "reference-model" if reference => &[Phase::Forward],
+            _ => continue,
+        };
+        c.live_in.retain(|p| keep.contains(p));
+        c.formula.push_str("; on the CPU outside the phases that use it (verl offload)");
     }
 }
 

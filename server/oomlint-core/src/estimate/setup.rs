@@ -72,6 +72,10 @@ pub(crate) struct Setup {
     pub(crate) missing: Vec<String>,
     /// Whether one GPU is assumed where more would shard (the world size is set at launch).
     pub(crate) one_gpu_assumed: bool,
+    /// verl's manual offloads between phases (`verl/workers/fsdp_workers.py`
+    /// `offload_fsdp_model_to_cpu`, `offload_fsdp_optimizer`): the actor's parameters, its
+    /// optimizer state, the reference's parameters, each on the CPU outside the phases that use it.
+    pub(crate) phase_offloads: [bool; 3],
 }
 
 impl Setup {
@@ -281,6 +285,9 @@ impl Setup {
             behaviour,
             missing,
             one_gpu_assumed,
+            phase_offloads: plan.verl.as_ref().map_or([false; 3], |v| {
+                [&v.param_offload, &v.optimizer_offload, &v.ref_param_offload].map(|o| o.value == Some(true))
+            }),
         };
         setup.trainable = trainable_parameters(&setup);
         setup

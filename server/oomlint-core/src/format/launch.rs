@@ -463,6 +463,10 @@ fn launch(command: &Command) -> Option<Launch> {
     let mut per_visible_gpu = false;
     let mut launcher = None;
     // Wrappers that run the command after their own options.
+    // `ray job submit [options] -- COMMAND` runs COMMAND on the cluster.
+    if words.first().map(base) == Some("ray") {
+        words = &words[words.iter().position(|w| text(w) == "--")? + 1..];
+    }
     while let Some(wrapper @ ("srun" | "nohup" | "exec" | "time" | "stdbuf")) = words.first().map(base) {
         words = &words[1..];
         while words.first().is_some_and(|w| text(w).starts_with('-')) {
@@ -618,6 +622,9 @@ fn program_flags(words: &[Word], module: Option<usize>, config: &mut Option<Word
         "axolotl.cli.train" => {
             *config = positional(args);
             Some((Format::Axolotl, flags(args)))
+        }
+        "verl.trainer.main_ppo" | "verl.trainer.fsdp_sft_trainer" => {
+            Some((Format::Verl, super::verl::overrides(target, args)))
         }
         "litgpt" => {
             let format = match command {

@@ -28,6 +28,7 @@ pub(crate) fn launcher_requirements(format: Format) -> Option<(&'static str, &'s
 #[cfg(test)]
 mod test_support;
 pub(crate) mod trl;
+pub(crate) mod verl;
 
 pub use detect::{detect, language_of};
 pub(crate) use read::Reader;
@@ -52,6 +53,8 @@ pub enum Format {
     Llamafactory,
     Accelerate,
     Deepspeed,
+    /// verl's Hydra overrides on a launch script's command line.
+    Verl,
     /// Allocator and device variables in env files, shell scripts and YAML `env:` blocks.
     Env,
     /// `oomlint.toml` or `[tool.oomlint]` in `pyproject.toml`.
@@ -60,7 +63,7 @@ pub enum Format {
 }
 
 impl Format {
-    pub(crate) const ALL: [Format; 16] = [
+    pub(crate) const ALL: [Format; 17] = [
         Format::LitgptLora,
         Format::LitgptAdapter,
         Format::LitgptAdapterV2,
@@ -74,6 +77,7 @@ impl Format {
         Format::Llamafactory,
         Format::Accelerate,
         Format::Deepspeed,
+        Format::Verl,
         Format::Env,
         Format::Oomlint,
         Format::Unknown,
@@ -94,6 +98,7 @@ impl Format {
             Format::Llamafactory => "llamafactory",
             Format::Accelerate => "accelerate",
             Format::Deepspeed => "deepspeed",
+            Format::Verl => "verl",
             Format::Env => "env",
             Format::Oomlint => "oomlint",
             Format::Unknown => "unknown",
@@ -119,6 +124,7 @@ impl Format {
             Format::Llamafactory => Framework::Llamafactory,
             Format::Accelerate => Framework::Accelerate,
             Format::Deepspeed => Framework::Deepspeed,
+            Format::Verl => Framework::Verl,
             Format::Env => Framework::Env,
             Format::Oomlint => Framework::Oomlint,
             Format::Unknown => return None,
@@ -176,6 +182,7 @@ pub(crate) fn build_plan(format: Format, doc: &Document, text: &str) -> Option<P
         Format::Llamafactory => llamafactory::plan(&reader),
         Format::Accelerate => accelerate::plan(&reader),
         Format::Deepspeed => deepspeed::plan(&reader),
+        Format::Verl => verl::plan(root, text),
         Format::Env => Plan::new(Framework::Env),
         Format::Oomlint | Format::Unknown => return None,
     };

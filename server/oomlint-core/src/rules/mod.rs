@@ -75,6 +75,11 @@ pub(crate) mod unreadable_input;
 mod unrecognized_file;
 mod unsloth_precision_conflict;
 mod unused_suppression;
+mod verl_batch_divisibility;
+mod verl_micro_batch_keys;
+mod verl_mini_batch_normalization;
+mod verl_sequence_parallel;
+mod verl_train_batch_below_mini;
 mod vllm_memory_overcommit;
 mod vllm_tp_divides_world;
 mod yaml_syntax;
@@ -360,6 +365,11 @@ pub static RULES: &[Rule] = &[
     rule!(vllm_memory_overcommit, "OOM604", "vllm-memory-overcommit", Memory, Error, Sometimes),
     rule!(seq_longer_than_context, "OOM701", "seq-longer-than-context", Framework, Warning, Always),
     rule!(bf16_unsupported_gpu, "OOM702", "bf16-unsupported-gpu", Framework, Error, Sometimes),
+    rule!(verl_micro_batch_keys, "OOM801", "verl-micro-batch-keys", Framework, Error, None),
+    rule!(verl_train_batch_below_mini, "OOM802", "verl-train-batch-below-mini", Framework, Error, None),
+    rule!(verl_batch_divisibility, "OOM803", "verl-batch-divisibility", Framework, Error, None),
+    rule!(verl_mini_batch_normalization, "OOM804", "verl-mini-batch-normalization", Framework, Error, None),
+    rule!(verl_sequence_parallel, "OOM805", "verl-sequence-parallel", Framework, Error, None),
 ];
 
 /// Finds a rule by code (`OOM101`, case-insensitive) or name (`yaml-syntax`).

@@ -195,6 +195,10 @@ pub(super) fn axolotl<'p>(ctx: &Context<'p>) -> Option<&'p AxolotlSettings> {
 }
 
 /// The settings of an accelerate config's plan.
+pub(super) fn verl<'p>(ctx: &Context<'p>) -> Option<&'p crate::plan::VerlSettings> {
+    ctx.plan?.verl.as_ref()
+}
+
 pub(super) fn accelerate<'p>(ctx: &Context<'p>) -> Option<&'p AccelerateSettings> {
     ctx.plan?.accelerate.as_ref().filter(|_| ctx.format == Format::Accelerate)
 }

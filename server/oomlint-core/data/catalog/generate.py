@@ -64,6 +64,11 @@ FIELDS = (
     ("n_mamba_layers", 0),
     ("mamba", None),
     ("tower_parameters", 0),
+    ("global_attention", None),
+    ("per_layer_input", None),
+    ("n_kv_shared_layers", 0),
+    ("double_wide_mlp", False),
+    ("altup", None),
     ("parameters", None),
     ("source", None),
 )
@@ -72,6 +77,14 @@ REQUIRED |= {"intermediate_size", "mlp", "vocab_size", "padded_vocab_size", "tie
 REQUIRED |= {"block_size", "source"}
 MLA_FIELDS = ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
 MAMBA_FIELDS = ("kind", "d_state", "n_heads", "head_dim", "n_groups", "d_conv", "expand", "chunk_size", "conv_bias", "proj_bias")
+# Groups of `arch.<group>.<field>` columns and their fields, in output order.
+GROUPS = {
+    "mamba": MAMBA_FIELDS,
+    "mla": MLA_FIELDS,
+    "global_attention": ("head_size", "n_query_groups", "k_eq_v"),
+    "per_layer_input": ("size", "vocab_size"),
+    "altup": ("n_inputs", "laurel_rank"),
+}
 
 
 class TableError(Exception):
@@ -333,7 +346,7 @@ def entry(row: dict) -> dict:
     arch = from_config(config, where) if config else {}
     for key, value in overrides.items():
         group, dot, field = key.partition(".")
-        if dot and group in ("mamba", "mla"):
+        if dot and group in GROUPS:
             arch.setdefault(group, {})[field] = value
         else:
             arch[key] = value
@@ -356,7 +369,7 @@ def entry(row: dict) -> dict:
         parameters=parameters,
         source=f"{citation}; parameters: {how or 'computed from shapes'}",
     )
-    for group, fields in (("mamba", MAMBA_FIELDS), ("mla", MLA_FIELDS)):
+    for group, fields in GROUPS.items():
         if group in arch:
             unknown = sorted(set(arch[group]) - set(fields))
             if unknown:

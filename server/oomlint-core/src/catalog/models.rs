@@ -209,6 +209,40 @@ impl MlaDims {
     }
 }
 
+/// Gemma 4's full-attention layers, which differ from its sliding-window ones
+/// (`modeling_gemma4.py`: `global_head_dim`, `num_global_key_value_heads`, `attention_k_eq_v`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub(crate) struct GlobalAttention {
+    /// Width of one query/key head on a full-attention layer.
+    pub(crate) head_size: u64,
+    /// Key/value heads on a full-attention layer.
+    pub(crate) n_query_groups: u64,
+    /// The keys double as the values: a full-attention layer has no `v_proj`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) k_eq_v: bool,
+}
+
+/// Per-layer embeddings (Gemma 3n, Gemma 4 E2B/E4B): a second token table of
+/// `vocab_size` rows and `n_layer × size` columns, a projection of the hidden state to the same
+/// width, and in every layer a gate (`n_embd → size`), a projection back and a norm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub(crate) struct PerLayerInput {
+    /// `hidden_size_per_layer_input`.
+    pub(crate) size: u64,
+    /// `vocab_size_per_layer_input`.
+    pub(crate) vocab_size: u64,
+}
+
+/// Gemma 3n's alternating updates and learned augmented residual (`modeling_gemma3n.py`:
+/// `Gemma3nTextAltUp`, `Gemma3nTextLaurelBlock`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub(crate) struct AltUp {
+    /// `altup_num_inputs`: the streams the hidden state is widened to.
+    pub(crate) n_inputs: u64,
+    /// `laurel_rank`: the width of the low-rank residual branch.
+    pub(crate) laurel_rank: u64,
+}
+
 /// The architecture facts of one model, in LitGPT's `Config` terms.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Architecture {
@@ -315,6 +349,24 @@ pub struct Architecture {
     /// loaded with the weights, never adapted.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub tower_parameters: u64,
+    /// Wider heads and fewer key/value heads on the full-attention layers (Gemma 4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) global_attention: Option<GlobalAttention>,
+    /// Per-layer embedding tables and projections (Gemma 3n, Gemma 4 E2B/E4B). The table is an
+    /// embedding: counted in the total and kept in the load dtype on the GPU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) per_layer_input: Option<PerLayerInput>,
+    /// The last layers that reuse an earlier layer's keys and values (`num_kv_shared_layers`).
+    /// Their `k_proj`/`v_proj` are still in the checkpoint and counted.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(crate) n_kv_shared_layers: u64,
+    /// The KV-shared layers' MLP is twice `intermediate_size` wide (`use_double_wide_mlp`:
+    /// Gemma 4 E2B).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) double_wide_mlp: bool,
+    /// AltUp streams and the LAuReL branch (Gemma 3n).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) altup: Option<AltUp>,
     /// Dominant tensor dtype of a local checkpoint's safetensors (`BF16`, `F32`, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checkpoint_dtype: Option<String>,
@@ -380,17 +432,80 @@ impl Architecture {
         let head = if self.tie_word_embeddings { 0 } else { self.lm_head_parameters() };
         let mamba = self.mamba.map_or(0, |m| m.parameters(self.n_embd));
         let dense_layers = self.dense_mlp_layer_count();
+        let global = self.global_attention_layer_count();
+        let wide = self.double_wide_mlp_layer_count();
         sum(&[
-            self.attention_layer_count().saturating_mul(self.attention_parameters()),
+            self.attention_layer_count().saturating_sub(global).saturating_mul(self.attention_parameters(false)),
+            global.saturating_mul(self.attention_parameters(true)),
             self.n_mamba_layers.saturating_mul(mamba),
             self.n_layer.saturating_mul(self.block_norms()),
-            self.n_layer.saturating_sub(dense_layers).saturating_mul(self.mlp_parameters(experts)),
+            self.n_layer.saturating_sub(dense_layers).saturating_sub(wide).saturating_mul(self.mlp_parameters(experts)),
+            wide.saturating_mul(self.gated_mlp_parameters(self.intermediate_size.saturating_mul(2))),
             dense_layers.saturating_mul(self.gated_mlp_parameters(self.intermediate_size)),
             self.padded_vocab_size.saturating_mul(self.n_embd),
+            self.per_layer_embedding_parameters(),
+            self.per_layer_linear_parameters(),
+            self.per_layer_norm_parameters(),
             self.norm_parameters(self.n_embd),
             head,
             self.tower_parameters,
         ])
+    }
+
+    /// Full-attention layers that take [`GlobalAttention`]'s shape: the attention layers outside
+    /// the sliding window.
+    pub(crate) fn global_attention_layer_count(&self) -> u64 {
+        if self.global_attention.is_none() {
+            return 0;
+        }
+        self.attention_layer_count().saturating_sub(self.sliding_window_layer_count())
+    }
+
+    /// Layers whose dense MLP is twice as wide (the KV-shared ones, where `double_wide_mlp`).
+    pub(crate) fn double_wide_mlp_layer_count(&self) -> u64 {
+        if self.double_wide_mlp && matches!(self.mlp, MlpKind::Swiglu | MlpKind::Geglu) {
+            self.n_kv_shared_layers.min(self.n_layer)
+        } else {
+            0
+        }
+    }
+
+    /// The per-layer embedding table (`embed_tokens_per_layer`): `vocab_size × n_layer × size`.
+    pub(crate) fn per_layer_embedding_parameters(&self) -> u64 {
+        self.per_layer_input.map_or(0, |p| p.vocab_size.saturating_mul(self.n_layer).saturating_mul(p.size))
+    }
+
+    /// Linear weights of the per-layer inputs (the model-level projection, each layer's gate and
+    /// projection) and of AltUp and LAuReL (the stream projections in and out, each layer's
+    /// router, coefficient maps and low-rank residual).
+    pub(crate) fn per_layer_linear_parameters(&self) -> u64 {
+        let h = self.n_embd;
+        let per_layer = self.per_layer_input.map_or(0, |p| {
+            let width = self.n_layer.saturating_mul(p.size);
+            sum(&[linear(h, width, false), self.n_layer.saturating_mul(2u64.saturating_mul(linear(h, p.size, false)))])
+        });
+        let altup = self.altup.map_or(0, |a| {
+            let n = a.n_inputs;
+            let streams = 2u64.saturating_mul(n.saturating_sub(1)).saturating_mul(linear(h, h, false));
+            let layer = sum(&[
+                linear(n, n, false),                                  // correction_coefs
+                linear(n, n.saturating_mul(n), false),                // prediction_coefs
+                linear(h, n, false),                                  // modality_router
+                2u64.saturating_mul(linear(h, a.laurel_rank, false)), // laurel left and right
+            ]);
+            sum(&[streams, self.n_layer.saturating_mul(layer)])
+        });
+        sum(&[per_layer, altup])
+    }
+
+    /// Norm and scale vectors of the per-layer inputs, AltUp and LAuReL.
+    pub(crate) fn per_layer_norm_parameters(&self) -> u64 {
+        let h = self.n_embd;
+        // The projection norm, then per layer the norm after the per-layer projection.
+        let per_layer = self.per_layer_input.map_or(0, |p| sum(&[p.size, self.n_layer.saturating_mul(h)]));
+        // Per layer: the corrected-output scale, the router norm and the post-LAuReL norm.
+        let altup = self.altup.map_or(0, |_| self.n_layer.saturating_mul(3u64.saturating_mul(h)));
+        sum(&[per_layer, altup])
     }
 
     /// Layers of a mixture-of-experts model with a dense MLP instead of the experts.
@@ -421,19 +536,41 @@ impl Architecture {
         count.saturating_mul(self.norm_parameters(self.n_embd))
     }
 
-    fn attention_parameters(&self) -> u64 {
+    /// Parameters of one attention block; `global` picks the full-attention layers' shape.
+    fn attention_parameters(&self, global: bool) -> u64 {
         if let Some(mla) = &self.mla {
             return sum(&[mla.linear_parameters(self.n_embd, self.n_head), mla.norm_parameters(), self.qk_norms()]);
         }
-        let q = self.n_head.saturating_mul(self.head_size);
-        let kv = self.n_query_groups.saturating_mul(self.head_size);
+        let (head_size, _, _) = self.attention_shape(global);
+        let norms = if self.norm_qk { 2u64.saturating_mul(self.norm_parameters(head_size)) } else { 0 };
+        let qkv_bias = if self.bias || self.attn_bias { self.qkv_width(global) } else { 0 };
+        let o_bias = if self.bias { self.n_embd } else { 0 };
+        sum(&[self.attention_linear_parameters(global), qkv_bias, o_bias, norms])
+    }
+
+    /// `(head_size, key/value heads, whether there is a v_proj)` of the sliding-window (or
+    /// only) attention layers, or of the full-attention ones where [`GlobalAttention`] is set.
+    fn attention_shape(&self, global: bool) -> (u64, u64, bool) {
+        match self.global_attention {
+            Some(g) if global => (g.head_size, g.n_query_groups, !g.k_eq_v),
+            _ => (self.head_size, self.n_query_groups, true),
+        }
+    }
+
+    /// Output width of the fused q/k/v projection (with the output gate where `q_proj` makes one).
+    fn qkv_width(&self, global: bool) -> u64 {
+        let (head_size, groups, separate_v) = self.attention_shape(global);
+        let q = self.n_head.saturating_mul(head_size);
+        let kv = groups.saturating_mul(head_size);
         let gate = if self.attn_output_gate { q } else { 0 };
-        let qkv = sum(&[q, gate, kv, kv]);
-        sum(&[
-            linear(self.n_embd, qkv, self.bias || self.attn_bias),
-            linear(q, self.n_embd, self.bias),
-            self.qk_norms(),
-        ])
+        sum(&[q, gate, kv, if separate_v { kv } else { 0 }])
+    }
+
+    /// Linear weights (no biases) of one q/k/v/o attention block; `global` as above.
+    pub(crate) fn attention_linear_parameters(&self, global: bool) -> u64 {
+        let (head_size, _, _) = self.attention_shape(global);
+        let q = self.n_head.saturating_mul(head_size);
+        sum(&[linear(self.n_embd, self.qkv_width(global), false), linear(q, self.n_embd, false)])
     }
 
     /// The per-head query and key norms of one attention block (Qwen3, Gemma 3).

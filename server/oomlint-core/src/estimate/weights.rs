@@ -50,12 +50,11 @@ fn q_proj_width(arch: &Architecture) -> u64 {
     }
 }
 
-/// Parameters of one attention block's linears.
-fn attention_linear(arch: &Architecture) -> u64 {
-    let h = arch.n_embd;
+/// Parameters of one attention block's linears (`global`: a Gemma 4 full-attention layer).
+fn attention_linear(arch: &Architecture, global: bool) -> u64 {
     match &arch.mla {
-        Some(mla) => mla.linear_parameters(h, arch.n_head),
-        None => h * (q_proj_width(arch) + 2 * kv_width(arch)) + q_width(arch) * h,
+        Some(mla) => mla.linear_parameters(arch.n_embd, arch.n_head),
+        None => arch.attention_linear_parameters(global),
     }
 }
 
@@ -76,7 +75,9 @@ fn mlp_linear(arch: &Architecture) -> u64 {
 pub(super) fn count(arch: &Architecture, implementation: Implementation) -> ParamCounts {
     let h = arch.n_embd;
     let rows = vocab_rows(arch);
-    let embedding = rows * h;
+    // The per-layer embedding table is an embedding too: loaded in the load dtype and never
+    // quantized (bitsandbytes replaces `nn.Linear` only).
+    let embedding = rows * h + arch.per_layer_embedding_parameters();
     let tied = arch.tie_word_embeddings && implementation != Implementation::Litgpt;
     let head = if tied { 0 } else { rows * h };
     let mamba_layers = arch.n_mamba_layers.min(arch.n_layer);
@@ -84,16 +85,22 @@ pub(super) fn count(arch: &Architecture, implementation: Implementation) -> Para
     let (d_in, in_proj_out) = mamba_dims(arch);
     let mamba_linear = h * in_proj_out + d_in * h;
     let dense_layers = arch.dense_mlp_layer_count();
-    let block_linear = attention_layers * attention_linear(arch)
+    let global_layers = arch.global_attention_layer_count().min(attention_layers);
+    let wide_layers = arch.double_wide_mlp_layer_count().min(arch.n_layer - dense_layers);
+    let block_linear = (attention_layers - global_layers) * attention_linear(arch, false)
+        + global_layers * attention_linear(arch, true)
         + mamba_layers * mamba_linear
-        + (arch.n_layer - dense_layers) * mlp_linear(arch)
-        + dense_layers * 3 * h * arch.intermediate_size;
+        + (arch.n_layer - dense_layers - wide_layers) * mlp_linear(arch)
+        + wide_layers * 6 * h * arch.intermediate_size
+        + dense_layers * 3 * h * arch.intermediate_size
+        + arch.per_layer_linear_parameters();
     let bias = if arch.bias || arch.attn_bias { q_proj_width(arch) + 2 * kv_width(arch) } else { 0 };
     let latent_norms = arch.mla.map_or(0, |m| m.norm_parameters());
     // A vision or audio tower stays in 16-bit: quantizing loaders skip it.
     let small = arch.n_layer * (arch.block_norms() + bias)
         + attention_layers * (arch.qk_norms() + latent_norms)
         + arch.norm_parameters(h)
+        + arch.per_layer_norm_parameters()
         + arch.tower_parameters;
     let expert_width = arch.moe_intermediate_size.unwrap_or(arch.intermediate_size);
     let largest_linear = [

@@ -9,6 +9,8 @@ use super::units::format_size;
 /// The variable the installed PyTorch reads for allocator settings.
 pub(crate) const CUDA_VARIABLE: &str = "PYTORCH_CUDA_ALLOC_CONF";
 pub(crate) const GENERIC_VARIABLE: &str = "PYTORCH_ALLOC_CONF";
+/// The allocator variable PyTorch on ROCm reads (and names in its HIP out-of-memory message).
+pub(crate) const HIP_VARIABLE: &str = "PYTORCH_HIP_ALLOC_CONF";
 
 /// Non-PyTorch memory in this process worth pointing out (CUDA context, NCCL, another allocator).
 const NOTABLE_OUTSIDE_ALLOCATOR: u64 = 2 << 30;

@@ -214,3 +214,19 @@ fn mutated_logs_never_panic() {
         }
     }
 }
+
+#[test]
+fn a_rocm_hip_message_reads_like_a_cuda_one() {
+    // PyTorch on ROCm prints the same template with `HIP` and names PYTORCH_HIP_ALLOC_CONF.
+    let (_, errors) = fixture("rocm-hip-mi300x.log");
+    assert_eq!(errors.len(), 1);
+    let e = &errors[0];
+    assert_eq!(e.numbers.form, Form::Current);
+    assert_eq!(e.numbers.requested_bytes, bytes(18.55, GIB));
+    assert_eq!(e.numbers.total_bytes, bytes(191.98, GIB));
+    assert_eq!(e.numbers.free_bytes, bytes(9.27, GIB));
+    assert_eq!(e.numbers.reserved_unallocated_bytes, bytes(12.40, GIB));
+    assert_eq!(e.numbers.advice_variable.as_deref(), Some("PYTORCH_HIP_ALLOC_CONF"));
+    assert!(e.diagnosis.situational.iter().any(|a| a.title.contains("PYTORCH_HIP_ALLOC_CONF")), "{:?}", e.diagnosis);
+    assert!(!e.diagnosis.situational.iter().any(|a| a.title.contains("PYTORCH_CUDA_ALLOC_CONF")));
+}

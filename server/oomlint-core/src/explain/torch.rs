@@ -1,7 +1,7 @@
 //! Which PyTorch wrote a log, as far as the log says, and so which allocator variable to
 //! recommend.
 
-use super::diagnose::{CUDA_VARIABLE, GENERIC_VARIABLE};
+use super::diagnose::{CUDA_VARIABLE, GENERIC_VARIABLE, HIP_VARIABLE};
 
 /// What a log says about the PyTorch that wrote it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,7 +35,9 @@ impl TorchHints {
     /// the new one from 2.11, or when the message itself names it.
     pub(crate) fn allocator_variable(&self, named_by_message: Option<&str>) -> &'static str {
         let new_works = self.version.is_some_and(|v| v >= NEW_VARIABLE_WORKS);
-        if new_works || named_by_message == Some(GENERIC_VARIABLE) {
+        if named_by_message == Some(HIP_VARIABLE) {
+            HIP_VARIABLE
+        } else if new_works || named_by_message == Some(GENERIC_VARIABLE) {
             GENERIC_VARIABLE
         } else {
             CUDA_VARIABLE

@@ -399,3 +399,61 @@ fn short_convolution_layers_reproduce_lfm2() {
     // One short-convolution layer: in_proj 2048 → 3·2048, a 3-tap depthwise kernel, out_proj.
     assert_eq!(m.mamba.map(|d| d.parameters(m.n_embd)), Some(2048 * 6144 + 2048 * 3 + 2048 * 2048));
 }
+
+/// LoRA parameters at rank `r` on every q/k/v/o and gate/up/down projection of the text decoder,
+/// layer by layer from the catalog's shapes (what PEFT adds for those target modules).
+fn lora_on_attention_and_mlp(m: &Architecture, r: u64) -> u64 {
+    let pattern = m.sliding_window_layers.clone().unwrap_or_default();
+    let wide_from = m.n_layer - m.double_wide_mlp_layer_count();
+    (0..m.n_layer)
+        .map(|i| {
+            let global = pattern.as_bytes().get(i as usize) == Some(&b'0');
+            let (head, groups, v) = m.attention_shape(global);
+            let (h, q, kv) = (m.n_embd, m.n_head * head, groups * head);
+            let width = if i >= wide_from { 2 * m.intermediate_size } else { m.intermediate_size };
+            let kv_modules = if v { 2 } else { 1 };
+            r * (2 * (h + q) + kv_modules * (h + kv) + 3 * (h + width))
+        })
+        .sum()
+}
+
+#[test]
+fn gemma_4_and_3n_shapes_reproduce_the_lora_counts_unsloth_prints() {
+    // Trainable parameters printed by Unsloth's Gemma notebooks (ground-truth rows 204, 201,
+    // 205, 238 and 213): r = 8 on the language model's attention and MLP projections. The
+    // KV-shared layers carry their own k_proj and v_proj in the checkpoint, so they count.
+    for (name, trainable) in [
+        ("gemma-4-E2B-it", 12_668_928),
+        ("gemma-4-E4B-it", 18_350_080),
+        ("gemma-4-31B-it", 61_214_720),
+        ("gemma-4-26B-A4B-it", 9_292_800),
+        ("gemma-3n-E4B-it", 19_210_240),
+    ] {
+        assert_eq!(lora_on_attention_and_mlp(model(name), 8), trainable, "{name}");
+    }
+}
+
+#[test]
+fn per_layer_embeddings_and_altup_are_counted() {
+    let e2b = model("google/gemma-4-E2B-it");
+    // embed_tokens_per_layer: 262144 rows of 35 layers × 256.
+    assert_eq!(e2b.per_layer_embedding_parameters(), 262_144 * 35 * 256);
+    let mut plain = e2b.clone();
+    plain.per_layer_input = None;
+    plain.double_wide_mlp = false;
+    plain.global_attention = None;
+    // Per-layer inputs add the table, the 1536 → 35·256 projection, each layer's gate,
+    // projection and norm, and the projection norm.
+    let per_layer = 262_144 * 35 * 256 + 1536 * 35 * 256 + 35 * (2 * 1536 * 256 + 1536) + 256;
+    // The 20 KV-shared layers' MLP is 6144 wider; the 7 full-attention layers have 512-wide heads.
+    let wide = 20 * 3 * 1536 * 6144;
+    let global = 7 * (1536 * (8 * 256 + 2 * 256) + 8 * 256 * 1536 + 2 * 256);
+    assert_eq!(e2b.parameter_count() - plain.parameter_count(), per_layer + wide + global);
+    // Gemma 3n: two 2048×2048 projections per extra AltUp stream and, per layer, the router
+    // (2048 → 4), the 4×4 and 4→16 coefficient maps, a rank-64 LAuReL pair and three vectors.
+    let n = model("google/gemma-3n-E2B-it");
+    let mut without = n.clone();
+    without.altup = None;
+    let layer = 2048 * 4 + 16 + 64 + 2 * 2048 * 64 + 3 * 2048;
+    assert_eq!(n.parameter_count() - without.parameter_count(), 6 * 2048 * 2048 + 30 * layer);
+}

@@ -44,9 +44,24 @@ fn a_verl_launch_reads_its_hydra_overrides() {
     assert_eq!(plan["model"]["value"]["name"], "Qwen/Qwen2.5-7B-Instruct");
     assert_eq!(plan["max_seq_length"]["value"], 3072);
     let estimate = analysis.estimate.as_ref().expect("the model is in the catalog");
-    // optimizer_offload: the actor's optimizer state is on the GPU for the step only.
-    let optimizer = estimate.components.iter().find(|c| c.name == "optimizer").expect("optimizer state");
-    assert_eq!(optimizer.live_in, [oomlint::estimate::Phase::OptimizerStep]);
+    use oomlint::estimate::Phase;
+    let component = |name: &str| estimate.components.iter().find(|c| c.name == name);
+    // optimizer_offload: `update_actor` loads the optimizer state for the whole update, not for
+    // generation or the log-prob passes.
+    let optimizer = component("optimizer").expect("optimizer state");
+    assert_eq!(optimizer.live_in, [Phase::Forward, Phase::Backward, Phase::BackwardEnd, Phase::OptimizerStep]);
+    // The reference (param_offload) is on the GPU for its log-prob pass only, beside that pass's logits.
+    assert_eq!(component("reference-model").expect("reference").live_in, [Phase::LogProbs]);
+    let pass = component("log-prob-forward").expect("the no-grad log-prob pass");
+    assert!(pass.formula.starts_with("24576 tokens"), "8 sequences × 3072 tokens: {}", pass.formula);
+    // verl's log-probs keep the 16-bit logits of every token, their gradient in place: β·V + 8 per token.
+    let logits = component("logits-loss").expect("logits");
+    assert!(logits.formula.contains("gradient written in place"), "{}", logits.formula);
+    // FSDP's MixedPrecision casts the gathered units: no autocast copies of the whole model.
+    assert!(component("autocast-weight-copies").is_none());
+    assert!(estimate.missing_inputs.iter().any(|m| m.contains("use_remove_padding")), "{:?}", estimate.missing_inputs);
+    // 64 × 8 sequences per mini batch over 8 GPUs, 4 per micro batch.
+    assert_eq!(analysis.plan.as_ref().and_then(|p| p.gradient_accumulation.as_ref()).map(|g| g.value), Some(16));
 }
 
 #[test]

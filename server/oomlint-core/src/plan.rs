@@ -262,6 +262,23 @@ pub enum LossImpl {
     /// unsloth-zoo's `unsloth_fused_ce_loss`: the head and the loss run in row chunks whose
     /// fp32 logits fit a memory target.
     UnslothFused(CeChunkTarget),
+    /// Log-probabilities of the sampled tokens, as RL actors take them (verl
+    /// `workers/actor/dp_actor.py` `_forward_micro_batch` → `utils/torch_functional.py`
+    /// `logprobs_from_logits`, flash-attn's Triton `cross_entropy_loss`): the 16-bit logits of every
+    /// token that reaches the head are kept for backward, with one fp32 log-sum-exp and log-prob
+    /// per token, and their gradient is written in place (`inplace_backward=True`).
+    TokenLogProbs {
+        /// verl's `use_fused_kernels`: the head and the log-prob run in chunks, no `[T, V]` logits.
+        fused: bool,
+        /// Extra 16-bit `[T, V]` tensors the entropy term adds to the update (`entropy_coeff != 0`
+        /// or `calculate_entropy`): 0 without it; 1 for the logits' gradient, no longer written in
+        /// place (`inplace_backward = False`); 2 when eager `entropy_from_logits` also keeps its softmax.
+        entropy_copies: u8,
+        /// Without `use_remove_padding` the response slice of the padded logits is copied
+        /// (`logits[:, -response_length - 1 : -1]` reshaped by `logprobs_from_logits`): the
+        /// tokens of the responses, per sequence.
+        response_copy: Option<u64>,
+    },
 }
 
 /// How `unsloth_fused_ce_loss` sizes its chunks (`unsloth_zoo/fused_losses/cross_entropy_loss.py`
@@ -439,6 +456,9 @@ pub struct Plan {
     /// reference copy, or the policy with its adapters disabled; false when the reference
     /// log-probabilities are precomputed.
     pub(crate) reference_forward: Option<Sourced<bool>>,
+    /// The phases of a Ray-driven RL trainer beyond the update (verl).
+    #[serde(skip)]
+    pub(crate) rl_phases: Option<RlPhases>,
     pub(crate) allocator: Vec<AllocatorSetting>,
     /// `CUDA_VISIBLE_DEVICES` as written.
     pub(crate) visible_devices: Option<Sourced<String>>,
@@ -726,6 +746,22 @@ pub(crate) struct VerlSettings {
     pub(crate) ref_param_offload: Sourced<Option<bool>>,
 }
 
+/// What a Ray-driven RL trainer does outside the actor's update: the no-grad log-prob passes
+/// between generation and the update, and the parts it moves to the CPU outside the phases
+/// that use them.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RlPhases {
+    /// Tokens of one micro batch of the no-grad log-prob passes (the actor's old log-probs and
+    /// the reference's; the larger); None where the script computes them.
+    pub(crate) log_prob_tokens: Option<Sourced<u64>>,
+    /// The actor's old-log-prob pass also takes the entropy: `Some(eager)`, where an eager
+    /// `entropy_from_logits` materializes its softmax and product (not compiled, not chunked).
+    pub(crate) log_prob_entropy: Option<bool>,
+    /// On the CPU outside the phases that use them: the actor's parameters (and gradients), its
+    /// optimizer state, the reference's parameters.
+    pub(crate) offloads: [bool; 3],
+}
+
 /// A deprecated global micro batch and its per-GPU replacement, as verl reads them.
 pub(crate) type MicroBatchKeys = (Sourced<Option<u64>>, Sourced<Option<u64>>);
 
@@ -869,6 +905,7 @@ impl Plan {
             rl: None,
             reference_model: None,
             reference_forward: None,
+            rl_phases: None,
             allocator: Vec::new(),
             visible_devices: None,
             linked_files: Vec::new(),

@@ -472,6 +472,10 @@ pub(super) fn vocab(s: &Setup) -> u64 {
 
 /// Tokens that reach the output head: GRPO keeps only the completion (`logits_to_keep`).
 fn logit_tokens(s: &Setup) -> u64 {
+    if matches!(s.loss, LossImpl::TokenLogProbs { .. }) {
+        // verl runs the head over every token of the (unpadded) micro batch.
+        return s.tokens();
+    }
     match (&s.rl, s.algorithm) {
         (Some(rl), Some(RlAlgorithm::Grpo)) => {
             s.micro_batch.saturating_mul(rl.max_completion_length.value.min(s.seq_len))
@@ -526,6 +530,31 @@ pub(super) fn logits_component(s: &Setup, resident: u64) -> Component {
                 format!("T × (logits β·V, gradient in place, + fp32 logsumexp) = T × {}", beta * v + 4),
             ),
             LossImpl::UnslothFused(target) => unsloth_fused_chunk(s, tokens, v, target, resident),
+            // verl's fused kernels (`use_fused_kernels`, `FusedLinearForPPO`) keep the head's
+            // input and one fp32 log-prob and entropy per token, no `[T, V]` logits.
+            LossImpl::TokenLogProbs { fused: true, .. } => (
+                beta * h + 8,
+                0,
+                format!("fused head: T × (hidden state β·h + fp32 log-prob and entropy 8) = T × {}", beta * h + 8),
+            ),
+            LossImpl::TokenLogProbs { fused: false, entropy_copies, response_copy } => {
+                let copies = 1 + u64::from(entropy_copies);
+                let per_sequence_copy = response_copy.map_or(0, |r| r.min(s.seq_len)) * beta * v;
+                (
+                    copies * beta * v + 8,
+                    s.micro_batch.saturating_mul(per_sequence_copy),
+                    format!(
+                        "T × ({copies} × logits β·V{} + fp32 log-sum-exp and log-prob 8) = T × {}{}",
+                        match entropy_copies {
+                            0 => ", gradient written in place",
+                            1 => " and their gradient (the entropy turns the in-place backward off)",
+                            _ => ", their gradient and the eager entropy's softmax",
+                        },
+                        copies * beta * v + 8,
+                        if per_sequence_copy > 0 { " + the copied response slice of the padded logits" } else { "" }
+                    ),
+                )
+            }
             LossImpl::Liger => {
                 let chunk = tokens.div_ceil(v.div_ceil(h.max(1)).max(1)).next_power_of_two().min(tokens);
                 (

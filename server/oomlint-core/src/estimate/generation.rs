@@ -113,6 +113,35 @@ pub(super) fn vllm_reservation(s: &Setup, shared: u64, used_before_load: u64) ->
     })
 }
 
+/// One micro batch of the no-grad log-prob passes (verl `dp_actor.py` `compute_log_prob` under
+/// `torch.no_grad()`): nothing is saved for backward; the head's 16-bit logits of every token
+/// (`logits_rmpad`, divided by the temperature in place) with one fp32 log-sum-exp and log-prob
+/// each, and one layer's outputs at a time (hidden states 2β·h, MLP 3β·I). The actor's pass also
+/// takes the entropy (`calculate_entropy = not is_lora`); eager `entropy_from_logits` holds its
+/// softmax and the product `pd * logits` at once (two more `[T, V]`).
+pub(super) fn log_prob_forward(s: &Setup) -> Option<Component> {
+    let (tokens, eager_entropy) = s.log_prob_pass?;
+    let v = vocab(s);
+    let beta = s.compute_bytes;
+    let a = &s.arch;
+    let mlp = a.expert_intermediate_size().max(a.intermediate_size) * a.n_expert_per_token.max(1);
+    let layer = 2 * beta * a.n_embd + 3 * beta * mlp;
+    let copies = 1 + if eager_entropy { 2 } else { 0 };
+    let per_token = copies * beta * v + 8 + layer;
+    Some(Component {
+        name: "log-prob-forward",
+        bytes: tokens.saturating_mul(per_token),
+        phase: Phase::LogProbs,
+        live_in: vec![Phase::LogProbs],
+        formula: format!(
+            "{tokens} tokens × ({copies} × β·V {} {} + fp32 log-sum-exp and log-prob 8 + one layer's outputs {layer}), no grad",
+            beta * v,
+            if eager_entropy { "(logits, eager entropy's softmax and product)" } else { "(logits)" },
+        ),
+        provenance: Provenance::Derived,
+    })
+}
+
 /// Hugging Face `generate` without vLLM: the KV cache of one generation batch.
 pub(super) fn generate_kv_cache(s: &Setup) -> Option<Component> {
     let rl = s.rl.as_ref()?;

@@ -96,10 +96,15 @@ fn apply(kind: Kind, plan: &Plan, fitting: Fitting) -> Option<(Plan, Vec<Change>
             let half = micro / 2;
             p.micro_batch_size = Some(derived(half, "halve the micro batch"));
             let mut changes = vec![Change { field: "micro_batch_size", value: half.into() }];
-            if plan.framework != Framework::Litgpt {
-                let ga = plan.gradient_accumulation.as_ref().map_or(1, |g| g.value) * 2;
-                p.gradient_accumulation = Some(derived(ga, "keep the effective batch"));
-                changes.push(Change { field: "gradient_accumulation", value: ga.into() });
+            let ga = plan.gradient_accumulation.as_ref().map_or(1, |g| g.value) * 2;
+            match plan.framework {
+                Framework::Litgpt => {}
+                // verl splits each mini batch into micro batches itself (`dp_actor.py` `update_policy`).
+                Framework::Verl => p.gradient_accumulation = Some(derived(ga, "verl: mini batch ÷ micro batch")),
+                _ => {
+                    p.gradient_accumulation = Some(derived(ga, "keep the effective batch"));
+                    changes.push(Change { field: "gradient_accumulation", value: ga.into() });
+                }
             }
             changes
         }
@@ -121,7 +126,9 @@ fn apply(kind: Kind, plan: &Plan, fitting: Fitting) -> Option<(Plan, Vec<Change>
                 return None;
             }
             let quantized_litgpt = plan.framework == Framework::Litgpt && quantization(plan).is_some();
-            if quantized_litgpt {
+            // verl builds its optimizer from `optim.optimizer_impl`/`optim.optimizer`, not a name
+            // this lever can spell.
+            if quantized_litgpt || plan.framework == Framework::Verl {
                 return None;
             }
             p.optimizer = Some(derived(Optimizer::AdamW8bit, "8-bit AdamW"));
@@ -130,7 +137,8 @@ fn apply(kind: Kind, plan: &Plan, fitting: Fitting) -> Option<(Plan, Vec<Change>
         }
         Kind::Qlora => {
             let method = plan.method.as_ref().map(|m| m.value);
-            if method != Some(Method::Lora) || quantization(plan).is_some() {
+            // verl has no 4-bit loading of the actor.
+            if method != Some(Method::Lora) || quantization(plan).is_some() || plan.framework == Framework::Verl {
                 return None;
             }
             // LitGPT refuses quantization with mixed precision.

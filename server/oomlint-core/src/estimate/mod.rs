@@ -60,18 +60,28 @@ pub enum Phase {
     OptimizerStep,
     /// RL generation (vLLM colocated or Hugging Face `generate`).
     Generation,
+    /// The no-grad log-prob passes between generation and the update (verl's old log-probs and
+    /// reference log-probs, `fsdp_workers.py` `compute_log_prob`, `compute_ref_log_prob`).
+    LogProbs,
 }
 
 impl Phase {
     /// Every phase, in the order the peak is taken (a tie goes to the later phase, so the load,
     /// a subset of the forward pass, is never the peak). What is live in all of them is
     /// resident from the model's load on.
-    pub(crate) const ALL: [Phase; 6] =
-        [Phase::Load, Phase::Forward, Phase::Backward, Phase::BackwardEnd, Phase::OptimizerStep, Phase::Generation];
+    pub(crate) const ALL: [Phase; 7] = [
+        Phase::Load,
+        Phase::Forward,
+        Phase::Backward,
+        Phase::BackwardEnd,
+        Phase::OptimizerStep,
+        Phase::Generation,
+        Phase::LogProbs,
+    ];
     /// The phases of a training step: what is live in all of them appears with the first step
     /// (optimizer state) and then stays.
-    pub(crate) const STEP: [Phase; 5] =
-        [Phase::Forward, Phase::Backward, Phase::BackwardEnd, Phase::OptimizerStep, Phase::Generation];
+    pub(crate) const STEP: [Phase; 6] =
+        [Phase::Forward, Phase::Backward, Phase::BackwardEnd, Phase::OptimizerStep, Phase::Generation, Phase::LogProbs];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -80,6 +90,7 @@ impl Phase {
             Phase::Backward | Phase::BackwardEnd => "backward",
             Phase::OptimizerStep => "optimizer-step",
             Phase::Generation => "generation",
+            Phase::LogProbs => "log-probs",
         }
     }
 }
@@ -261,10 +272,11 @@ pub(crate) fn estimate_with(
     }
 }
 
-/// `exceeds` becomes `may-exceed` where batches are padded to their longest sample and a
-/// batch of one-token samples fits: the dataset's lengths, not the file, decide.
+/// `exceeds` becomes `may-exceed` where a batch's tokens depend on its samples' lengths (padded
+/// to the longest, or unpadded) and a batch of one-token samples fits: the dataset's lengths, not
+/// the file, decide.
 fn data_dependent(fit: Fit, setup: &Setup, capacity: u64) -> Fit {
-    if fit.verdict != Verdict::Exceeds || !setup.padded_to_longest {
+    if fit.verdict != Verdict::Exceeds || !setup.length_from_data {
         return fit;
     }
     let shortest = Setup { seq_len: 1, ..setup.clone() };

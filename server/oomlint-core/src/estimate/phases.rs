@@ -50,11 +50,12 @@ pub(super) fn evaluate(s: &Setup) -> Core {
         components.iter().filter(|c| c.name == "weights").map(|c| c.bytes).sum::<u64>() + views::CUDA_CONTEXT_BYTES;
     components.extend(generation::vllm_reservation(s, weights_bytes, before_vllm));
     components.extend(generation::generate_kv_cache(s));
+    components.extend(generation::log_prob_forward(s));
     components.retain(|c| c.bytes > 0 || c.name == "weights");
     offload_between_phases(s, &mut components);
 
     // Generation and the end of backward are evaluated only where a component belongs to them.
-    let occasional = |p: Phase| matches!(p, Phase::Generation | Phase::BackwardEnd);
+    let occasional = |p: Phase| matches!(p, Phase::Generation | Phase::LogProbs | Phase::BackwardEnd);
     let phases: Vec<PhaseTotal> = Phase::ALL
         .into_iter()
         .filter(|p| !occasional(*p) || components.iter().any(|c| c.phase == *p))
@@ -101,16 +102,25 @@ pub(super) fn evaluate(s: &Setup) -> Core {
 }
 
 /// verl loads an offloaded part back only for the phases that use it: the actor's parameters
-/// (and gradients) for its update, its optimizer state for the step, the reference's parameters
-/// for its log-probabilities (counted with the forward).
+/// for its update and its own log-prob pass (`fsdp_workers.py` `compute_log_prob`:
+/// `load_fsdp_model_to_gpu`), its gradients and optimizer state for the update (`update_actor`
+/// loads both before `update_policy`; `update_policy` ends with `zero_grad()`), the
+/// reference's parameters for its log-prob pass. The actor's and the reference's passes run one
+/// after the other; both weights are counted in the log-prob phase, an upper bound for it.
 fn offload_between_phases(s: &Setup, components: &mut [Component]) {
     let [params, optimizer, reference] = s.phase_offloads;
     let training = [Phase::Forward, Phase::Backward, Phase::BackwardEnd, Phase::OptimizerStep];
+    let with_log_probs = [Phase::LogProbs, Phase::Forward, Phase::Backward, Phase::BackwardEnd, Phase::OptimizerStep];
     for c in components.iter_mut() {
         let keep: &[Phase] = match c.name {
-            "weights" | "gradients" if params => &training,
-            "optimizer" if optimizer => &[Phase::OptimizerStep],
-            "reference-model" if reference => &[Phase::Forward],
+            "weights" if params => &with_log_probs,
+            "gradients" if params => &training,
+            // `update_actor` loads the optimizer state before `update_policy` and offloads it after.
+            "optimizer" if optimizer => &training,
+            "reference-model" if reference => {
+                c.phase = Phase::LogProbs;
+                &[Phase::LogProbs]
+            }
             _ => continue,
         };
         c.live_in.retain(|p| keep.contains(p));
@@ -138,7 +148,7 @@ fn scales_with_tokens(name: &str) -> bool {
 /// lower than the estimate at the maximum length: the band's low end reaches down to the
 /// peak phase without its token-sized parts.
 fn data_band(s: &Setup, band: (f64, f64), components: &[Component], top: PhaseTotal) -> (f64, f64) {
-    if !s.padded_to_longest || top.allocated_bytes == 0 {
+    if !s.length_from_data || top.allocated_bytes == 0 {
         return band;
     }
     let scaled: u64 = components
@@ -252,7 +262,7 @@ fn stable_embedding_gradient(s: &Setup) -> Option<Component> {
 /// Under autocast with 32-bit parameters every linear runs on a 16-bit copy of its weight,
 /// which the matmul keeps for the input gradient (frozen) or the autocast cache keeps (trainable).
 fn autocast_weight_copies(s: &Setup) -> Option<Component> {
-    if !s.mixed || s.param_bytes <= s.compute_bytes || s.quantization.is_some() {
+    if s.params_cast_per_unit || !s.mixed || s.param_bytes <= s.compute_bytes || s.quantization.is_some() {
         return None;
     }
     let linear = s.counts.block_linear + s.counts.head;
@@ -281,13 +291,23 @@ fn sharding_buffers(s: &Setup) -> Vec<Component> {
         (_, Sharding::Zero { stage: 3.., .. }) => Vec::new(),
         (_, Sharding::Fsdp { full_shard: true, .. }) => {
             let block = (total - s.counts.embedding - s.counts.head) / a.n_layer.max(1);
-            let gathered = 2 * block * param_bytes + (s.counts.embedding + s.counts.head) * param_bytes;
+            // Gathered in the compute dtype where FSDP's mixed precision casts the shards.
+            let (bytes, cast) = if s.params_cast_per_unit {
+                (s.compute_bytes, " (FSDP MixedPrecision param_dtype)")
+            } else {
+                (param_bytes, "")
+            };
+            let gathered = 2 * block * bytes + (s.counts.embedding + s.counts.head) * bytes;
+            let mut live_in = vec![Phase::Forward, Phase::Backward];
+            if s.log_prob_pass.is_some() {
+                live_in.push(Phase::LogProbs);
+            }
             vec![Component {
                 name: "gathered-parameters",
                 bytes: gathered,
                 phase: Phase::Forward,
-                live_in: vec![Phase::Forward, Phase::Backward],
-                formula: format!("two gathered blocks ({block} params each) + embedding and head, × {param_bytes} B"),
+                live_in,
+                formula: format!("two gathered blocks ({block} params each) + embedding and head, × {bytes} B{cast}"),
                 provenance: Provenance::Derived,
             }]
         }

@@ -64,9 +64,11 @@ pub(crate) struct Setup {
     pub(crate) head_rows: u64,
     pub(crate) expandable_segments: bool,
     pub(crate) gpu_capacity: Option<u64>,
-    /// Batches are padded to their longest sample (TRL's and Unsloth's collators without
-    /// packing): the peak at `seq_len` is reached only by a batch that holds a sample that long.
-    pub(crate) padded_to_longest: bool,
+    /// The tokens of a micro batch depend on the data: batches padded to their longest sample
+    /// (TRL's and Unsloth's collators without packing), or holding only their real tokens (verl's
+    /// `use_remove_padding`, `use_dynamic_bsz`). The peak at `seq_len` is reached only by a batch
+    /// whose samples are that long.
+    pub(crate) length_from_data: bool,
     /// What the framework releases and the batch order keep alive.
     pub(crate) behaviour: Behaviour,
     pub(crate) missing: Vec<String>,
@@ -76,6 +78,14 @@ pub(crate) struct Setup {
     /// `offload_fsdp_model_to_cpu`, `offload_fsdp_optimizer`): the actor's parameters, its
     /// optimizer state, the reference's parameters, each on the CPU outside the phases that use it.
     pub(crate) phase_offloads: [bool; 3],
+    /// A no-grad log-prob pass between generation and the update (verl's old log-probs and
+    /// reference): (tokens of one micro batch, whether it also takes the entropy eagerly).
+    pub(crate) log_prob_pass: Option<(u64, bool)>,
+    /// FSDP's mixed precision casts each unit's parameters to the compute dtype when it gathers
+    /// them (verl: `MixedPrecision(param_dtype=bf16)` over fp32 shards, `fsdp_workers.py`
+    /// `_build_model_optimizer`): the layers run on the gathered 16-bit copy, so autocast makes
+    /// no weight copies and the gathered units are 16-bit.
+    pub(crate) params_cast_per_unit: bool,
 }
 
 impl Setup {
@@ -234,6 +244,9 @@ impl Setup {
         let padded_to_longest = matches!(plan.framework, Framework::Unsloth | Framework::Trl)
             && plan.rl.is_none()
             && plan.packing.as_ref().is_none_or(|p| !p.value);
+        let unpadded = unpadded_lengths(plan, seq_len);
+        let length_from_data = padded_to_longest || unpadded.is_some();
+        missing.extend(unpadded);
         if padded_to_longest {
             missing.push(format!(
                 "sample lengths: batches are padded to their longest sample (no packing), and the dataset's lengths are not in the file; assumed a batch reaches {} tokens",
@@ -281,13 +294,15 @@ impl Setup {
             head_rows,
             expandable_segments,
             gpu_capacity: gpu.map(|g| g.memory_bytes),
-            padded_to_longest,
+            length_from_data,
             behaviour,
             missing,
             one_gpu_assumed,
-            phase_offloads: plan.verl.as_ref().map_or([false; 3], |v| {
-                [&v.param_offload, &v.optimizer_offload, &v.ref_param_offload].map(|o| o.value == Some(true))
+            phase_offloads: plan.rl_phases.as_ref().map_or([false; 3], |p| p.offloads),
+            log_prob_pass: plan.rl_phases.as_ref().and_then(|p| {
+                Some((p.log_prob_tokens.as_ref()?.value.clamp(1, MAX_SEQ_LEN), p.log_prob_entropy == Some(true)))
             }),
+            params_cast_per_unit: plan.framework == Framework::Verl && matches!(sharding, Sharding::Fsdp { .. }),
         };
         setup.trainable = trainable_parameters(&setup);
         setup
@@ -312,6 +327,24 @@ fn unsloth_forces_float32(plan: &Plan, implementation: Implementation, arch: &Ar
     }
     let fp16_asked = plan.load_dtype.as_ref().is_some_and(|d| d.value == Dtype::F16);
     fp16_asked || gpu.is_some_and(|g| !g.bf16)
+}
+
+/// verl removes padding (`use_remove_padding`) or packs micro batches by tokens
+/// (`use_dynamic_bsz`): a micro batch holds its samples' real tokens, which the script does not
+/// say. The estimate takes every prompt and response at its maximum length (GRPO responses often
+/// stop well short of it).
+fn unpadded_lengths(plan: &Plan, seq_len: u64) -> Option<String> {
+    let verl = plan.verl.as_ref()?;
+    let what = if verl.dynamic_bsz.value == Some(true) {
+        "use_dynamic_bsz packs micro batches up to ppo_max_token_len_per_gpu"
+    } else if plan.padding_free.as_ref().is_some_and(|p| p.value) {
+        "use_remove_padding keeps only the real tokens of a micro batch"
+    } else {
+        return None;
+    };
+    Some(format!(
+        "sample lengths: {what}, and the responses' lengths are not in the script; assumed every prompt and response reaches its maximum ({seq_len} tokens per sequence, or the packed budget)"
+    ))
 }
 
 const MAX_MICRO_BATCH: u64 = 1 << 16;

@@ -15,8 +15,9 @@ pub struct TimelinePhase {
     pub peak: bool,
 }
 
-/// The model's load, then each step: RL generation, forward, backward, optimizer step.
-const ORDER: [Phase; 5] = [Phase::Load, Phase::Generation, Phase::Forward, Phase::Backward, Phase::OptimizerStep];
+/// The model's load, then each step: RL generation, log-prob passes, forward, backward, optimizer step.
+const ORDER: [Phase; 6] =
+    [Phase::Load, Phase::Generation, Phase::LogProbs, Phase::Forward, Phase::Backward, Phase::OptimizerStep];
 
 impl Estimate {
     /// The evaluated phases in timeline order; generation only where a component belongs to it.

@@ -15,8 +15,8 @@
 use super::axolotl::model_ref;
 use super::hf_names::lora_targets;
 use crate::plan::{
-    Checkpointing, Dtype, Framework, LoraPlan, Method, Optimizer, Origin, Plan, Precision, RlAlgorithm, RlPlan,
-    Sharding, Sourced, VerlSettings, VllmMode, VllmPlan,
+    Attention, Checkpointing, Dtype, Framework, LoraPlan, LossImpl, Method, Optimizer, Origin, Plan, Precision,
+    RlAlgorithm, RlPhases, RlPlan, Sharding, Sourced, VerlSettings, VllmMode, VllmPlan,
 };
 use crate::span::Span;
 use crate::syntax::shell::Word;
@@ -305,6 +305,7 @@ fn ppo_plan(config: &Config, command: Span) -> Plan {
         plan.packing = Some(settings.dynamic_bsz.clone().map(|_| true));
     } else {
         plan.micro_batch_size = known(settings.micro_per_gpu.clone());
+        plan.gradient_accumulation = accumulation(&settings);
         plan.max_seq_length = seq;
         plan.padding_free = known(settings.remove_padding.clone());
     }
@@ -326,6 +327,7 @@ fn ppo_plan(config: &Config, command: Span) -> Plan {
     });
     let rl_n = known(settings.rollout_n.clone()).unwrap_or_else(|| Sourced::unknown(1, "rollout.n unknown"));
     let kl = known(config.float(&actor("kl_loss_coef"))).unwrap_or_else(|| Sourced::unknown(0.0, "kl_loss_coef"));
+    let response_tokens = response.value;
     plan.rl = match (known(prompt), known(response)) {
         (Some(p), Some(r)) => Some(RlPlan {
             num_generations: rl_n,
@@ -339,8 +341,86 @@ fn ppo_plan(config: &Config, command: Span) -> Plan {
         }),
         _ => None,
     };
+    plan.loss = Some(log_prob_loss(config, plan.padding_free.as_ref().is_some_and(|p| !p.value), response_tokens));
+    // `fsdp_workers.py` `_build_model_optimizer`: `override_config.get("attn_implementation", "flash_attention_2")`.
+    plan.attention = Some(Sourced::default_of(Attention::Flash, "verl attn_implementation flash_attention_2"));
+    plan.rl_phases = Some(rl_phases(config, &settings, plan.max_seq_length.as_ref().map(|s| s.value)));
     plan.verl = Some(settings);
     plan
+}
+
+/// Micro batches per optimizer step, as `fsdp_workers.py` normalises the mini batch
+/// (`ppo_mini_batch_size *= rollout.n`, `//= n_gpus // ulysses_sequence_parallel_size`) and
+/// `dp_actor.py` `update_policy` splits it (`mini_batch.split(ppo_micro_batch_size_per_gpu)`):
+/// the gradients are kept across them.
+fn accumulation(settings: &VerlSettings) -> Option<Sourced<u64>> {
+    let n = settings.rollout_n.value?;
+    let gpus = settings.n_gpus.value?;
+    let ranks = gpus / settings.ulysses.value.unwrap_or(1).max(1);
+    let micro = settings.micro_per_gpu.value.filter(|m| *m > 0)?;
+    let per_rank = settings.mini_batch.value? * n / ranks.max(1);
+    Some(Sourced::derived(
+        (per_rank / micro).max(1),
+        "ppo_mini_batch_size × rollout.n ÷ (GPUs ÷ Ulysses size) ÷ ppo_micro_batch_size_per_gpu",
+    ))
+}
+
+/// The actor's log-probabilities in the update (`dp_actor.py` `update_policy` →
+/// `_forward_micro_batch`): flash-attn's cross-entropy over the logits of every token, the
+/// gradient in place unless the entropy is taken too (`calculate_entropy = calculate_entropy or
+/// entropy_coeff != 0`); with `use_fused_kernels` no `[T, V]` logits.
+fn log_prob_loss(config: &Config, padded: bool, response: Option<u64>) -> Sourced<LossImpl> {
+    let actor = |k: &str| format!("actor_rollout_ref.actor.{k}");
+    let on = |k: &str| config.bool(&actor(k)).value == Some(true);
+    let fused = on("use_fused_kernels");
+    let entropy = on("calculate_entropy") || config.float(&actor("entropy_coeff")).value.is_some_and(|c| c != 0.0);
+    // Eager `entropy_from_logits` saves its softmax for backward; compiled (`use_torch_compile`),
+    // chunked or checkpointed, only the logits' own gradient is certain.
+    let eager = !on("use_torch_compile") && !on("entropy_from_logits_with_chunking") && !on("entropy_checkpointing");
+    let entropy_copies = match (entropy, eager) {
+        (false, _) => 0,
+        (true, false) => 1,
+        (true, true) => 2,
+    };
+    Sourced::derived(
+        LossImpl::TokenLogProbs { fused, entropy_copies, response_copy: response.filter(|_| padded) },
+        "verl dp_actor.py _forward_micro_batch (logprobs_from_logits)",
+    )
+}
+
+/// The no-grad log-prob passes (`fsdp_workers.py` `compute_log_prob`, `compute_ref_log_prob`):
+/// micro batches of `log_prob_micro_batch_size_per_gpu` sequences, or up to
+/// `log_prob_max_token_len_per_gpu` tokens with `log_prob_use_dynamic_bsz`; the actor's pass
+/// takes the entropy unless it runs as the LoRA reference.
+fn rl_phases(config: &Config, settings: &VerlSettings, seq: Option<u64>) -> RlPhases {
+    let need_ref = settings.need_reference.value == Some(true);
+    let sections: &[&str] =
+        if need_ref { &["actor_rollout_ref.rollout", "actor_rollout_ref.ref"] } else { &["actor_rollout_ref.rollout"] };
+    let log_prob_tokens = sections
+        .iter()
+        .filter_map(|section| {
+            let key = |k: &str| format!("{section}.{k}");
+            if config.bool(&key("log_prob_use_dynamic_bsz")).value == Some(true) {
+                return known(config.int(&key("log_prob_max_token_len_per_gpu")));
+            }
+            let micro = known(config.int(&key("log_prob_micro_batch_size_per_gpu")))?;
+            Some(micro.map(|m| m * seq.unwrap_or(0)))
+        })
+        .filter(|t| t.value > 0)
+        .max_by_key(|t| t.value);
+    let actor = |k: &str| format!("actor_rollout_ref.actor.{k}");
+    let on = |k: &str| config.bool(&actor(k)).value == Some(true);
+    let eager = !on("use_torch_compile") && !on("entropy_from_logits_with_chunking");
+    let offload = |s: &Sourced<Option<bool>>| s.value == Some(true);
+    RlPhases {
+        log_prob_tokens,
+        log_prob_entropy: Some(eager),
+        offloads: [
+            offload(&settings.param_offload),
+            offload(&settings.optimizer_offload),
+            offload(&settings.ref_param_offload),
+        ],
+    }
 }
 
 fn sft_plan(config: &Config) -> Plan {

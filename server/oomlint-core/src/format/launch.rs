@@ -8,7 +8,7 @@
 //! - `torchrun` / `python -m torch.distributed.run` (`torch/distributed/run.py`
 //!   `get_args_parser`): `--nproc_per_node` × `--nnodes`;
 //! - `deepspeed` (`deepspeed/launcher/runner.py` `parse_args`): `--num_gpus` × `--num_nodes`;
-//! - `srun`, `nohup`, `env`, `exec`, `time` before any of them, and `VAR=value` prefixes.
+//! - `srun`, `nohup`, `env`, `exec`, `time`, `uv run` before any of them, and `VAR=value` prefixes.
 //!
 //! Programs: `trl sft|dpo|grpo` (`trl/cli.py`), `llamafactory-cli train CONFIG key=value`
 //! (`llamafactory/hparams/parser.py` `read_args`: `key=value` after the YAML), `axolotl train
@@ -453,6 +453,23 @@ const TORCHRUN_VALUED: [&str; 12] = [
 const DEEPSPEED_VALUED: [&str; 9] =
     ["num_gpus", "num_nodes", "hostfile", "include", "exclude", "master_port", "master_addr", "launcher", "node_rank"];
 
+const UV_RUN_VALUED: [&str; 14] = [
+    "with",
+    "with-editable",
+    "with-requirements",
+    "python",
+    "p",
+    "project",
+    "directory",
+    "env-file",
+    "extra",
+    "group",
+    "package",
+    "index",
+    "default-index",
+    "index-url",
+];
+
 /// The launch in one command, if it runs a program oomlint reads.
 fn launch(command: &Command) -> Option<Launch> {
     let mut words: &[Word] = &command.words;
@@ -466,6 +483,14 @@ fn launch(command: &Command) -> Option<Launch> {
     // `ray job submit [options] -- COMMAND` runs COMMAND on the cluster.
     if words.first().map(base) == Some("ray") {
         words = &words[words.iter().position(|w| text(w) == "--")? + 1..];
+    }
+    // `uv run [options] COMMAND` (uv's `RunArgs`): the options that take a value.
+    if words.first().map(base) == Some("uv") && words.get(1).map(text) == Some("run") {
+        words = &words[2..];
+        while let Some((name, inline, _)) = option(words, 0) {
+            let valued = inline.is_none() && UV_RUN_VALUED.contains(&name.as_str());
+            words = &words[if valued { 2 } else { 1 }.min(words.len())..];
+        }
     }
     while let Some(wrapper @ ("srun" | "nohup" | "exec" | "time" | "stdbuf")) = words.first().map(base) {
         words = &words[1..];

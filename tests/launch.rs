@@ -162,3 +162,28 @@ fn named_config_files_are_read_and_merged_under_the_flags() {
     let estimate = analysis.estimate.expect("estimate");
     assert!(estimate.components.iter().all(|c| c.name != "optimizer"), "{:?}", estimate.components);
 }
+
+#[test]
+fn a_config_opened_alone_is_read_with_the_launch_beside_it() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/launch/beside/sft.yaml");
+    let text = std::fs::read_to_string(&path).expect("fixture");
+    let project = std::sync::Arc::new(oomlint::project::Project::default());
+    let options = project.options(&path, None).expect("options");
+    let analysis = analyze_text(&path, text.clone(), &options);
+    assert_eq!(analysis.format, Format::TrlSft);
+    let plan = analysis.plan.as_ref().expect("a plan");
+    // train.sh runs it on 8 processes with its micro batch; other.sh names another file.
+    assert_eq!(plan.stated_world_size(), Some(8));
+    assert_eq!(plan.micro_batch_size.as_ref().map(|m| m.value), Some(4));
+    assert_eq!(plan.gradient_accumulation.as_ref().map(|m| m.value), Some(2));
+    let json = serde_json::to_value(plan).expect("json");
+    assert_eq!(json["micro_batch_size"]["origin"]["kind"], "linked", "{json:#}");
+    assert_eq!(json["gradient_accumulation"]["origin"]["kind"], "file", "{json:#}");
+    assert!(json["linked_files"][0]["path"].as_str().is_some_and(|p| p.ends_with("train.sh")), "{json:#}");
+    let estimate = analysis.estimate.as_ref().expect("estimate");
+    assert_eq!(estimate.notes, ["analysed with the launch in train.sh (8 processes)"]);
+    // Without a resolver (no directory to look in) the config is read alone.
+    let alone = analyze_text(&path, text, &Options::default());
+    assert_eq!(alone.plan.as_ref().and_then(|p| p.stated_world_size()), None);
+    assert!(alone.estimate.expect("estimate").notes.is_empty());
+}

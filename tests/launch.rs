@@ -23,6 +23,7 @@ fn launchers_set_the_world_size_and_programs_read_their_flags() {
         ("llamafactory.sh", Format::Llamafactory, None, 2),
         ("verl_grpo.sh", Format::Verl, Some(8), 4),
         ("uv_torchrun_args.sh", Format::TrlSft, Some(8), 2),
+        ("slurm_nodes.slurm", Format::TrlSft, Some(16), 1),
     ];
     for (name, format, world, micro) in cases {
         let analysis = fixture(name);

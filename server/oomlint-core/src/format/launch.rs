@@ -30,7 +30,10 @@
 //! `--gpu_ids`, and SLURM's `--gres=gpu:N` / `--gpus-per-node` (`#SBATCH` lines or `srun`'s
 //! options) with `--nodes`. They set the processes where the launcher leaves the count to
 //! the devices: `torchrun --nproc_per_node gpu|auto` and `deepspeed` without `--num_gpus`
-//! (`runner.py` takes every visible device).
+//! (`runner.py` takes every visible device). A launch that passes `$SLURM_NNODES`,
+//! `$SLURM_JOB_NUM_NODES`, `$SLURM_GPUS_ON_NODE` or `$SLURM_GPUS_PER_NODE` to
+//! `--nnodes`/`--num_machines`/`--nproc_per_node`/`--num_processes` gets the counts of the
+//! script's `#SBATCH` lines (the shell reader knows those variables).
 
 use super::{build_plan, deepspeed, Format, Reader};
 use crate::model::{LinkedFile, Resolver};

@@ -7,7 +7,8 @@
 //! substitution, a variable the script never assigns) has no known text. An unquoted
 //! expansion that is a whole word is split at blanks into words, as the shell's field
 //! splitting does with the default `IFS` (`deepspeed $ARGS train.py`); each field's span is
-//! its text in the assignment when the value is literal.
+//! its text in the assignment when the value is literal. The variables SLURM sets from the
+//! script's `#SBATCH` directives (node and GPU counts) are known from those lines.
 
 use crate::span::Span;
 use crate::HashMap;
@@ -180,17 +181,65 @@ impl ScriptReader<'_> {
         let Some(rest) = text.get(node.byte_range()).and_then(|c| c.strip_prefix("#SBATCH")) else { return };
         let base = node.start_byte() + "#SBATCH".len();
         let mut offset = 0;
+        let mut line = Vec::new();
         for piece in rest.split(|c: char| c.is_ascii_whitespace()) {
             if !piece.is_empty() {
                 if piece.starts_with('#') {
                     break;
                 }
                 let start = base + offset;
-                self.script
-                    .sbatch
-                    .push(Word { text: Some(piece.to_string()), span: Span::new(start, start + piece.len()) });
+                line.push(Word { text: Some(piece.to_string()), span: Span::new(start, start + piece.len()) });
             }
             offset += piece.len() + 1;
+        }
+        self.sbatch_variables(&line);
+        self.script.sbatch.extend(line);
+    }
+
+    /// The variables SLURM sets in the job from a directive (sbatch(1), OUTPUT ENVIRONMENT
+    /// VARIABLES): `SLURM_NNODES` and `SLURM_JOB_NUM_NODES` from `--nodes`/`-N` when it is
+    /// one count (not a range), `SLURM_GPUS_ON_NODE` from `--gres=gpu:[type:]N` or
+    /// `--gpus-per-node`, and `SLURM_GPUS_PER_NODE` from `--gpus-per-node` only.
+    fn sbatch_variables(&mut self, line: &[Word]) {
+        let Some(first) = line.first().and_then(|w| w.text.as_deref()) else { return };
+        let (option, value) = match first.split_once('=') {
+            Some((option, value)) => {
+                let at = line[0].span.end - value.len();
+                (option, Some((value.to_string(), Span::new(at, line[0].span.end))))
+            }
+            None => (first, line.get(1).and_then(|w| Some((w.text.clone()?, w.span)))),
+        };
+        let Some((value, span)) = value else { return };
+        let count = |text: &str, span: Span| -> Option<(String, Span)> {
+            let digits = text.rsplit(':').next()?;
+            let at = span.end - digits.len();
+            (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| (digits.to_string(), Span::new(at, span.end)))
+        };
+        let (names, found): (&[&str], _) = match option {
+            "--nodes" | "-N" => {
+                (&["SLURM_NNODES", "SLURM_JOB_NUM_NODES"], count(&value, span).filter(|_| !value.contains(':')))
+            }
+            "--gpus-per-node" => (&["SLURM_GPUS_ON_NODE", "SLURM_GPUS_PER_NODE"], count(&value, span)),
+            "--gres" => {
+                // --gres=gpu:8 or gpu:a100:8, possibly among other resources.
+                let mut at = span.start;
+                let gpus = value.split(',').find_map(|g| {
+                    let found = g.starts_with("gpu").then(|| count(g, Span::new(at, at + g.len()))).flatten();
+                    at += g.len() + 1;
+                    found
+                });
+                (&["SLURM_GPUS_ON_NODE"], gpus)
+            }
+            _ => return,
+        };
+        for name in names {
+            // A later directive replaces an earlier one; a range of nodes is no count.
+            self.variables.insert(name.to_string(), found.as_ref().map(|(text, _)| text.clone()));
+            match &found {
+                Some((_, span)) => self.literal.insert(name.to_string(), (span.start, span.end)),
+                None => self.literal.remove(*name),
+            };
         }
     }
 
@@ -363,5 +412,19 @@ mod tests {
         assert_eq!((at(1), at(2), at(4)), ("--nproc_per_node", "8", "2"));
         // A default's fields have no assignment: the expansion is where they are.
         assert_eq!(at(7), "${MISSING:-x y}");
+    }
+
+    #[test]
+    fn sbatch_directives_set_slurm_node_and_gpu_variables() {
+        let text = "#!/bin/bash\n#SBATCH --nodes=2-3\n#SBATCH -N 4\n#SBATCH --gres=gpu:h100:8\n\
+                    torchrun --nnodes $SLURM_NNODES --nproc_per_node=$SLURM_GPUS_ON_NODE train.py $SLURM_GPUS_PER_NODE\n";
+        let script = parse(text).unwrap();
+        let launch = script.commands.last().unwrap();
+        // SLURM_GPUS_PER_NODE is set by --gpus-per-node only.
+        assert_eq!(texts(launch), ["torchrun", "--nnodes", "4", "--nproc_per_node=8", "train.py", "?"]);
+        assert_eq!(&text[launch.words[2].span.start..launch.words[2].span.end], "4");
+        // A range of nodes is no count.
+        let script = parse("#SBATCH -N 4\n#SBATCH --nodes=2-3\ntorchrun --nnodes $SLURM_JOB_NUM_NODES x.py\n").unwrap();
+        assert_eq!(texts(script.commands.last().unwrap()), ["torchrun", "--nnodes", "?", "x.py"]);
     }
 }

@@ -36,6 +36,9 @@ const MAX_DEPENDENCY_FILE_BYTES: u64 = 8 << 20;
 /// The largest config or launch script read because another file names it.
 const MAX_LINKED_FILE_BYTES: u64 = 4 << 20;
 
+/// The most launch scripts of one directory read for a config opened alone.
+const MAX_LAUNCH_SCRIPTS: usize = 32;
+
 /// Reads a file another one names, as text, when it is a regular file of a config's size.
 fn read_linked(path: &Path) -> Option<LinkedFile> {
     let small = std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() <= MAX_LINKED_FILE_BYTES);
@@ -296,6 +299,23 @@ impl Resolver for Project {
         let read = hub_cache::snapshot(cache, repo, revision);
         self.snapshots.insert(key, read.clone());
         read
+    }
+
+    fn launch_scripts(&self, config: &Path) -> Vec<LinkedFile> {
+        let Some(name) = config.file_name().and_then(|n| n.to_str()) else { return Vec::new() };
+        let dir = config.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let listing = self.listing(dir);
+        let mut scripts: Vec<&str> = listing
+            .regular_files()
+            .filter(|n| n.ends_with(".sh") || n.ends_with(".slurm") || n.ends_with(".sbatch"))
+            .collect();
+        scripts.sort_unstable();
+        scripts
+            .into_iter()
+            .take(MAX_LAUNCH_SCRIPTS)
+            .filter_map(|script| read_linked(&dir.join(script)))
+            .filter(|script| script.text.contains(name))
+            .collect()
     }
 
     fn linked_file(&self, from: &Path, name: &str) -> Option<LinkedFile> {

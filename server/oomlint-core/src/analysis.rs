@@ -185,6 +185,26 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
     let launched = (document.language == Language::Shell && forced.is_none() && format == Format::Env)
         .then(|| format::launch::plan(&text, path, resolver))
         .flatten();
+    // A config opened alone is read with the launch next to it that runs it.
+    let scripts = match (&launched, document.language) {
+        (None, Language::Yaml | Language::Json)
+            if !document.is_incomplete() && format.framework().is_some_and(|f| f.trains()) =>
+        {
+            resolver.launch_scripts(path)
+        }
+        _ => Vec::new(),
+    };
+    let with_launch = format::launch::config_plan(&document, &text, path, format, &scripts, resolver);
+    let launch_note = with_launch.as_ref().map(|(_, plan, script)| {
+        let name =
+            Path::new(&script.path).file_name().map_or(script.path.clone(), |n| n.to_string_lossy().into_owned());
+        match plan.stated_world_size() {
+            Some(1) => format!("analysed with the launch in {name} (1 process)"),
+            Some(n) => format!("analysed with the launch in {name} ({n} processes)"),
+            None => format!("analysed with the launch in {name}"),
+        }
+    });
+    let launched = launched.or(with_launch.map(|(format, plan, _)| (format, plan)));
     let plan = match launched {
         Some((program, plan)) => {
             format = program;
@@ -226,6 +246,7 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
     let mut estimate = estimate;
     if let (Some(estimate), Some(plan)) = (estimate.as_mut(), plan.as_ref()) {
         estimate.missing_inputs.extend(format::unknown_inputs(&document, plan));
+        estimate.notes.extend(launch_note);
     }
     let schema_rules_on = ["unknown-key", "invalid-value", "removed-key"]
         .iter()

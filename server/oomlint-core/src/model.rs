@@ -73,6 +73,13 @@ pub trait Resolver: Send + Sync {
     fn linked_file(&self, _from: &Path, _name: &str) -> Option<LinkedFile> {
         None
     }
+
+    /// The launch scripts (`*.sh`, `*.slurm`, `*.sbatch`) in the directory of the config at
+    /// `config` whose text names its file name, read as text, with paths in the form of
+    /// `config`'s: a config opened alone is analysed with the launch that runs it.
+    fn launch_scripts(&self, _config: &Path) -> Vec<LinkedFile> {
+        Vec::new()
+    }
 }
 
 /// A file another file names, as the leaf read it.

@@ -2,12 +2,15 @@
 
 use super::{print, usage_error};
 use crate::analysis::{analyze_bytes, Analysis, Options};
+use crate::model::Resolver;
+use crate::project::Project;
 use crate::render;
 use crate::span::Span;
 use clap::{Args, ValueEnum};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 #[derive(Clone, Copy, ValueEnum)]
 pub enum PlanFormat {
@@ -46,7 +49,13 @@ pub fn run(args: &PlanArgs) -> ExitCode {
         Ok(b) => b,
         Err(e) => return usage_error(format!("cannot read {}: {e}", args.file.display())),
     };
-    let analysis = analyze_bytes(&args.file, &bytes, &Options::default());
+    // The same resolver and settings as `check`: the files a launch names are read, and a
+    // config is read with the launch script beside it that runs it.
+    let project = Arc::new(Project::from_environment());
+    let options = project
+        .options(&args.file, None)
+        .unwrap_or_else(|_| Options { resolver: Some(project.clone() as Arc<dyn Resolver>), ..Options::default() });
+    let analysis = analyze_bytes(&args.file, &bytes, &options);
     let PlanFormat::Json = args.format;
     let mut plan = serde_json::to_value(&analysis.plan).unwrap_or(Value::Null);
     positions(&analysis, &mut plan);

@@ -98,6 +98,9 @@ pub fn markdown(estimate: &Estimate, gpu: Option<&Gpu>, headroom: Option<f64>) -
         low * 100.0,
         high * 100.0
     ));
+    for note in &estimate.notes {
+        out.push_str(&format!("\n\n*{note}*"));
+    }
     out
 }
 

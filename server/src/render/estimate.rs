@@ -151,6 +151,9 @@ pub fn table(analysis: &Analysis, estimate: &Estimate) -> String {
     for missing in &estimate.missing_inputs {
         out.push_str(&format!("assumed: {missing}\n"));
     }
+    for note in &estimate.notes {
+        out.push_str(&format!("note: {note}\n"));
+    }
     if !estimate.per_world_size.is_empty() {
         let sizes: Vec<String> = estimate
             .per_world_size
@@ -222,6 +225,7 @@ pub fn json(analysis: &Analysis, estimate: &Estimate) -> Value {
         })).collect::<Vec<_>>(),
         "solve": estimate.solve,
         "missing_inputs": estimate.missing_inputs,
+        "notes": estimate.notes,
         "per_world_size": estimate.per_world_size,
     })
 }

@@ -178,6 +178,9 @@ pub struct Estimate {
     pub solve: Option<Solve>,
     /// Plan inputs that were missing and replaced by an assumption, one sentence each.
     pub missing_inputs: Vec<String>,
+    /// What the plan was read with beyond the analysed file, one sentence each (the launch
+    /// script a config opened alone was analysed with).
+    pub notes: Vec<String>,
     /// When one GPU is assumed for a run that more GPUs would shard: the device view per
     /// rank on 2, 4 and 8 GPUs (one node).
     pub per_world_size: Vec<WorldSizePeak>,
@@ -268,6 +271,7 @@ pub(crate) fn estimate_with(
         levers,
         solve,
         missing_inputs: setup.missing,
+        notes: Vec::new(),
         per_world_size,
     }
 }

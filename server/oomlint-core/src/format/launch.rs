@@ -8,7 +8,7 @@
 //! - `torchrun` / `python -m torch.distributed.run` (`torch/distributed/run.py`
 //!   `get_args_parser`): `--nproc_per_node` × `--nnodes`;
 //! - `deepspeed` (`deepspeed/launcher/runner.py` `parse_args`): `--num_gpus` × `--num_nodes`;
-//! - `srun`, `nohup`, `env`, `exec`, `time` before any of them, and `VAR=value` prefixes.
+//! - `srun`, `nohup`, `env`, `exec`, `time`, `uv run` before any of them, and `VAR=value` prefixes.
 //!
 //! Programs: `trl sft|dpo|grpo` (`trl/cli.py`), `llamafactory-cli train CONFIG key=value`
 //! (`llamafactory/hparams/parser.py` `read_args`: `key=value` after the YAML), `axolotl train
@@ -30,10 +30,13 @@
 //! `--gpu_ids`, and SLURM's `--gres=gpu:N` / `--gpus-per-node` (`#SBATCH` lines or `srun`'s
 //! options) with `--nodes`. They set the processes where the launcher leaves the count to
 //! the devices: `torchrun --nproc_per_node gpu|auto` and `deepspeed` without `--num_gpus`
-//! (`runner.py` takes every visible device).
+//! (`runner.py` takes every visible device). A launch that passes `$SLURM_NNODES`,
+//! `$SLURM_JOB_NUM_NODES`, `$SLURM_GPUS_ON_NODE` or `$SLURM_GPUS_PER_NODE` to
+//! `--nnodes`/`--num_machines`/`--nproc_per_node`/`--num_processes` gets the counts of the
+//! script's `#SBATCH` lines (the shell reader knows those variables).
 
 use super::{build_plan, deepspeed, Format, Reader};
-use crate::model::Resolver;
+use crate::model::{LinkedFile, Resolver};
 use crate::plan::{LaunchSettings, LinkedFileRef, Plan, Sourced, VisibleGpus};
 use crate::span::{LineIndex, Span};
 use crate::syntax::shell::{self, Command, Script, Word};
@@ -80,28 +83,106 @@ pub(crate) fn plan(text: &str, path: &Path, resolver: &dyn Resolver) -> Option<(
             flags = base;
         }
     }
-    inline_deepspeed_file(&mut flags, &mut linked, path, resolver);
     let format = match launch.format {
         // A script with `--config F`, recognised by its flags and the file together.
         Format::Unknown => hf_format(&flags)?,
         format => format,
     };
-    let doc = Document {
-        language: Language::Shell,
-        root: Some(Node { span: Span::new(0, text.len()), value: Value::Mapping(flags) }),
-        comments: Vec::new(),
-        problems: Vec::new(),
-        program: None,
+    let root = Node { span: Span::new(0, text.len()), value: Value::Mapping(flags) };
+    let mut plan = launched(&script, &launch, format, (Language::Shell, root, text), linked, path, resolver)?;
+    // The allocator variables the script sets, as for any shell script.
+    plan.allocator = super::env::allocator_settings(&syntax::parse(text, Language::Shell), text);
+    Some((format, plan))
+}
+
+/// The plan of a config opened alone, run by the launch of one of `scripts` (read by the
+/// leaf from the config's directory) that names it as its program's config: the launch's
+/// flags over the config's keys and its world size, as [`plan`] reads the script. The
+/// script is the plan's first linked file. Returns the format, the plan and the script.
+pub(crate) fn config_plan<'s>(
+    document: &Document,
+    text: &str,
+    path: &Path,
+    format: Format,
+    scripts: &'s [LinkedFile],
+    resolver: &dyn Resolver,
+) -> Option<(Format, Plan, &'s LinkedFile)> {
+    let own = document.root.as_ref().filter(|r| r.as_mapping().is_some())?;
+    scripts.iter().find_map(|file| {
+        let mut script = shell::parse(&file.text)?;
+        relocate_script(&mut script, &LineIndex::new(&file.text));
+        let launch = script.commands.iter().rev().find_map(launch)?;
+        let named = launch.config.as_ref()?.text.as_deref()?;
+        let script_path = Path::new(&file.path);
+        if !names(script_path, named, path) {
+            return None;
+        }
+        let mut root = own.clone();
+        if let Value::Mapping(keys) = &mut root.value {
+            merge(keys, launch.flags.clone());
+        }
+        // A script's `--config F` leaves the format to the config's keys.
+        let format = if launch.format == Format::Unknown { format } else { launch.format };
+        let linked = vec![LinkedFileRef { path: file.path.clone(), named_at: None }];
+        let plan = launched(&script, &launch, format, (document.language, root, text), linked, script_path, resolver)?;
+        Some((format, plan, file))
+    })
+}
+
+/// Whether `named`, a path the script at `script` gives, is the file at `config`: the
+/// same path from the script's directory, or (a script run from the repository's root)
+/// a path that `config`'s ends with.
+fn names(script: &Path, named: &str, config: &Path) -> bool {
+    let parts = |p: &Path| -> Vec<String> {
+        p.components()
+            .filter(|c| !matches!(c, std::path::Component::CurDir))
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect()
     };
+    let named = Path::new(named);
+    let config = parts(config);
+    let beside = parts(&script.parent().unwrap_or(Path::new("")).join(named));
+    beside == config || (!named.is_absolute() && config.ends_with(&parts(named)))
+}
+
+/// Every word of a script moved to its line in linked file 0 (the script read with a
+/// config that it names).
+fn relocate_script(script: &mut Script, lines: &LineIndex) {
+    let mut moved = |w: &mut Word| w.span = Span::linked(0, lines.line_of(w.span.start) + 1);
+    for command in &mut script.commands {
+        command.words.iter_mut().for_each(&mut moved);
+        command.env.iter_mut().for_each(|(_, w)| moved(w));
+    }
+    script.sbatch.iter_mut().for_each(&mut moved);
+    script.assignments.iter_mut().for_each(|(_, w)| moved(w));
+}
+
+/// The plan a launch runs: its program's `format` read from `root` (the flags over the
+/// program's config, in the document of the analysed `language` and `text`), with the
+/// files it names and the launch's processes, machines and visible GPUs. `path` is the
+/// script's.
+fn launched(
+    script: &Script,
+    launch: &Launch,
+    format: Format,
+    (language, root, text): (Language, Node, &str),
+    mut linked: Vec<LinkedFileRef>,
+    path: &Path,
+    resolver: &dyn Resolver,
+) -> Option<Plan> {
+    let mut root = root;
+    if let Value::Mapping(flags) = &mut root.value {
+        inline_deepspeed_file(flags, &mut linked, path, resolver);
+    }
+    let doc = Document { language, root: Some(root), comments: Vec::new(), problems: Vec::new(), program: None };
     let mut plan = build_plan(format, &doc, text)?;
     if let (Some(trainer), true) = (plan.trainer.as_mut(), launch.script) {
         // TRL's ModelConfig belongs to the `trl` CLI: a script loads its model itself.
         trainer.model_config = false;
     }
-    // The allocator variables the script sets, as for any shell script.
-    plan.allocator = super::env::allocator_settings(&syntax::parse(text, Language::Shell), text);
-    let visible_word = launch.visible_devices.clone().or_else(|| exported(&script, "CUDA_VISIBLE_DEVICES"));
+    let visible_word = launch.visible_devices.clone().or_else(|| exported(script, "CUDA_VISIBLE_DEVICES"));
     plan.visible_devices = visible_word.as_ref().and_then(|w| Some(Sourced::file(w.text.clone()?, w.span, w.span)));
+    // A key added to the config would lose to a flag, and the script's text is not this one.
     plan.insertion = None;
     let slurm = Slurm::read(&script.sbatch, &launch.srun);
     let visible = visible_gpus(visible_word.as_ref(), &slurm);
@@ -133,7 +214,8 @@ pub(crate) fn plan(text: &str, path: &Path, resolver: &dyn Resolver) -> Option<(
         launch.accelerate_config.as_ref().and_then(|w| Some((w, resolver.linked_file(path, w.text.as_deref()?)?)));
     if let Some((word, file)) = accelerate_config {
         if let Some(config) = linked_mapping(&file.text, Language::Yaml, linked.len()) {
-            linked.push(LinkedFileRef { path: file.path, named_at: Some(word.span) });
+            let named = named_at(word.span, &linked);
+            linked.push(LinkedFileRef { path: file.path, named_at: named });
             apply_accelerate_config(
                 &mut plan,
                 &mut settings,
@@ -147,7 +229,7 @@ pub(crate) fn plan(text: &str, path: &Path, resolver: &dyn Resolver) -> Option<(
     }
     plan.linked_files = linked;
     plan.launch = Some(settings);
-    Some((format, plan))
+    Some(plan)
 }
 
 /// An exported or assigned variable of the script (`export CUDA_VISIBLE_DEVICES=0,1`).
@@ -453,6 +535,23 @@ const TORCHRUN_VALUED: [&str; 12] = [
 const DEEPSPEED_VALUED: [&str; 9] =
     ["num_gpus", "num_nodes", "hostfile", "include", "exclude", "master_port", "master_addr", "launcher", "node_rank"];
 
+const UV_RUN_VALUED: [&str; 14] = [
+    "with",
+    "with-editable",
+    "with-requirements",
+    "python",
+    "p",
+    "project",
+    "directory",
+    "env-file",
+    "extra",
+    "group",
+    "package",
+    "index",
+    "default-index",
+    "index-url",
+];
+
 /// The launch in one command, if it runs a program oomlint reads.
 fn launch(command: &Command) -> Option<Launch> {
     let mut words: &[Word] = &command.words;
@@ -466,6 +565,14 @@ fn launch(command: &Command) -> Option<Launch> {
     // `ray job submit [options] -- COMMAND` runs COMMAND on the cluster.
     if words.first().map(base) == Some("ray") {
         words = &words[words.iter().position(|w| text(w) == "--")? + 1..];
+    }
+    // `uv run [options] COMMAND` (uv's `RunArgs`): the options that take a value.
+    if words.first().map(base) == Some("uv") && words.get(1).map(text) == Some("run") {
+        words = &words[2..];
+        while let Some((name, inline, _)) = option(words, 0) {
+            let valued = inline.is_none() && UV_RUN_VALUED.contains(&name.as_str());
+            words = &words[if valued { 2 } else { 1 }.min(words.len())..];
+        }
     }
     while let Some(wrapper @ ("srun" | "nohup" | "exec" | "time" | "stdbuf")) = words.first().map(base) {
         words = &words[1..];

@@ -73,6 +73,9 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
         diagnostic.severity = crate::diagnostic::Severity::Warning;
         diagnostic.message.push_str(&format!("; assuming {}", estimate.missing_inputs.join("; ")));
     }
+    for note in &estimate.notes {
+        diagnostic.message.push_str(&format!("; {note}"));
+    }
     diagnostic.with_note(breakdown_note(&culprit, estimate));
     for fix in resolving_fixes(estimate, gpu.memory_bytes) {
         diagnostic.with_fix(fix);

@@ -47,6 +47,9 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if !estimate.missing_inputs.is_empty() {
         diagnostic.message.push_str(&format!("; assuming {}", estimate.missing_inputs.join("; ")));
     }
+    for note in &estimate.notes {
+        diagnostic.message.push_str(&format!("; {note}"));
+    }
     diagnostic.with_note(breakdown_note(&culprit, estimate));
     let target = gpu.memory_bytes - (TIGHT_HEADROOM * gpu.memory_bytes as f64) as u64;
     for fix in resolving_fixes(estimate, target) {

@@ -4,7 +4,11 @@
 //! Expansion follows the shell for what a script writes to configure a launch: `$VAR`,
 //! `${VAR}`, `${VAR:-default}` / `${VAR-default}` / `${VAR:=default}`, quoting and `\`
 //! escapes; a word that expands anything else (a positional parameter, a command
-//! substitution, a variable the script never assigns) has no known text.
+//! substitution, a variable the script never assigns) has no known text. An unquoted
+//! expansion that is a whole word is split at blanks into words, as the shell's field
+//! splitting does with the default `IFS` (`deepspeed $ARGS train.py`); each field's span is
+//! its text in the assignment when the value is literal. The variables SLURM sets from the
+//! script's `#SBATCH` directives (node and GPU counts) are known from those lines.
 
 use crate::span::Span;
 use crate::HashMap;
@@ -39,7 +43,8 @@ pub(crate) fn parse(text: &str) -> Option<Script> {
     let mut parser = Parser::new();
     parser.set_language(&tree_sitter_bash::LANGUAGE.into()).ok()?;
     let tree = parser.parse(text, None)?;
-    let mut reader = ScriptReader { text, variables: HashMap::default(), script: Script::default() };
+    let mut reader =
+        ScriptReader { text, variables: HashMap::default(), literal: HashMap::default(), script: Script::default() };
     reader.walk(tree.root_node(), 0);
     Some(reader.script)
 }
@@ -50,6 +55,8 @@ struct ScriptReader<'t> {
     text: &'t str,
     /// None: assigned, but to something unknown.
     variables: HashMap<String, Option<String>>,
+    /// Where a variable's literal value is written (its last assignment).
+    literal: HashMap<String, (usize, usize)>,
     script: Script,
 }
 
@@ -70,6 +77,10 @@ impl ScriptReader<'_> {
             "command" => return self.command(node),
             "variable_assignment" => {
                 if let Some((name, word)) = self.assignment(node) {
+                    match self.literal_range(node.child_by_field_name("value")) {
+                        Some(range) => self.literal.insert(name.clone(), range),
+                        None => self.literal.remove(&name),
+                    };
                     self.variables.insert(name.clone(), word.text.clone());
                     self.script.assignments.push((name, word));
                 }
@@ -95,6 +106,51 @@ impl ScriptReader<'_> {
         Some((name, word))
     }
 
+    /// Where `value` is written when its text is literal (a plain word or a quoted string
+    /// that expands nothing): the fields split from it are found there.
+    fn literal_range(&self, value: Option<TsNode>) -> Option<(usize, usize)> {
+        let value = value?;
+        let literal = match value.kind() {
+            "word" | "number" | "raw_string" => true,
+            "string" => {
+                let mut cursor = value.walk();
+                let literal = value.named_children(&mut cursor).all(|c| c.kind() == "string_content");
+                literal
+            }
+            _ => false,
+        };
+        literal.then(|| (value.start_byte(), value.end_byte()))
+    }
+
+    /// A command word: an unquoted expansion splits into fields.
+    fn words(&self, node: TsNode, word_span: Span, out: &mut Vec<Word>) {
+        let text = self.expand(node, 0);
+        let name = match node.kind() {
+            "simple_expansion" | "expansion" => self
+                .source(node)
+                .trim_start_matches(['$', '{'])
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .next(),
+            _ => None,
+        };
+        let (Some(name), Some(value)) = (name, text.as_ref()) else { return out.push(Word { text, span: word_span }) };
+        // The assignment's text, when the value is the variable's own (not a default).
+        let literal =
+            self.literal.get(name).filter(|_| self.variables.get(name).cloned().flatten().as_ref() == Some(value));
+        let mut at = literal.map_or(0, |r| r.0);
+        for field in value.split([' ', '\t', '\n']).filter(|f| !f.is_empty()) {
+            let found = literal.and_then(|&(_, end)| Some(at + self.text.get(at..end)?.find(field)?));
+            let span = match found {
+                Some(start) => {
+                    at = start + field.len();
+                    Span::new(start, at)
+                }
+                None => word_span,
+            };
+            out.push(Word { text: Some(field.to_string()), span });
+        }
+    }
+
     fn command(&mut self, node: TsNode) {
         let mut env = Vec::new();
         let mut words = Vec::new();
@@ -103,11 +159,8 @@ impl ScriptReader<'_> {
             match child.kind() {
                 "variable_assignment" => env.extend(self.assignment(child)),
                 "file_redirect" | "herestring_redirect" | "comment" => {}
-                "command_name" => {
-                    let inner = child.named_child(0).unwrap_or(child);
-                    words.push(Word { text: self.expand(inner, 0), span: span(child) });
-                }
-                _ => words.push(Word { text: self.expand(child, 0), span: span(child) }),
+                "command_name" => self.words(child.named_child(0).unwrap_or(child), span(child), &mut words),
+                _ => self.words(child, span(child), &mut words),
             }
         }
         // `env A=1 cmd`: the assignments `env` sets belong to the command after it.
@@ -128,17 +181,65 @@ impl ScriptReader<'_> {
         let Some(rest) = text.get(node.byte_range()).and_then(|c| c.strip_prefix("#SBATCH")) else { return };
         let base = node.start_byte() + "#SBATCH".len();
         let mut offset = 0;
+        let mut line = Vec::new();
         for piece in rest.split(|c: char| c.is_ascii_whitespace()) {
             if !piece.is_empty() {
                 if piece.starts_with('#') {
                     break;
                 }
                 let start = base + offset;
-                self.script
-                    .sbatch
-                    .push(Word { text: Some(piece.to_string()), span: Span::new(start, start + piece.len()) });
+                line.push(Word { text: Some(piece.to_string()), span: Span::new(start, start + piece.len()) });
             }
             offset += piece.len() + 1;
+        }
+        self.sbatch_variables(&line);
+        self.script.sbatch.extend(line);
+    }
+
+    /// The variables SLURM sets in the job from a directive (sbatch(1), OUTPUT ENVIRONMENT
+    /// VARIABLES): `SLURM_NNODES` and `SLURM_JOB_NUM_NODES` from `--nodes`/`-N` when it is
+    /// one count (not a range), `SLURM_GPUS_ON_NODE` from `--gres=gpu:[type:]N` or
+    /// `--gpus-per-node`, and `SLURM_GPUS_PER_NODE` from `--gpus-per-node` only.
+    fn sbatch_variables(&mut self, line: &[Word]) {
+        let Some(first) = line.first().and_then(|w| w.text.as_deref()) else { return };
+        let (option, value) = match first.split_once('=') {
+            Some((option, value)) => {
+                let at = line[0].span.end - value.len();
+                (option, Some((value.to_string(), Span::new(at, line[0].span.end))))
+            }
+            None => (first, line.get(1).and_then(|w| Some((w.text.clone()?, w.span)))),
+        };
+        let Some((value, span)) = value else { return };
+        let count = |text: &str, span: Span| -> Option<(String, Span)> {
+            let digits = text.rsplit(':').next()?;
+            let at = span.end - digits.len();
+            (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| (digits.to_string(), Span::new(at, span.end)))
+        };
+        let (names, found): (&[&str], _) = match option {
+            "--nodes" | "-N" => {
+                (&["SLURM_NNODES", "SLURM_JOB_NUM_NODES"], count(&value, span).filter(|_| !value.contains(':')))
+            }
+            "--gpus-per-node" => (&["SLURM_GPUS_ON_NODE", "SLURM_GPUS_PER_NODE"], count(&value, span)),
+            "--gres" => {
+                // --gres=gpu:8 or gpu:a100:8, possibly among other resources.
+                let mut at = span.start;
+                let gpus = value.split(',').find_map(|g| {
+                    let found = g.starts_with("gpu").then(|| count(g, Span::new(at, at + g.len()))).flatten();
+                    at += g.len() + 1;
+                    found
+                });
+                (&["SLURM_GPUS_ON_NODE"], gpus)
+            }
+            _ => return,
+        };
+        for name in names {
+            // A later directive replaces an earlier one; a range of nodes is no count.
+            self.variables.insert(name.to_string(), found.as_ref().map(|(text, _)| text.clone()));
+            match &found {
+                Some((_, span)) => self.literal.insert(name.to_string(), (span.start, span.end)),
+                None => self.literal.remove(*name),
+            };
         }
     }
 
@@ -298,5 +399,32 @@ mod tests {
         assert_eq!(&text[launch.words[3].span.start..launch.words[3].span.end], "$NGPU");
         assert_eq!(launch.env[0].0, "CUDA_VISIBLE_DEVICES");
         assert_eq!(launch.env[0].1.text.as_deref(), Some("0,1"));
+    }
+
+    #[test]
+    fn unquoted_expansions_split_into_fields_found_in_their_assignment() {
+        let text =
+            "ARGS=\"--nproc_per_node 8 \\\n  --nnodes 2\"\nQ=\"a b\"\ntorchrun $ARGS train.py \"$Q\" ${MISSING:-x y}\n";
+        let script = parse(text).unwrap();
+        let launch = script.commands.last().unwrap();
+        assert_eq!(texts(launch), ["torchrun", "--nproc_per_node", "8", "--nnodes", "2", "train.py", "a b", "x", "y"]);
+        let at = |i: usize| &text[launch.words[i].span.start..launch.words[i].span.end];
+        assert_eq!((at(1), at(2), at(4)), ("--nproc_per_node", "8", "2"));
+        // A default's fields have no assignment: the expansion is where they are.
+        assert_eq!(at(7), "${MISSING:-x y}");
+    }
+
+    #[test]
+    fn sbatch_directives_set_slurm_node_and_gpu_variables() {
+        let text = "#!/bin/bash\n#SBATCH --nodes=2-3\n#SBATCH -N 4\n#SBATCH --gres=gpu:h100:8\n\
+                    torchrun --nnodes $SLURM_NNODES --nproc_per_node=$SLURM_GPUS_ON_NODE train.py $SLURM_GPUS_PER_NODE\n";
+        let script = parse(text).unwrap();
+        let launch = script.commands.last().unwrap();
+        // SLURM_GPUS_PER_NODE is set by --gpus-per-node only.
+        assert_eq!(texts(launch), ["torchrun", "--nnodes", "4", "--nproc_per_node=8", "train.py", "?"]);
+        assert_eq!(&text[launch.words[2].span.start..launch.words[2].span.end], "4");
+        // A range of nodes is no count.
+        let script = parse("#SBATCH -N 4\n#SBATCH --nodes=2-3\ntorchrun --nnodes $SLURM_JOB_NUM_NODES x.py\n").unwrap();
+        assert_eq!(texts(script.commands.last().unwrap()), ["torchrun", "--nnodes", "?", "x.py"]);
     }
 }

@@ -16,6 +16,7 @@
 
 mod activations;
 mod buckets;
+pub mod chart;
 mod context;
 mod fsdp;
 mod generation;

@@ -34,7 +34,7 @@ pub(crate) use vllm_share::VllmClaim;
 
 pub use context::Context;
 pub use levers::Lever;
-pub(crate) use levers::Solve;
+pub use levers::Solve;
 pub(crate) use setup::Setup;
 pub use timeline::TimelinePhase;
 

@@ -1,7 +1,7 @@
-//! `oomlint estimate FILE [--gpu NAME|auto] [--format table|json]`.
+//! `oomlint estimate FILE [--gpu NAME|auto] [--format table|json|html] [--output FILE]`.
 //!
 //! Exit 0 with the estimate (1 when it exceeds the GPU), 2 when the file cannot be read
-//! or names no model oomlint can resolve.
+//! or names no model oomlint can resolve, or the output cannot be written.
 
 use super::{gpu, print, usage_error};
 use crate::analysis::{analyze_bytes, Options};
@@ -18,6 +18,8 @@ use std::sync::Arc;
 pub enum EstimateFormat {
     Table,
     Json,
+    /// One self-contained page: charts, the three views, levers with their edits as diffs.
+    Html,
 }
 
 #[derive(Args)]
@@ -28,6 +30,9 @@ pub struct EstimateArgs {
     gpu: Option<String>,
     #[arg(long, value_enum, default_value = "table")]
     format: EstimateFormat,
+    /// Write the output to this file instead of standard output.
+    #[arg(long, short)]
+    output: Option<PathBuf>,
 }
 
 pub fn run(args: &EstimateArgs) -> ExitCode {
@@ -64,8 +69,16 @@ pub fn run(args: &EstimateArgs) -> ExitCode {
                 serde_json::to_string_pretty(&render::estimate::json(&analysis, estimate)).unwrap_or_default()
             )
         }
+        EstimateFormat::Html => render::html::page(&analysis, estimate),
     };
-    print(&out);
+    match &args.output {
+        Some(path) => {
+            if let Err(e) = std::fs::write(path, &out) {
+                return usage_error(format!("cannot write {}: {e}", path.display()));
+            }
+        }
+        None => print(&out),
+    }
     match estimate.fit {
         Some(fit) if fit.verdict == Verdict::Exceeds => ExitCode::from(1),
         _ => ExitCode::SUCCESS,

@@ -2,7 +2,7 @@
 
 use crate::analysis::Analysis;
 use crate::catalog::Architecture;
-use crate::estimate::{format_bytes, Estimate, Verdict};
+use crate::estimate::{format_bytes, Estimate, Fit, Solve, Verdict};
 use crate::render::json::fixes;
 use serde_json::{json, Value};
 
@@ -29,7 +29,7 @@ fn shorten(text: &str, max: usize) -> String {
 }
 
 /// A parameter count with the unit that reads best: `140.6 B`, `4.02 B`, `16.5 M`, `8.4 K`.
-fn count(n: u64) -> String {
+pub(crate) fn count(n: u64) -> String {
     let n = n as f64;
     if n >= 1e11 {
         format!("{:.1} B", n / 1e9)
@@ -44,7 +44,7 @@ fn count(n: u64) -> String {
     }
 }
 
-fn gib(bytes: u64) -> f64 {
+pub(crate) fn gib(bytes: u64) -> f64 {
     bytes as f64 / (1u64 << 30) as f64
 }
 
@@ -95,22 +95,7 @@ pub fn table(analysis: &Analysis, estimate: &Estimate) -> String {
         high * 100.0
     ));
     if let (Some(fit), Some(gpu)) = (estimate.fit, analysis.gpu.as_ref()) {
-        let verdict = match fit.verdict {
-            Verdict::Fits => "fits",
-            Verdict::Tight => "tight (under 10 % headroom)",
-            Verdict::MayExceed => "may exceed",
-            Verdict::Exceeds => "exceeds",
-        };
-        let headroom = if fit.headroom_bytes >= 0 {
-            format!("{} free", format_bytes(fit.headroom_bytes as u64))
-        } else if fit.verdict == Verdict::MayExceed {
-            format!(
-                "{} short if a batch holds a sample of the maximum length; fits with shorter samples",
-                format_bytes(fit.headroom_bytes.unsigned_abs())
-            )
-        } else {
-            format!("{} short", format_bytes(fit.headroom_bytes.unsigned_abs()))
-        };
+        let (verdict, headroom) = verdict(fit);
         out.push_str(&format!("\n{}: {} — {verdict}, {headroom}\n", gpu.name, format_bytes(gpu.memory_bytes)));
     }
     if !estimate.levers.is_empty() {
@@ -126,26 +111,9 @@ pub fn table(analysis: &Analysis, estimate: &Estimate) -> String {
         }
     }
     if let Some(solve) = &estimate.solve {
-        // The solver's `fits` is the verdict's: at least 10 % of the GPU free (worded as
-        // the editor's estimate page words it).
-        let micro = match solve.max_micro_batch {
-            0 => "none (not even 1)".to_string(),
-            n => n.to_string(),
-        };
-        let seq = match solve.max_seq_length {
-            0 => "none".to_string(),
-            n => n.to_string(),
-        };
-        out.push_str(&format!(
-            "\nwhat fits (with 10 % headroom):\n  largest micro batch that fits: {micro}\n  longest sequence that fits at this micro batch: {seq}\n"
-        ));
-        if !solve.smallest_fitting_combination.is_empty() {
-            out.push_str(&format!(
-                "  fewest levers that fit together: {}\n",
-                solve.smallest_fitting_combination.join(" + ")
-            ));
-        } else if !solve.combination_fits {
-            out.push_str("  no combination of the levers fits\n");
+        out.push_str("\nwhat fits (with 10 % headroom):\n");
+        for line in what_fits(solve) {
+            out.push_str(&format!("  {line}\n"));
         }
     }
     for missing in &estimate.missing_inputs {
@@ -163,6 +131,50 @@ pub fn table(analysis: &Analysis, estimate: &Estimate) -> String {
         out.push_str(&format!("per GPU on more GPUs (device view): {}\n", sizes.join(", ")));
     }
     out
+}
+
+/// The solver's answer, one line each. Its `fits` is the verdict's: at least 10 % of the GPU
+/// free (worded as the editor's estimate page words it).
+pub(crate) fn what_fits(solve: &Solve) -> Vec<String> {
+    let micro = match solve.max_micro_batch {
+        0 => "none (not even 1)".to_string(),
+        n => n.to_string(),
+    };
+    let seq = match solve.max_seq_length {
+        0 => "none".to_string(),
+        n => n.to_string(),
+    };
+    let mut lines = vec![
+        format!("largest micro batch that fits: {micro}"),
+        format!("longest sequence that fits at this micro batch: {seq}"),
+    ];
+    if !solve.smallest_fitting_combination.is_empty() {
+        lines.push(format!("fewest levers that fit together: {}", solve.smallest_fitting_combination.join(" + ")));
+    } else if !solve.combination_fits {
+        lines.push("no combination of the levers fits".to_string());
+    }
+    lines
+}
+
+/// The verdict in words, and the headroom (or what is missing).
+pub(crate) fn verdict(fit: Fit) -> (&'static str, String) {
+    let verdict = match fit.verdict {
+        Verdict::Fits => "fits",
+        Verdict::Tight => "tight (under 10 % headroom)",
+        Verdict::MayExceed => "may exceed",
+        Verdict::Exceeds => "exceeds",
+    };
+    let headroom = if fit.headroom_bytes >= 0 {
+        format!("{} free", format_bytes(fit.headroom_bytes as u64))
+    } else if fit.verdict == Verdict::MayExceed {
+        format!(
+            "{} short if a batch holds a sample of the maximum length; fits with shorter samples",
+            format_bytes(fit.headroom_bytes.unsigned_abs())
+        )
+    } else {
+        format!("{} short", format_bytes(fit.headroom_bytes.unsigned_abs()))
+    };
+    (verdict, headroom)
 }
 
 const CATALOG: &str = "from the built-in catalog";

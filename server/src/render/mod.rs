@@ -4,6 +4,7 @@ pub mod estimate;
 pub mod explain;
 pub mod full;
 pub mod github;
+pub mod html;
 pub mod json;
 pub mod sarif;
 

@@ -16,6 +16,7 @@
 
 mod activations;
 mod buckets;
+pub mod chart;
 mod context;
 mod fsdp;
 mod generation;
@@ -33,7 +34,7 @@ pub(crate) use vllm_share::VllmClaim;
 
 pub use context::Context;
 pub use levers::Lever;
-pub(crate) use levers::Solve;
+pub use levers::Solve;
 pub(crate) use setup::Setup;
 pub use timeline::TimelinePhase;
 

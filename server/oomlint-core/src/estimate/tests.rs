@@ -771,3 +771,22 @@ fn zero3_with_both_offloads_keeps_only_the_working_set_on_the_device() {
     let weights = component(&estimate(&optimizer_only, a, None), "weights").unwrap();
     assert_eq!(weights, est.parameters * 2 / 8);
 }
+
+#[test]
+fn one_chart_per_timeline_phase_with_the_capacity_only_for_a_card() {
+    let est = estimate(&litgpt_lora(4, 2048), arch("Llama-2-7b-hf"), Some(&gpu(24)));
+    let charts = chart::phases(&est, Some(&gpu(24)));
+    let timeline = est.timeline();
+    assert_eq!(charts.len(), timeline.len());
+    for (svg, step) in charts.iter().zip(&timeline) {
+        assert!(svg.contains(&format!("data-phase=\"{}\" data-peak=\"{}\"", step.phase.as_str(), step.peak)));
+        assert!(svg.contains(&format!("class=\"capacity\" data-bytes=\"{}\"", 24u64 << 30)));
+        assert!(svg.contains(&format!("class=\"peak\" data-bytes=\"{}\"", est.peak.allocated_bytes)));
+        // The peak phase reaches the device view, with the band.
+        assert_eq!(svg.contains("outside PyTorch") && svg.contains("class=\"band\""), step.peak);
+        assert_eq!(svg.matches("<svg").count(), svg.matches("</svg>").count());
+    }
+    assert!(chart::phases(&est, None).iter().all(|svg| !svg.contains("capacity")));
+    assert!(!chart::views(&est, None).contains("capacity"));
+    assert_eq!(chart::world_sizes(&est, None).is_some(), !est.per_world_size.is_empty());
+}

@@ -3,12 +3,18 @@
 //! and SDPA attention, long sequences, a MoE) and one that ran out of memory, 26 TRL 1.16 SFT, DPO
 //! and GRPO runs and 9 TRL 1.16 QLoRA runs (nf4, nf4 with double quantization, int8). Each row goes
 //! through the whole pipeline as the TRL config that trains the same way (`tests/measured/h200.rs`),
-//! judged under the TRL release it ran (1.5 computes the Trainer's full-logits loss).
+//! judged under the TRL release it ran (1.5 computes the Trainer's full-logits loss). Also the
+//! LitGPT rows of `../shared/ground-truth/ground_truth.csv` that ran on more than one device
+//! (skipped with a notice where `../shared` is absent).
 
+#[path = "measured/ground_truth.rs"]
+mod ground_truth;
 #[path = "measured/h200.rs"]
 mod h200;
 
-use oomlint::estimate::Verdict;
+use ground_truth::field;
+use oomlint::catalog::resolve_model;
+use oomlint::estimate::{estimate_in, Verdict};
 
 /// |estimate − measured| / measured of the allocated view, for every row that ran.
 fn allocated_errors() -> Vec<(String, f64)> {
@@ -128,4 +134,42 @@ fn expandable_segments_do_not_change_the_allocated_peak() {
         let reserved = (row.reserved_bytes as f64 - base.reserved_bytes as f64) / base.reserved_bytes as f64;
         assert!(reserved.abs() < 0.10, "{}: reserved moved {:.2} %", row.id, reserved * 100.0);
     }
+}
+
+/// The LitGPT rows of `../shared/ground-truth/ground_truth.csv` that fine-tuned on more than one
+/// device, each as its `finetune_*` config with `devices: N` (FSDP full shard, every Block
+/// checkpointed). LitGPT prints `max_memory_allocated() / 1e9` on global rank 0 only, so each row
+/// is rank 0's peak in decimal GB; the runs that ran out of memory must not be judged to fit.
+#[test]
+fn litgpt_rows_on_more_than_one_device_are_close_on_rank_zero() {
+    let path = ground_truth::csv_path();
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        eprintln!("notice: {} is absent; skipping the multi-device LitGPT rows", path.display());
+        return;
+    };
+    let mut errors = Vec::new();
+    for row in h200::parse_csv(&text).iter().filter(|r| ground_truth::is_litgpt_multi_device_training(r)) {
+        let id = field(row, "row_id");
+        let plan = ground_truth::litgpt_multi_device_plan(row).unwrap_or_else(|e| panic!("row {id}: {e}"));
+        let arch = resolve_model(field(row, "architecture_key")).unwrap_or_else(|_| panic!("row {id}: model"));
+        let gpu = ground_truth::gpu(field(row, "gpu"));
+        let estimate = estimate_in(&plan, arch, gpu.as_ref(), &ground_truth::context(row));
+        if field(row, "oom") == "yes" {
+            let verdict = estimate.fit.map(|f| f.verdict);
+            assert!(
+                matches!(verdict, Some(Verdict::Exceeds | Verdict::MayExceed)),
+                "row {id} ran out of memory on rank 0, judged {verdict:?}"
+            );
+            continue;
+        }
+        let measured: f64 = field(row, "peak_memory_GB_decimal").parse().expect("a decimal GB peak");
+        let error = estimate.peak.allocated_bytes as f64 / (measured * 1e9) - 1.0;
+        errors.push((format!("row {id}"), error));
+    }
+    let table: Vec<String> = errors.iter().map(|(id, e)| format!("{id}: {:+.1} %", e * 100.0)).collect();
+    assert!(errors.len() >= 10, "rank 0, {} rows:\n{}", errors.len(), table.join("\n"));
+    let (median, _) = median_and_p90(&errors);
+    let summary = format!("rank 0, {} rows: median |error| {:.1} %", errors.len(), median * 100.0);
+    eprintln!("{summary}");
+    assert!(median <= 0.10, "{summary}:\n{}", table.join("\n"));
 }

@@ -12,12 +12,14 @@ use oomlint::plan::{
     Attention, Checkpointing, Dtype, Framework, LoraPlan, LoraTargets, LossImpl, Method, Optimizer, Plan, Precision,
     Quantization, Sourced,
 };
-use oomlint::versions::Version;
-use std::collections::{BTreeMap, HashMap};
-use std::path::PathBuf;
+use std::collections::BTreeMap;
 
+#[path = "../../tests/measured/ground_truth.rs"]
+mod ground_truth;
 #[path = "../../tests/measured/h200.rs"]
 mod h200;
+
+use ground_truth::{context, field, gpu, leading_number, Row};
 
 const GIB: f64 = (1u64 << 30) as f64;
 
@@ -27,7 +29,7 @@ type Skipped = BTreeMap<String, usize>;
 fn main() {
     let mut cases = Vec::new();
     let mut skipped = Skipped::new();
-    ground_truth(&mut cases, &mut skipped);
+    ground_truth_rows(&mut cases, &mut skipped);
     // Another measured source adds its rows here: a function that parses its own file into
     // `Case`s (with its `source` label and `View`) and counts what it cannot express.
     let (ooms, scored): (Vec<_>, Vec<_>) = cases
@@ -108,8 +110,8 @@ fn measured_h200() {
 }
 
 /// The measured rows of `../shared/ground-truth/ground_truth.csv`.
-fn ground_truth(cases: &mut Vec<Case>, skipped: &mut Skipped) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/ground-truth/ground_truth.csv");
+fn ground_truth_rows(cases: &mut Vec<Case>, skipped: &mut Skipped) {
+    let path = ground_truth::csv_path();
     let Ok(text) = std::fs::read_to_string(&path) else {
         println!("notice: {} not found; nothing to score", path.display());
         return;
@@ -141,27 +143,14 @@ struct Case {
     view: View,
     oom: bool,
     flagged: bool,
+    /// A LitGPT run on more than one device (FSDP; the row is rank 0's peak).
+    multi_device: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum View {
     Allocated,
     Reserved,
-}
-
-type Row = HashMap<String, String>;
-
-fn field<'a>(row: &'a Row, key: &str) -> &'a str {
-    row.get(key).map_or("", |s| s.trim())
-}
-
-fn leading_number(text: &str) -> Option<u64> {
-    let digits: String = text
-        .trim_start_matches(|c: char| !c.is_ascii_digit())
-        .chars()
-        .take_while(|c| c.is_ascii_digit() || *c == ',')
-        .collect();
-    digits.replace(',', "").parse().ok()
 }
 
 fn express(row: &Row) -> Result<Case, String> {
@@ -201,16 +190,41 @@ fn express(row: &Row) -> Result<Case, String> {
     if !oom && measured <= 0.0 {
         return Err("no normalized peak".into());
     }
-    let micro_batch = leading_number(field(row, "micro_batch_size")).unwrap_or(1);
-    let seq = leading_number(field(row, "effective_seq_len"))
-        .or_else(|| leading_number(field(row, "max_seq_length")))
-        .ok_or("no sequence length")?;
+    let micro_batch = ground_truth::micro_batch(row);
+    let seq = ground_truth::sequence_length(row).ok_or("no sequence length")?;
+    // LitGPT turns FSDP on (full shard, every Block checkpointed) for more than one device: its
+    // reader states that, so those rows run through it as the config that launched them.
+    let plan = if ground_truth::is_litgpt_multi_device_training(row) {
+        ground_truth::litgpt_multi_device_plan(row)?
+    } else {
+        row_plan(row, framework, method, micro_batch, seq, ground_truth::devices(row))
+    };
+    Ok(Case {
+        context: context(row),
+        id: field(row, "row_id").to_string(),
+        source,
+        model: key.to_string(),
+        method: method_text.to_string(),
+        micro_batch,
+        seq,
+        plan,
+        arch,
+        gpu,
+        measured,
+        view,
+        oom,
+        flagged: field(row, "row_status").starts_with("flagged"),
+        multi_device: ground_truth::is_litgpt_multi_device_training(row),
+    })
+}
+
+/// The row's settings stated field by field, as the framework's plan builder states them.
+fn row_plan(row: &Row, framework: Framework, method: Method, micro_batch: u64, seq: u64, devices: u64) -> Plan {
     let derived = |what: &str| format!("ground truth row {}: {what}", field(row, "row_id"));
     let mut plan = Plan::new(framework);
     plan.method = Some(Sourced::derived(method, derived("method")));
     plan.micro_batch_size = Some(Sourced::derived(micro_batch, derived("micro_batch_size")));
     plan.max_seq_length = Some(Sourced::derived(seq, derived("effective_seq_len")));
-    let devices = leading_number(field(row, "devices")).unwrap_or(1);
     // LitGPT derives it from the global batch: global / (micro × devices).
     let accumulation = leading_number(field(row, "gradient_accumulation_steps"))
         .or_else(|| Some(leading_number(field(row, "global_batch_size"))? / (micro_batch * devices).max(1)))
@@ -252,40 +266,7 @@ fn express(row: &Row) -> Result<Case, String> {
             targets: Sourced::derived(targets(field(row, "lora_targets")), derived("lora_targets")),
         });
     }
-    Ok(Case {
-        context: context(row),
-        id: field(row, "row_id").to_string(),
-        source,
-        model: key.to_string(),
-        method: method_text.to_string(),
-        micro_batch,
-        seq,
-        plan,
-        arch,
-        gpu,
-        measured,
-        view,
-        oom,
-        flagged: field(row, "row_status").starts_with("flagged"),
-    })
-}
-
-/// Releases named in the row (`LitGPT 0.4.7`, `bitsandbytes 0.41.1`; `lit-gpt` is the
-/// package before its 0.1 release) and whether the longest sample was forced into iteration 0.
-fn context(row: &Row) -> Context {
-    let reference = field(row, "source_path_or_ref");
-    let release_after = |name: &str| reference.split(name).nth(1).and_then(Version::parse);
-    let litgpt = if field(row, "framework").contains("lit-gpt") {
-        Some(Version::release(&[0, 0]))
-    } else {
-        release_after("LitGPT ")
-    };
-    Context {
-        bitsandbytes: release_after("bitsandbytes "),
-        litgpt,
-        first_batch_longest: field(row, "effective_seq_len").contains("forced into iteration 0"),
-        ..Context::default()
-    }
+    plan
 }
 
 fn quantization(text: &str) -> Option<Quantization> {
@@ -354,32 +335,6 @@ fn targets(text: &str) -> LoraTargets {
         t.names.push(name.to_string());
     }
     t
-}
-
-/// Capacity as `torch.cuda.get_device_properties().total_memory` reports it.
-fn gpu(text: &str) -> Option<Gpu> {
-    let t = text.to_ascii_lowercase();
-    let (name, gib) = if t.contains("a100") && t.contains("80") && !t.contains("40 or 80") {
-        ("A100-80GB", 79.15)
-    } else if t.contains("a100") && t.contains("40") && !t.contains("40 or 80") {
-        ("A100-40GB", 39.39)
-    } else if t.contains("a10g") {
-        ("A10G", 22.07)
-    } else if t.contains("t4") {
-        ("T4", 14.58)
-    } else if t.contains("l4") {
-        ("L4", 22.04)
-    } else {
-        return None;
-    };
-    Some(Gpu {
-        name: name.into(),
-        memory_bytes: (gib * GIB) as u64,
-        bf16: !t.contains("t4"),
-        compute_capability: String::new(),
-        aliases: Vec::new(),
-        source: "accuracy tool: driver-reported capacity".into(),
-    })
 }
 
 /// The anchors' naive formulas: 16-bit (or 4-bit) weights + 16 B per trainable parameter,
@@ -458,6 +413,7 @@ fn report(scored: &[(Case, Estimate)], ooms: &[(Case, Estimate)], skipped: &Skip
     }
     let judged = ooms.iter().filter(|(_, e)| e.fit.is_some_and(|f| f.verdict == Verdict::Exceeds)).count();
     println!("\nOOM rows judged `exceeds`: {judged} of {}.\n", ooms.len());
+    multi_device(scored, ooms);
     println!("## Rows\n");
     println!("| row | source | model | method | b | s | measured GiB | estimate GiB | error | naive | peak phase | flagged |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
@@ -508,6 +464,32 @@ fn report(scored: &[(Case, Estimate)], ooms: &[(Case, Estimate)], skipped: &Skip
     for (why, n) in skipped {
         println!("- {why}: {n}");
     }
+}
+
+/// The LitGPT rows on more than one device: FSDP full shard, each printed by global rank 0.
+fn multi_device(scored: &[(Case, Estimate)], ooms: &[(Case, Estimate)]) {
+    let rows: Vec<&(Case, Estimate)> = scored.iter().filter(|(c, _)| c.multi_device).collect();
+    let errors: Vec<f64> = rows.iter().map(|(c, e)| view_bytes(e, c.view) / c.measured - 1.0).collect();
+    let (median, p90) = stats(&errors);
+    let ids: Vec<&str> = rows.iter().map(|(c, _)| c.id.as_str()).collect();
+    let multi_ooms: Vec<&(Case, Estimate)> = ooms.iter().filter(|(c, _)| c.multi_device).collect();
+    let over = multi_ooms
+        .iter()
+        .filter(|(_, e)| e.fit.is_some_and(|f| matches!(f.verdict, Verdict::Exceeds | Verdict::MayExceed)))
+        .count();
+    println!("## LitGPT on more than one device\n");
+    println!("Each row runs through LitGPT's reader as its `finetune_*` config with `devices: N` (FSDP full shard,");
+    println!("every Block checkpointed; `tests/measured/ground_truth.rs`), against the peak of global rank 0, the");
+    println!("only rank LitGPT prints.\n");
+    println!(
+        "Rank 0, {} rows ({}): median |error| {:.1} %, p90 {:.1} %. OOM rows judged `exceeds` or `may exceed`: \
+         {over} of {}.\n",
+        rows.len(),
+        ids.join(", "),
+        median * 100.0,
+        p90 * 100.0,
+        multi_ooms.len()
+    );
 }
 
 /// What the model does not explain yet, in the terms of the rows above.

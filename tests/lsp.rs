@@ -683,3 +683,40 @@ fn notebook_cells_are_analysed_together_and_findings_land_on_their_cell() {
     assert_eq!(session.diagnostics(&cell_uri("c4")), json!({"uri": cell_uri("c4"), "diagnostics": []}));
     assert!(session.shutdown().success());
 }
+
+/// In a launch script the program's `key=value` overrides and `--flag value` pairs are keys:
+/// hover names the key at its word and breaks the script's estimate down, with what the value
+/// costs where it moves the peak (verl's rollout share, TRL's batch).
+#[test]
+fn hover_on_launch_overrides_and_flags_breaks_the_estimate_down() {
+    let mut session = Session::with_gpu("H100");
+    let options = Options { gpu: Some(resolve_gpu("H100").unwrap().clone()), ..Options::default() };
+    for (name, (line, start, end), key, cost) in [
+        ("verl_grpo.sh", (12, 4, 58), "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu", None),
+        ("verl_grpo.sh", (17, 4, 56), "actor_rollout_ref.rollout.gpu_memory_utilization", Some("halved (0.3): −")),
+        ("trl_cli_dpo.sh", (1, 2, 31), "per_device_train_batch_size", Some("halved (4): −")),
+        ("torchrun_trl.sh", (4, 2, 31), "per_device_train_batch_size", None),
+    ] {
+        let uri = format!("file:///project/launch/{name}");
+        let text = fixture(&format!("launch/{name}"));
+        session.open(&uri, &text);
+        let result = hover(&mut session, &uri, line, start + 10);
+        assert_eq!(result["range"], range(line, start, end), "{name}: the word that sets `{key}`");
+        let markdown = result["contents"]["value"].as_str().unwrap();
+        assert!(markdown.starts_with(&format!("**`{key}`** · ")), "{name}: {markdown}");
+        let estimate = analyze_text(Path::new(&uri["file://".len()..]), text, &options).estimate.unwrap();
+        let peak = format!(
+            "**Peak ≈ {:.2} GiB** in the {} phase",
+            gib(estimate.peak.device_bytes),
+            estimate.peak.phase.as_str()
+        );
+        assert!(markdown.contains(&peak), "{name}: {markdown}");
+        for component in estimate.components.iter().filter(|c| c.live_in.contains(&estimate.peak.phase)) {
+            let row = format!("| {} | {:.2} | `", component.name, gib(component.bytes));
+            assert!(markdown.contains(&row), "{name}: missing {row} in {markdown}");
+        }
+        if let Some(cost) = cost {
+            assert!(markdown.contains(&format!("**This key:** {cost}")), "{name}: {markdown}");
+        }
+    }
+}

@@ -182,9 +182,14 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
     let resolver = options.resolver.as_deref().unwrap_or(&NoCheckpoints);
     // A shell script that launches training is read as the program it runs, with the files
     // its launch names.
-    let launched = (document.language == Language::Shell && forced.is_none() && format == Format::Env)
-        .then(|| format::launch::plan(&text, path, resolver))
-        .flatten();
+    let (launched, launch_flags) =
+        match (document.language == Language::Shell && forced.is_none() && format == Format::Env)
+            .then(|| format::launch::plan(&text, path, resolver))
+            .flatten()
+        {
+            Some((program, plan, flags)) => (Some((program, plan)), Some(flags)),
+            None => (None, None),
+        };
     // A config opened alone is read with the launch next to it that runs it.
     let scripts = match (&launched, document.language) {
         (None, Language::Yaml | Language::Json)
@@ -325,6 +330,11 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
     if let Some(plan) = plan.as_deref().filter(|p| !p.linked_files.is_empty()) {
         keep_in_file(&mut diagnostics, estimate.as_mut(), plan, text.len());
     }
+    // Rules read the script as its variables; a position in it may be on a flag too.
+    let document = match launch_flags {
+        Some(flags) => format::launch::with_flags(document, flags),
+        None => document,
+    };
     Analysis { path: path.to_path_buf(), line_index, text, document, format, plan, model, gpu, estimate, diagnostics }
 }
 

@@ -14,27 +14,33 @@ pub struct Located<'a> {
 
 /// The entry under `offset` (the key's end counts as on the key).
 pub fn entry_at(document: &Document, offset: usize) -> Option<Located<'_>> {
-    let mut node = document.root.as_ref()?;
-    let mut path = Vec::new();
+    entry_within(document.root.as_ref()?, offset, &[])
+}
+
+/// The innermost entry under `offset` in `node`'s mapping, below the keys `above`. The mappings
+/// dotted flags open in a launch script span every word that sets one of their keys, so they
+/// may overlap: the first with an entry under `offset` wins, else the first under it.
+fn entry_within<'a>(node: &'a Node, offset: usize, above: &[&'a str]) -> Option<Located<'a>> {
+    let Value::Mapping(mapping) = &node.value else { return None };
+    let on_key = |e: &Entry| e.key_span.start <= offset && offset <= e.key_span.end;
     let mut found = None;
-    loop {
-        let Value::Mapping(mapping) = &node.value else { return found };
-        let Some(entry) = mapping.entries.iter().find(|e| {
-            let on_key = e.key_span.start <= offset && offset <= e.key_span.end;
-            on_key || e.value.span.contains(offset) || offset == e.value.span.end
-        }) else {
-            return found;
-        };
+    for entry in
+        mapping.entries.iter().filter(|e| on_key(e) || e.value.span.contains(offset) || offset == e.value.span.end)
+    {
+        let mut path = above.to_vec();
         path.push(entry.key.as_str());
-        found = Some(Located { path: path.clone(), entry });
-        if entry.key_span.start <= offset && offset <= entry.key_span.end {
-            return found;
+        if on_key(entry) {
+            return Some(Located { path, entry });
         }
-        match mapping_child(&entry.value) {
-            Some(child) if child.span.contains(offset) => node = child,
-            _ => return found,
+        let inner = mapping_child(&entry.value)
+            .filter(|child| child.span.contains(offset))
+            .and_then(|child| entry_within(child, offset, &path));
+        if inner.is_some() {
+            return inner;
         }
+        found.get_or_insert(Located { path, entry });
     }
+    found
 }
 
 /// The entry whose value is exactly `span` (what a fix edits), anywhere in the document.

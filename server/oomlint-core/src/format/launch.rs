@@ -66,9 +66,10 @@ struct Launch {
     mixed_precision: Option<Word>,
 }
 
-/// The plan of the training launch in a shell script: (the program's format, its plan).
+/// The plan of the training launch in a shell script: (the program's format, its plan, the
+/// flags the program reads: the script's own at their words, over its config's).
 /// `path` is the script's, from which `resolver` finds the files the launch names.
-pub(crate) fn plan(text: &str, path: &Path, resolver: &dyn Resolver) -> Option<(Format, Plan)> {
+pub(crate) fn plan(text: &str, path: &Path, resolver: &dyn Resolver) -> Option<(Format, Plan, Mapping)> {
     let script = shell::parse(text)?;
     let launch = script.commands.iter().rev().find_map(launch)?;
     let mut linked: Vec<LinkedFileRef> = Vec::new();
@@ -89,10 +90,13 @@ pub(crate) fn plan(text: &str, path: &Path, resolver: &dyn Resolver) -> Option<(
         format => format,
     };
     let root = Node { span: Span::new(0, text.len()), value: Value::Mapping(flags) };
-    let mut plan = launched(&script, &launch, format, (Language::Shell, root, text), linked, path, resolver)?;
+    let (mut plan, root) = launched(&script, &launch, format, (Language::Shell, root, text), linked, path, resolver)?;
     // The allocator variables the script sets, as for any shell script.
     plan.allocator = super::env::allocator_settings(&syntax::parse(text, Language::Shell), text);
-    Some((format, plan))
+    let Value::Mapping(flags) = root.value else { return None };
+    let mut flags = if format == Format::Verl { nested(flags) } else { flags };
+    name_opened_keys(&mut flags, text, "");
+    Some((format, plan, flags))
 }
 
 /// The plan of a config opened alone, run by the launch of one of `scripts` (read by the
@@ -124,7 +128,8 @@ pub(crate) fn config_plan<'s>(
         // A script's `--config F` leaves the format to the config's keys.
         let format = if launch.format == Format::Unknown { format } else { launch.format };
         let linked = vec![LinkedFileRef { path: file.path.clone(), named_at: None }];
-        let plan = launched(&script, &launch, format, (document.language, root, text), linked, script_path, resolver)?;
+        let (plan, _) =
+            launched(&script, &launch, format, (document.language, root, text), linked, script_path, resolver)?;
         Some((format, plan, file))
     })
 }
@@ -159,8 +164,8 @@ fn relocate_script(script: &mut Script, lines: &LineIndex) {
 
 /// The plan a launch runs: its program's `format` read from `root` (the flags over the
 /// program's config, in the document of the analysed `language` and `text`), with the
-/// files it names and the launch's processes, machines and visible GPUs. `path` is the
-/// script's.
+/// files it names and the launch's processes, machines and visible GPUs, and the root it
+/// read (a DeepSpeed file a flag names inlined). `path` is the script's.
 fn launched(
     script: &Script,
     launch: &Launch,
@@ -169,13 +174,14 @@ fn launched(
     mut linked: Vec<LinkedFileRef>,
     path: &Path,
     resolver: &dyn Resolver,
-) -> Option<Plan> {
+) -> Option<(Plan, Node)> {
     let mut root = root;
     if let Value::Mapping(flags) = &mut root.value {
         inline_deepspeed_file(flags, &mut linked, path, resolver);
     }
     let doc = Document { language, root: Some(root), comments: Vec::new(), problems: Vec::new(), program: None };
     let mut plan = build_plan(format, &doc, text)?;
+    let root = doc.root?;
     if let (Some(trainer), true) = (plan.trainer.as_mut(), launch.script) {
         // TRL's ModelConfig belongs to the `trl` CLI: a script loads its model itself.
         trainer.model_config = false;
@@ -229,7 +235,33 @@ fn launched(
     }
     plan.linked_files = linked;
     plan.launch = Some(settings);
-    Some(plan)
+    Some((plan, root))
+}
+
+/// A launch script's document with the flags its program reads beside its variables: what a
+/// position in the script is on (hovers, fixes). Flags from the files the launch names keep
+/// their places there.
+pub(crate) fn with_flags(document: Document, flags: Mapping) -> Document {
+    let mut root = document.root.unwrap_or(Node { span: Span::new(0, 0), value: Value::Mapping(Mapping::default()) });
+    if let Value::Mapping(variables) = &mut root.value {
+        variables.entries.extend(flags.entries);
+    }
+    Document { root: Some(root), ..document }
+}
+
+/// verl's overrides (flat, as Hydra reads them) nested by their dotted keys and typed as YAML
+/// reads them, as the other programs' flags are. `+key` adds the key; the module, the config
+/// name, deletions (`~key`) and words computed at run time set no key.
+fn nested(overrides: Mapping) -> Mapping {
+    let mut out = Mapping::default();
+    for entry in overrides.entries {
+        let key = entry.key.trim_start_matches('+');
+        let Some(scalar) = entry.value.as_scalar().filter(|_| !key.is_empty() && !key.starts_with(['-', '~'])) else {
+            continue;
+        };
+        insert(&mut out, key, entry.key_span, Word { text: Some(scalar.text.clone()), span: entry.value.span });
+    }
+    out
 }
 
 /// An exported or assigned variable of the script (`export CUDA_VISIBLE_DEVICES=0,1`).
@@ -271,7 +303,13 @@ fn merge(base: &mut Mapping, over: Mapping) {
         let existing = base.entries.iter().rposition(|e| e.key == entry.key);
         match (existing, entry.value.value) {
             (Some(i), Value::Mapping(inner)) if base.entries[i].value.as_mapping().is_some() => {
-                if let Value::Mapping(target) = &mut base.entries[i].value.value {
+                // A mapping the flags open in this text is found at their words.
+                let target = &mut base.entries[i];
+                if target.key_span.as_linked().is_some() && entry.key_span.as_linked().is_none() {
+                    target.key_span = entry.key_span;
+                    target.value.span = entry.value.span;
+                }
+                if let Value::Mapping(target) = &mut target.value.value {
                     merge(target, inner);
                 }
             }
@@ -282,6 +320,22 @@ fn merge(base: &mut Mapping, over: Mapping) {
                 base.entries.push(Entry { value: Node { span: entry.value.span, value }, ..entry });
             }
         }
+    }
+}
+
+/// Narrows the key of each mapping a dotted flag opens to its name in the word that opened
+/// it (`data` in `data.train_batch_size=256`), so that a position in any other part of a
+/// word leads to the key the word sets. `prefix` is the dotted path above `mapping`.
+fn name_opened_keys(mapping: &mut Mapping, text: &str, prefix: &str) {
+    for entry in &mut mapping.entries {
+        let Value::Mapping(inner) = &mut entry.value.value else { continue };
+        let path = format!("{prefix}{}", entry.key);
+        let word = entry.key_span;
+        if let Some(at) = text.get(word.start..word.end).and_then(|w| w.find(&path)) {
+            let start = word.start + at + path.len() - entry.key.len();
+            entry.key_span = Span::new(start, start + entry.key.len());
+        }
+        name_opened_keys(inner, text, &format!("{path}."));
     }
 }
 
@@ -815,10 +869,16 @@ fn flags(words: &[Word]) -> Mapping {
     root
 }
 
+/// Adds `key` (dotted keys nest) with `value`; `key_span` is the word (or `--flag`) that sets
+/// it. A mapping a dotted key opens spans every word that sets one of its keys.
 fn insert(mapping: &mut Mapping, key: &str, key_span: Span, value: Word) {
     if let Some((head, rest)) = key.split_once('.') {
         let index = match mapping.entries.iter().position(|e| e.key == head && e.value.as_mapping().is_some()) {
-            Some(i) => i,
+            Some(i) => {
+                let node = &mut mapping.entries[i].value;
+                node.span = node.span.cover(key_span);
+                i
+            }
             None => {
                 mapping.entries.push(Entry {
                     key: head.to_string(),

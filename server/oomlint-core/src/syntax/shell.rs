@@ -87,6 +87,7 @@ impl ScriptReader<'_> {
                 return;
             }
             "comment" => return self.comment(node),
+            "redirected_statement" => self.read_heredoc(node),
             "command_substitution" | "process_substitution" | "heredoc_body" => return,
             _ => {}
         }
@@ -95,6 +96,43 @@ impl ScriptReader<'_> {
         for child in children {
             self.walk(child, depth + 1);
         }
+    }
+
+    /// `read [-r] [-d ''] NAME <<EOF … EOF` assigns the here-document to NAME (`-d ''` reads
+    /// it whole; without `-d` only its first line): `\`-newline continuations are removed
+    /// where the delimiter is unquoted. A body that expands anything leaves NAME unknown.
+    fn read_heredoc(&mut self, node: TsNode) {
+        let Some(body) = node.child_by_field_name("body").filter(|b| b.kind() == "command") else { return };
+        let mut cursor = body.walk();
+        let words: Vec<String> = body.named_children(&mut cursor).map(|c| self.source(c).to_string()).collect();
+        if words.first().map(String::as_str) != Some("read") {
+            return;
+        }
+        let Some(name) = words.iter().skip(1).rfind(|w| !w.starts_with('-') && !matches!(w.as_str(), "''" | "\"\""))
+        else {
+            return;
+        };
+        let whole = words.windows(2).any(|w| w[0] == "-d" && matches!(w[1].as_str(), "''" | "\"\""));
+        let mut cursor = node.walk();
+        let redirect = node.named_children(&mut cursor).find(|c| c.kind() == "heredoc_redirect");
+        let Some(redirect) = redirect else { return };
+        let mut cursor = redirect.walk();
+        let children: Vec<TsNode> = redirect.named_children(&mut cursor).collect();
+        let Some(heredoc) = children.iter().find(|c| c.kind() == "heredoc_body") else { return };
+        let quoted =
+            children.iter().any(|c| c.kind() == "heredoc_start" && self.source(*c).contains(['\'', '"', '\\']));
+        let raw = self.source(*heredoc);
+        let text = if quoted { raw.to_string() } else { raw.replace("\\\n", "") };
+        let text = if whole { text } else { text.lines().next().unwrap_or("").to_string() };
+        let expands = !quoted && (text.contains('$') || text.contains('`'));
+        let value = (!expands).then_some(text);
+        let range = (heredoc.start_byte(), heredoc.end_byte());
+        match value {
+            Some(_) => self.literal.insert(name.clone(), range),
+            None => self.literal.remove(name),
+        };
+        self.variables.insert(name.clone(), value.clone());
+        self.script.assignments.push((name.clone(), Word { text: value, span: span(*heredoc) }));
     }
 
     fn assignment(&self, node: TsNode) -> Option<(String, Word)> {
@@ -412,6 +450,19 @@ mod tests {
         assert_eq!((at(1), at(2), at(4)), ("--nproc_per_node", "8", "2"));
         // A default's fields have no assignment: the expansion is where they are.
         assert_eq!(at(7), "${MISSING:-x y}");
+    }
+
+    #[test]
+    fn a_heredoc_read_whole_assigns_its_variable() {
+        let text = "read -r -d '' cmds <<EOF\nopenrlhf.cli.train_sft \\\n   --data.max_len 2048\nEOF\n\
+                    deepspeed --module $cmds\nread -r -d '' other <<EOF\n--x $HOME\nEOF\necho $other\n";
+        let script = parse(text).expect("script");
+        let launch = &script.commands.iter().find(|c| c.words[0].text.as_deref() == Some("deepspeed")).expect("launch");
+        let words: Vec<_> = launch.words.iter().map(|w| w.text.clone().unwrap_or_default()).collect();
+        assert_eq!(words, ["deepspeed", "--module", "openrlhf.cli.train_sft", "--data.max_len", "2048"]);
+        assert_eq!(&text[launch.words[4].span.start..launch.words[4].span.end], "2048");
+        let echo = script.commands.last().expect("echo");
+        assert_eq!(echo.words[1].text, None, "the body expands $HOME");
     }
 
     #[test]

@@ -90,6 +90,9 @@ fn an_openrlhf_launch_reads_its_flags_and_is_estimated_on_an_actor_gpu() {
     // ZeRO-3 with the optimizer on the CPU; the reference colocated.
     assert!(!names.contains(&"optimizer"), "{names:?}");
     assert!(names.contains(&"reference-model"), "{names:?}");
+    // One GPU of the actor's group: said, not hidden.
+    let missing = &estimate.missing_inputs;
+    assert!(missing.iter().any(|m| m.starts_with("OpenRLHF: one GPU")), "{missing:?}");
     let sft = fixture("openrlhf_sft_heredoc.sh");
     let plan = sft.plan.as_ref().expect("plan");
     assert_eq!(plan.max_seq_length.as_ref().map(|m| m.value), Some(4096));

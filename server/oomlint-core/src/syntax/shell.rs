@@ -7,8 +7,10 @@
 //! substitution, a variable the script never assigns) has no known text. An unquoted
 //! expansion that is a whole word is split at blanks into words, as the shell's field
 //! splitting does with the default `IFS` (`deepspeed $ARGS train.py`); each field's span is
-//! its text in the assignment when the value is literal. The variables SLURM sets from the
-//! script's `#SBATCH` directives (node and GPU counts) are known from those lines.
+//! its text in the assignment when the value is literal. An array (`ARGS=(--a 1)`) expanded as
+//! `${ARGS[@]}` gives its elements, each where it is written. `read -d '' NAME <<EOF` assigns
+//! the here-document to NAME. The variables SLURM sets from the script's `#SBATCH` directives
+//! (node and GPU counts) are known from those lines.
 
 use crate::span::Span;
 use crate::HashMap;
@@ -43,8 +45,13 @@ pub(crate) fn parse(text: &str) -> Option<Script> {
     let mut parser = Parser::new();
     parser.set_language(&tree_sitter_bash::LANGUAGE.into()).ok()?;
     let tree = parser.parse(text, None)?;
-    let mut reader =
-        ScriptReader { text, variables: HashMap::default(), literal: HashMap::default(), script: Script::default() };
+    let mut reader = ScriptReader {
+        text,
+        variables: HashMap::default(),
+        literal: HashMap::default(),
+        arrays: HashMap::default(),
+        script: Script::default(),
+    };
     reader.walk(tree.root_node(), 0);
     Some(reader.script)
 }
@@ -57,6 +64,9 @@ struct ScriptReader<'t> {
     variables: HashMap<String, Option<String>>,
     /// Where a variable's literal value is written (its last assignment).
     literal: HashMap<String, (usize, usize)>,
+    /// Arrays the script assigns (`ARGS=(--a 1 --b "$X")`): each element expanded (None when
+    /// unknown) where it is written.
+    arrays: HashMap<String, Vec<Word>>,
     script: Script,
 }
 
@@ -77,6 +87,18 @@ impl ScriptReader<'_> {
             "command" => return self.command(node),
             "variable_assignment" => {
                 if let Some((name, word)) = self.assignment(node) {
+                    match node.child_by_field_name("value").filter(|v| v.kind() == "array") {
+                        Some(array) => {
+                            let mut cursor = array.walk();
+                            let elements: Vec<TsNode> =
+                                array.named_children(&mut cursor).filter(|c| c.kind() != "comment").collect();
+                            let words = elements.iter().map(|e| Word { text: self.expand(*e, 0), span: span(*e) });
+                            self.arrays.insert(name.clone(), words.collect());
+                        }
+                        None => {
+                            self.arrays.remove(&name);
+                        }
+                    }
                     match self.literal_range(node.child_by_field_name("value")) {
                         Some(range) => self.literal.insert(name.clone(), range),
                         None => self.literal.remove(&name),
@@ -160,8 +182,40 @@ impl ScriptReader<'_> {
         literal.then(|| (value.start_byte(), value.end_byte()))
     }
 
-    /// A command word: an unquoted expansion splits into fields.
+    /// The array `${NAME[@]}` or `${NAME[*]}` expands (also quoted), and whether it is quoted.
+    fn array(&self, node: TsNode) -> Option<(&[Word], bool)> {
+        let source = self.source(node);
+        let (inner, quoted) = match node.kind() {
+            "string" => (source.strip_prefix('"')?.strip_suffix('"')?, true),
+            "expansion" => (source, false),
+            _ => return None,
+        };
+        let name = inner.strip_prefix("${")?.strip_suffix('}')?;
+        let name = name.strip_suffix("[@]").or_else(|| name.strip_suffix("[*]"))?;
+        Some((self.arrays.get(name)?.as_slice(), quoted))
+    }
+
+    /// A command word: an unquoted expansion splits into fields; an array's expansion gives
+    /// its elements (each split into fields unless quoted), where they are written.
     fn words(&self, node: TsNode, word_span: Span, out: &mut Vec<Word>) {
+        if let Some((elements, quoted)) = self.array(node) {
+            for element in elements {
+                match element.text.as_deref() {
+                    Some(text) if !quoted => {
+                        let written = self.text.get(element.span.start..element.span.end).unwrap_or("");
+                        for field in text.split([' ', '\t', '\n']).filter(|f| !f.is_empty()) {
+                            let span = match written.find(field) {
+                                Some(at) => Span::new(element.span.start + at, element.span.start + at + field.len()),
+                                None => element.span,
+                            };
+                            out.push(Word { text: Some(field.to_string()), span });
+                        }
+                    }
+                    _ => out.push(element.clone()),
+                }
+            }
+            return;
+        }
         let text = self.expand(node, 0);
         let name = match node.kind() {
             "simple_expansion" | "expansion" => self
@@ -463,6 +517,31 @@ mod tests {
         assert_eq!(&text[launch.words[4].span.start..launch.words[4].span.end], "2048");
         let echo = script.commands.last().expect("echo");
         assert_eq!(echo.words[1].text, None, "the body expands $HOME");
+    }
+
+    #[test]
+    fn an_array_expands_to_its_elements_where_they_are_written() {
+        let text = "M=org/model\nARGS=(\n   --model ${M}\n   # --lr 1\n   --out \"$(pwd)/x\"\n)\npython -m t ${ARGS[@]} --z 1\n";
+        let script = parse(text).expect("script");
+        let launch = script.commands.last().expect("launch");
+        let words: Vec<_> = launch.words.iter().map(|w| w.text.clone()).collect();
+        let known = |s: &str| Some(s.to_string());
+        assert_eq!(
+            words,
+            [
+                known("python"),
+                known("-m"),
+                known("t"),
+                known("--model"),
+                known("org/model"),
+                known("--out"),
+                None,
+                known("--z"),
+                known("1")
+            ]
+        );
+        assert_eq!(&text[launch.words[3].span.start..launch.words[3].span.end], "--model");
+        assert_eq!(&text[launch.words[4].span.start..launch.words[4].span.end], "${M}");
     }
 
     #[test]

@@ -70,6 +70,8 @@ PPO = [
     ("max_new_tokens", "rollout.max_new_tokens", "generate_max_len"),
     ("ds_tp", "ds.tensor_parallel_size", "ds_tensor_parallel_size"),
     ("ref_offload", "ref.offload", "ref_offload"),
+    ("dynamic_batch", "train.dynamic_batch_enable", "use_dynamic_batch"),
+    ("max_tokens_per_gpu", "train.max_tokens_per_gpu", "train_max_tokens_per_gpu"),
 ]
 DPO = [("ref_offload", "ref.offload", "ref_offload")]
 

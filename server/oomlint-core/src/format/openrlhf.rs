@@ -258,6 +258,14 @@ pub(crate) fn plan(flags: &Mapping) -> Plan {
             plan.algorithm = Some(Sourced::derived(RlAlgorithm::Sft, "openrlhf.cli.train_sft"));
         }
     }
+    // Ring attention splits each packed sequence over `ring_attn_size` GPUs
+    // (`openrlhf/models/ring_attn_utils.py`): one GPU holds its share of the tokens.
+    let ring = known(c.int("ring_attn_size")).filter(|r| r.value > 1);
+    if let (Some(ring), Some(seq)) = (ring, plan.max_seq_length.as_ref()) {
+        let share = seq.value.div_ceil(ring.value);
+        plan.max_seq_length =
+            Some(Sourced::derived(share, format!("{} tokens split over ring_attn_size {}", seq.value, ring.value)));
+    }
     plan
 }
 
@@ -301,6 +309,18 @@ fn ppo(c: &Command, plan: &mut Plan) {
     let (prompt, completion) = if c.dotted {
         let total = known(c.int("max_len"));
         plan.max_seq_length = total.clone();
+        // `--train.dynamic_batch_enable` packs micro batches up to `max_tokens_per_gpu × ring
+        // attention × DeepSpeed TP` tokens (`openrlhf/utils/seqlen_balancing.py`
+        // `get_minimum_num_micro_batch_size`); a longer sample forms its own micro batch.
+        if known(c.bool("dynamic_batch")).is_some_and(|d| d.value) {
+            if let (Some(budget), Some(t)) = (known(c.int("max_tokens_per_gpu")), &total) {
+                let tokens = (budget.value * ring * tp).max(t.value);
+                let from = "dynamic batch: max_tokens_per_gpu × ring_attn_size × DeepSpeed TP, or one longest sample";
+                plan.max_seq_length = Some(Sourced::derived(tokens, from));
+                plan.micro_batch_size = Some(Sourced::derived(1, "dynamic batch: one packed sequence per micro batch"));
+                plan.packing = Some(Sourced::derived(true, "dynamic batch turns packing_samples on"));
+            }
+        }
         let new = known(c.int("max_new_tokens"));
         match (total, new) {
             (Some(t), Some(n)) => {
@@ -459,5 +479,19 @@ mod tests {
         assert!(p.micro_batch_size.is_none(), "{:?}", p.micro_batch_size);
         let s = p.openrlhf.expect("settings");
         assert!(matches!(s.vllm_engines.value.origin, Origin::Unknown { .. }), "{:?}", s.vllm_engines);
+    }
+
+    #[test]
+    fn dynamic_batches_and_ring_attention_size_the_tokens_on_one_gpu() {
+        let p = plan_of(
+            "openrlhf.cli.train_ppo_ray",
+            "--data.max_len 74240 --train.dynamic_batch_enable --train.max_tokens_per_gpu 16192 --ds.ring_attn_size 2",
+        );
+        // The longest sample (74240) exceeds the budget (16192 × 2): alone, split over 2 GPUs.
+        assert_eq!(p.max_seq_length.as_ref().map(|m| m.value), Some(37120));
+        assert_eq!(p.micro_batch_size.as_ref().map(|m| m.value), Some(1));
+        let p = plan_of("openrlhf.cli.train_ppo_ray", "--data.max_len 4096 --train.dynamic_batch_enable");
+        // The default budget, 16192 tokens, on one GPU.
+        assert_eq!(p.max_seq_length.as_ref().map(|m| m.value), Some(16192));
     }
 }

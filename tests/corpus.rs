@@ -32,6 +32,7 @@ fn family(format: Format) -> &'static str {
         Format::Accelerate => "accelerate",
         Format::Deepspeed => "deepspeed",
         Format::Verl => "verl",
+        Format::Openrlhf => "openrlhf",
         Format::Env => "env",
         Format::Oomlint | Format::Unknown => "other",
     }

@@ -104,6 +104,7 @@ pub enum Framework {
     Deepspeed,
     Unsloth,
     Verl,
+    Openrlhf,
     /// Allocator settings from env files and shell scripts.
     Env,
     Oomlint,
@@ -495,6 +496,9 @@ pub struct Plan {
     /// What verl's start-up validation and workers read (verl launch scripts).
     #[serde(skip)]
     pub(crate) verl: Option<VerlSettings>,
+    /// What OpenRLHF's `train_ppo_ray` start-up asserts read (OpenRLHF launch scripts).
+    #[serde(skip)]
+    pub(crate) openrlhf: Option<OpenrlhfSettings>,
 }
 
 // The settings below are what the frameworks' start-up checks test (the rules read them);
@@ -762,6 +766,46 @@ pub(crate) struct RlPhases {
     pub(crate) offloads: [bool; 3],
 }
 
+/// One OpenRLHF flag as the release the script is written for spells it, with its value
+/// (None inside: `None` in argparse, or computed by the script at run time).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct OpenrlhfFlag<T> {
+    /// The flag without its dashes (`vllm.num_engines`, or `vllm_num_engines` in v0.8.0).
+    pub(crate) flag: &'static str,
+    pub(crate) value: Sourced<Option<T>>,
+}
+
+/// What the start-up asserts of OpenRLHF's `openrlhf/cli/train_ppo_ray.py` read (its
+/// `__main__` block and `train`), after argparse's defaults.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct OpenrlhfSettings {
+    /// The module word of the command, where findings about defaults go.
+    pub(crate) command: Span,
+    /// Whether the flags are the dotted groups of the newer releases (v0.8.0 and before: underscores).
+    pub(crate) dotted: bool,
+    pub(crate) actor_nodes: OpenrlhfFlag<u64>,
+    pub(crate) actor_gpus: OpenrlhfFlag<u64>,
+    pub(crate) vllm_engines: OpenrlhfFlag<u64>,
+    pub(crate) vllm_tp: OpenrlhfFlag<u64>,
+    pub(crate) colocate_all: OpenrlhfFlag<bool>,
+    pub(crate) async_train: OpenrlhfFlag<bool>,
+    pub(crate) packing: OpenrlhfFlag<bool>,
+    pub(crate) n_samples: OpenrlhfFlag<u64>,
+    pub(crate) estimator: OpenrlhfFlag<String>,
+    pub(crate) rollout_batch: OpenrlhfFlag<u64>,
+    pub(crate) rollout_micro: OpenrlhfFlag<u64>,
+    pub(crate) ring_attn_size: OpenrlhfFlag<u64>,
+    /// `--ds.tensor_parallel_size` (None in releases whose assert does not divide by it).
+    pub(crate) ds_tp: Option<OpenrlhfFlag<u64>>,
+}
+
+impl OpenrlhfSettings {
+    /// Where a finding about `flag` goes: the flag in the script, else the command.
+    pub(crate) fn span<T>(&self, flag: &OpenrlhfFlag<T>) -> Span {
+        flag.value.entry_span().unwrap_or(self.command)
+    }
+}
+
 /// A deprecated global micro batch and its per-GPU replacement, as verl reads them.
 pub(crate) type MicroBatchKeys = (Sourced<Option<u64>>, Sourced<Option<u64>>);
 
@@ -919,6 +963,7 @@ impl Plan {
             deepspeed: None,
             unsloth: None,
             verl: None,
+            openrlhf: None,
         }
     }
 

@@ -101,6 +101,10 @@ fn apply(kind: Kind, plan: &Plan, fitting: Fitting) -> Option<(Plan, Vec<Change>
                 Framework::Litgpt => {}
                 // verl splits each mini batch into micro batches itself (`dp_actor.py` `update_policy`).
                 Framework::Verl => p.gradient_accumulation = Some(derived(ga, "verl: mini batch ÷ micro batch")),
+                // OpenRLHF derives the accumulation from the train batch (`DeepspeedStrategy`).
+                Framework::Openrlhf => {
+                    p.gradient_accumulation = Some(derived(ga, "OpenRLHF: train batch ÷ micro batch ÷ GPUs"))
+                }
                 _ => {
                     p.gradient_accumulation = Some(derived(ga, "keep the effective batch"));
                     changes.push(Change { field: "gradient_accumulation", value: ga.into() });
@@ -128,7 +132,8 @@ fn apply(kind: Kind, plan: &Plan, fitting: Fitting) -> Option<(Plan, Vec<Change>
             let quantized_litgpt = plan.framework == Framework::Litgpt && quantization(plan).is_some();
             // verl builds its optimizer from `optim.optimizer_impl`/`optim.optimizer`, not a name
             // this lever can spell.
-            if quantized_litgpt || plan.framework == Framework::Verl {
+            // OpenRLHF builds DeepSpeed's Adam itself, with no optimizer flag.
+            if quantized_litgpt || matches!(plan.framework, Framework::Verl | Framework::Openrlhf) {
                 return None;
             }
             p.optimizer = Some(derived(Optimizer::AdamW8bit, "8-bit AdamW"));

@@ -247,6 +247,7 @@ impl Setup {
         let unpadded = unpadded_lengths(plan, seq_len);
         let length_from_data = padded_to_longest || unpadded.is_some();
         missing.extend(unpadded);
+        missing.extend(openrlhf_assumptions(plan));
         if padded_to_longest {
             missing.push(format!(
                 "sample lengths: batches are padded to their longest sample (no packing), and the dataset's lengths are not in the file; assumed a batch reaches {} tokens",
@@ -345,6 +346,28 @@ fn unpadded_lengths(plan: &Plan, seq_len: u64) -> Option<String> {
     Some(format!(
         "sample lengths: {what}, and the responses' lengths are not in the script; assumed every prompt and response reaches its maximum ({seq_len} tokens per sequence, or the packed budget)"
     ))
+}
+
+/// What the estimate of an OpenRLHF run leaves out or assumes: one GPU of the actor's group
+/// only (with the reference when it is colocated), and packed micro batches at their budget.
+fn openrlhf_assumptions(plan: &Plan) -> Vec<String> {
+    if plan.framework != Framework::Openrlhf {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    if plan.openrlhf.is_some() {
+        out.push(
+            "OpenRLHF: one GPU of the actor's group; the critic and reward models (on their own GPUs, or beside the actor with colocate_all) and DeepSpeed's sleep offload are not counted"
+                .to_string(),
+        );
+    }
+    if plan.packing.as_ref().is_some_and(|p| p.value) {
+        out.push(
+            "sample lengths: packing_samples packs a micro batch's samples without padding, and their lengths are not in the script; assumed every sample at the maximum length"
+                .to_string(),
+        );
+    }
+    out
 }
 
 const MAX_MICRO_BATCH: u64 = 1 << 16;

@@ -787,6 +787,7 @@ fn program_flags(words: &[Word], module: Option<usize>, config: &mut Option<Word
         "verl.trainer.main_ppo" | "verl.trainer.fsdp_sft_trainer" => {
             Some((Format::Verl, super::verl::overrides(target, args)))
         }
+        _ if super::openrlhf::is_trainer(name) => Some((Format::Openrlhf, super::openrlhf::flags(target, args))),
         "litgpt" => {
             let format = match command {
                 "finetune_lora" | "finetune" => Format::LitgptLora,

@@ -18,6 +18,7 @@ pub(crate) mod launch;
 pub(crate) mod litgpt;
 pub(crate) mod llamafactory;
 pub(crate) mod oomlint;
+pub(crate) mod openrlhf;
 pub mod python;
 /// The framework ranges the launcher of `format` checks at start-up and refuses to run
 /// outside of (LLaMA-Factory's `check_dependencies`).
@@ -55,6 +56,8 @@ pub enum Format {
     Deepspeed,
     /// verl's Hydra overrides on a launch script's command line.
     Verl,
+    /// OpenRLHF's trainer flags on a launch script's command line.
+    Openrlhf,
     /// Allocator and device variables in env files, shell scripts and YAML `env:` blocks.
     Env,
     /// `oomlint.toml` or `[tool.oomlint]` in `pyproject.toml`.
@@ -63,7 +66,7 @@ pub enum Format {
 }
 
 impl Format {
-    pub(crate) const ALL: [Format; 17] = [
+    pub(crate) const ALL: [Format; 18] = [
         Format::LitgptLora,
         Format::LitgptAdapter,
         Format::LitgptAdapterV2,
@@ -78,6 +81,7 @@ impl Format {
         Format::Accelerate,
         Format::Deepspeed,
         Format::Verl,
+        Format::Openrlhf,
         Format::Env,
         Format::Oomlint,
         Format::Unknown,
@@ -99,6 +103,7 @@ impl Format {
             Format::Accelerate => "accelerate",
             Format::Deepspeed => "deepspeed",
             Format::Verl => "verl",
+            Format::Openrlhf => "openrlhf",
             Format::Env => "env",
             Format::Oomlint => "oomlint",
             Format::Unknown => "unknown",
@@ -125,6 +130,7 @@ impl Format {
             Format::Accelerate => Framework::Accelerate,
             Format::Deepspeed => Framework::Deepspeed,
             Format::Verl => Framework::Verl,
+            Format::Openrlhf => Framework::Openrlhf,
             Format::Env => Framework::Env,
             Format::Oomlint => Framework::Oomlint,
             Format::Unknown => return None,
@@ -183,6 +189,7 @@ pub(crate) fn build_plan(format: Format, doc: &Document, text: &str) -> Option<P
         Format::Accelerate => accelerate::plan(&reader),
         Format::Deepspeed => deepspeed::plan(&reader),
         Format::Verl => verl::plan(root, text),
+        Format::Openrlhf => openrlhf::plan(root),
         Format::Env => Plan::new(Framework::Env),
         Format::Oomlint | Format::Unknown => return None,
     };

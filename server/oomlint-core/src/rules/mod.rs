@@ -58,6 +58,10 @@ mod litgpt_warmup_zero;
 mod load_best_model_strategy_mismatch;
 mod low_memory_headroom;
 mod memory;
+mod openrlhf_colocate_vllm_gpus;
+mod openrlhf_group_estimator_samples;
+mod openrlhf_packing_without_vllm;
+mod openrlhf_sample_batches;
 mod quantized_without_adapter;
 mod reduce_lr_on_plateau_without_eval;
 mod removed_key;
@@ -370,6 +374,10 @@ pub static RULES: &[Rule] = &[
     rule!(verl_batch_divisibility, "OOM803", "verl-batch-divisibility", Framework, Error, None),
     rule!(verl_mini_batch_normalization, "OOM804", "verl-mini-batch-normalization", Framework, Error, None),
     rule!(verl_sequence_parallel, "OOM805", "verl-sequence-parallel", Framework, Error, None),
+    rule!(openrlhf_colocate_vllm_gpus, "OOM811", "openrlhf-colocate-vllm-gpus", Framework, Error, None),
+    rule!(openrlhf_sample_batches, "OOM812", "openrlhf-sample-batches", Framework, Error, None),
+    rule!(openrlhf_group_estimator_samples, "OOM813", "openrlhf-group-estimator-samples", Framework, Error, None),
+    rule!(openrlhf_packing_without_vllm, "OOM814", "openrlhf-packing-without-vllm", Framework, Error, None),
 ];
 
 /// Finds a rule by code (`OOM101`, case-insensitive) or name (`yaml-syntax`).

@@ -199,6 +199,10 @@ pub(super) fn verl<'p>(ctx: &Context<'p>) -> Option<&'p crate::plan::VerlSetting
     ctx.plan?.verl.as_ref()
 }
 
+pub(super) fn openrlhf<'p>(ctx: &Context<'p>) -> Option<&'p crate::plan::OpenrlhfSettings> {
+    ctx.plan?.openrlhf.as_ref()
+}
+
 pub(super) fn accelerate<'p>(ctx: &Context<'p>) -> Option<&'p AccelerateSettings> {
     ctx.plan?.accelerate.as_ref().filter(|_| ctx.format == Format::Accelerate)
 }

@@ -7,8 +7,10 @@
 //! substitution, a variable the script never assigns) has no known text. An unquoted
 //! expansion that is a whole word is split at blanks into words, as the shell's field
 //! splitting does with the default `IFS` (`deepspeed $ARGS train.py`); each field's span is
-//! its text in the assignment when the value is literal. The variables SLURM sets from the
-//! script's `#SBATCH` directives (node and GPU counts) are known from those lines.
+//! its text in the assignment when the value is literal. An array (`ARGS=(--a 1)`) expanded as
+//! `${ARGS[@]}` gives its elements, each where it is written. `read -d '' NAME <<EOF` assigns
+//! the here-document to NAME. The variables SLURM sets from the script's `#SBATCH` directives
+//! (node and GPU counts) are known from those lines.
 
 use crate::span::Span;
 use crate::HashMap;
@@ -43,8 +45,13 @@ pub(crate) fn parse(text: &str) -> Option<Script> {
     let mut parser = Parser::new();
     parser.set_language(&tree_sitter_bash::LANGUAGE.into()).ok()?;
     let tree = parser.parse(text, None)?;
-    let mut reader =
-        ScriptReader { text, variables: HashMap::default(), literal: HashMap::default(), script: Script::default() };
+    let mut reader = ScriptReader {
+        text,
+        variables: HashMap::default(),
+        literal: HashMap::default(),
+        arrays: HashMap::default(),
+        script: Script::default(),
+    };
     reader.walk(tree.root_node(), 0);
     Some(reader.script)
 }
@@ -57,6 +64,9 @@ struct ScriptReader<'t> {
     variables: HashMap<String, Option<String>>,
     /// Where a variable's literal value is written (its last assignment).
     literal: HashMap<String, (usize, usize)>,
+    /// Arrays the script assigns (`ARGS=(--a 1 --b "$X")`): each element expanded (None when
+    /// unknown) where it is written.
+    arrays: HashMap<String, Vec<Word>>,
     script: Script,
 }
 
@@ -77,6 +87,18 @@ impl ScriptReader<'_> {
             "command" => return self.command(node),
             "variable_assignment" => {
                 if let Some((name, word)) = self.assignment(node) {
+                    match node.child_by_field_name("value").filter(|v| v.kind() == "array") {
+                        Some(array) => {
+                            let mut cursor = array.walk();
+                            let elements: Vec<TsNode> =
+                                array.named_children(&mut cursor).filter(|c| c.kind() != "comment").collect();
+                            let words = elements.iter().map(|e| Word { text: self.expand(*e, 0), span: span(*e) });
+                            self.arrays.insert(name.clone(), words.collect());
+                        }
+                        None => {
+                            self.arrays.remove(&name);
+                        }
+                    }
                     match self.literal_range(node.child_by_field_name("value")) {
                         Some(range) => self.literal.insert(name.clone(), range),
                         None => self.literal.remove(&name),
@@ -87,6 +109,7 @@ impl ScriptReader<'_> {
                 return;
             }
             "comment" => return self.comment(node),
+            "redirected_statement" => self.read_heredoc(node),
             "command_substitution" | "process_substitution" | "heredoc_body" => return,
             _ => {}
         }
@@ -95,6 +118,43 @@ impl ScriptReader<'_> {
         for child in children {
             self.walk(child, depth + 1);
         }
+    }
+
+    /// `read [-r] [-d ''] NAME <<EOF … EOF` assigns the here-document to NAME (`-d ''` reads
+    /// it whole; without `-d` only its first line): `\`-newline continuations are removed
+    /// where the delimiter is unquoted. A body that expands anything leaves NAME unknown.
+    fn read_heredoc(&mut self, node: TsNode) {
+        let Some(body) = node.child_by_field_name("body").filter(|b| b.kind() == "command") else { return };
+        let mut cursor = body.walk();
+        let words: Vec<String> = body.named_children(&mut cursor).map(|c| self.source(c).to_string()).collect();
+        if words.first().map(String::as_str) != Some("read") {
+            return;
+        }
+        let Some(name) = words.iter().skip(1).rfind(|w| !w.starts_with('-') && !matches!(w.as_str(), "''" | "\"\""))
+        else {
+            return;
+        };
+        let whole = words.windows(2).any(|w| w[0] == "-d" && matches!(w[1].as_str(), "''" | "\"\""));
+        let mut cursor = node.walk();
+        let redirect = node.named_children(&mut cursor).find(|c| c.kind() == "heredoc_redirect");
+        let Some(redirect) = redirect else { return };
+        let mut cursor = redirect.walk();
+        let children: Vec<TsNode> = redirect.named_children(&mut cursor).collect();
+        let Some(heredoc) = children.iter().find(|c| c.kind() == "heredoc_body") else { return };
+        let quoted =
+            children.iter().any(|c| c.kind() == "heredoc_start" && self.source(*c).contains(['\'', '"', '\\']));
+        let raw = self.source(*heredoc);
+        let text = if quoted { raw.to_string() } else { raw.replace("\\\n", "") };
+        let text = if whole { text } else { text.lines().next().unwrap_or("").to_string() };
+        let expands = !quoted && (text.contains('$') || text.contains('`'));
+        let value = (!expands).then_some(text);
+        let range = (heredoc.start_byte(), heredoc.end_byte());
+        match value {
+            Some(_) => self.literal.insert(name.clone(), range),
+            None => self.literal.remove(name),
+        };
+        self.variables.insert(name.clone(), value.clone());
+        self.script.assignments.push((name.clone(), Word { text: value, span: span(*heredoc) }));
     }
 
     fn assignment(&self, node: TsNode) -> Option<(String, Word)> {
@@ -122,8 +182,40 @@ impl ScriptReader<'_> {
         literal.then(|| (value.start_byte(), value.end_byte()))
     }
 
-    /// A command word: an unquoted expansion splits into fields.
+    /// The array `${NAME[@]}` or `${NAME[*]}` expands (also quoted), and whether it is quoted.
+    fn array(&self, node: TsNode) -> Option<(&[Word], bool)> {
+        let source = self.source(node);
+        let (inner, quoted) = match node.kind() {
+            "string" => (source.strip_prefix('"')?.strip_suffix('"')?, true),
+            "expansion" => (source, false),
+            _ => return None,
+        };
+        let name = inner.strip_prefix("${")?.strip_suffix('}')?;
+        let name = name.strip_suffix("[@]").or_else(|| name.strip_suffix("[*]"))?;
+        Some((self.arrays.get(name)?.as_slice(), quoted))
+    }
+
+    /// A command word: an unquoted expansion splits into fields; an array's expansion gives
+    /// its elements (each split into fields unless quoted), where they are written.
     fn words(&self, node: TsNode, word_span: Span, out: &mut Vec<Word>) {
+        if let Some((elements, quoted)) = self.array(node) {
+            for element in elements {
+                match element.text.as_deref() {
+                    Some(text) if !quoted => {
+                        let written = self.text.get(element.span.start..element.span.end).unwrap_or("");
+                        for field in text.split([' ', '\t', '\n']).filter(|f| !f.is_empty()) {
+                            let span = match written.find(field) {
+                                Some(at) => Span::new(element.span.start + at, element.span.start + at + field.len()),
+                                None => element.span,
+                            };
+                            out.push(Word { text: Some(field.to_string()), span });
+                        }
+                    }
+                    _ => out.push(element.clone()),
+                }
+            }
+            return;
+        }
         let text = self.expand(node, 0);
         let name = match node.kind() {
             "simple_expansion" | "expansion" => self
@@ -412,6 +504,44 @@ mod tests {
         assert_eq!((at(1), at(2), at(4)), ("--nproc_per_node", "8", "2"));
         // A default's fields have no assignment: the expansion is where they are.
         assert_eq!(at(7), "${MISSING:-x y}");
+    }
+
+    #[test]
+    fn a_heredoc_read_whole_assigns_its_variable() {
+        let text = "read -r -d '' cmds <<EOF\nopenrlhf.cli.train_sft \\\n   --data.max_len 2048\nEOF\n\
+                    deepspeed --module $cmds\nread -r -d '' other <<EOF\n--x $HOME\nEOF\necho $other\n";
+        let script = parse(text).expect("script");
+        let launch = &script.commands.iter().find(|c| c.words[0].text.as_deref() == Some("deepspeed")).expect("launch");
+        let words: Vec<_> = launch.words.iter().map(|w| w.text.clone().unwrap_or_default()).collect();
+        assert_eq!(words, ["deepspeed", "--module", "openrlhf.cli.train_sft", "--data.max_len", "2048"]);
+        assert_eq!(&text[launch.words[4].span.start..launch.words[4].span.end], "2048");
+        let echo = script.commands.last().expect("echo");
+        assert_eq!(echo.words[1].text, None, "the body expands $HOME");
+    }
+
+    #[test]
+    fn an_array_expands_to_its_elements_where_they_are_written() {
+        let text = "M=org/model\nARGS=(\n   --model ${M}\n   # --lr 1\n   --out \"$(pwd)/x\"\n)\npython -m t ${ARGS[@]} --z 1\n";
+        let script = parse(text).expect("script");
+        let launch = script.commands.last().expect("launch");
+        let words: Vec<_> = launch.words.iter().map(|w| w.text.clone()).collect();
+        let known = |s: &str| Some(s.to_string());
+        assert_eq!(
+            words,
+            [
+                known("python"),
+                known("-m"),
+                known("t"),
+                known("--model"),
+                known("org/model"),
+                known("--out"),
+                None,
+                known("--z"),
+                known("1")
+            ]
+        );
+        assert_eq!(&text[launch.words[3].span.start..launch.words[3].span.end], "--model");
+        assert_eq!(&text[launch.words[4].span.start..launch.words[4].span.end], "${M}");
     }
 
     #[test]

@@ -263,6 +263,11 @@ pub enum LossImpl {
     /// unsloth-zoo's `unsloth_fused_ce_loss`: the head and the loss run in row chunks whose
     /// fp32 logits fit a memory target.
     UnslothFused(CeChunkTarget),
+    /// OpenRLHF's actor (`models/actor.py` `Actor.forward`): the logits of every token of the
+    /// sequence are cast to fp32 (`output["logits"].to(torch.float32)`, the 16-bit ones freed),
+    /// and `models/utils.py` `log_probs_from_logits` runs flash-attn's `cross_entropy_loss` on them,
+    /// which saves them and allocates their fp32 gradient in backward (`inplace_backward` off).
+    Fp32LogProbs,
     /// Log-probabilities of the sampled tokens, as RL actors take them (verl
     /// `workers/actor/dp_actor.py` `_forward_micro_batch` → `utils/torch_functional.py`
     /// `logprobs_from_logits`, flash-attn's Triton `cross_entropy_loss`): the 16-bit logits of every

@@ -530,6 +530,12 @@ pub(super) fn logits_component(s: &Setup, resident: u64) -> Component {
                 format!("T × (logits β·V, gradient in place, + fp32 logsumexp) = T × {}", beta * v + 4),
             ),
             LossImpl::UnslothFused(target) => unsloth_fused_chunk(s, tokens, v, target, resident),
+            // Every token of the sequence, not only the completion: the log-probs are sliced after.
+            LossImpl::Fp32LogProbs => (
+                0,
+                s.tokens().saturating_mul(8 * v),
+                format!("all {} tokens × (fp32 logits 4·V + their fp32 gradient 4·V) = T × {}", s.tokens(), 8 * v),
+            ),
             // verl's fused kernels (`use_fused_kernels`, `FusedLinearForPPO`) keep the head's
             // input and one fp32 log-prob and entropy per token, no `[T, V]` logits.
             LossImpl::TokenLogProbs { fused: true, .. } => (

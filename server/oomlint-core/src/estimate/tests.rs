@@ -790,3 +790,15 @@ fn one_chart_per_timeline_phase_with_the_capacity_only_for_a_card() {
     assert!(!chart::views(&est, None).contains("capacity"));
     assert_eq!(chart::world_sizes(&est, None).is_some(), !est.per_world_size.is_empty());
 }
+
+#[test]
+fn openrlhf_log_probs_hold_fp32_logits_and_their_gradient_for_every_token() {
+    let mut p = grpo(false);
+    p.loss = Some(d(crate::plan::LossImpl::Fp32LogProbs));
+    let a = arch("Qwen2.5-0.5B");
+    let est = estimate(&p, a, None);
+    let logits = est.components.iter().find(|c| c.name == "logits-loss").expect("logits");
+    let setup_tokens = p.micro_batch_size.as_ref().unwrap().value * p.max_seq_length.as_ref().unwrap().value;
+    assert!(logits.bytes >= setup_tokens * 8 * weights::vocab_rows(a), "{}", logits.formula);
+    assert!(logits.formula.contains("fp32 logits 4·V + their fp32 gradient 4·V"), "{}", logits.formula);
+}

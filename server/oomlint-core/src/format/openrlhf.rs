@@ -14,8 +14,8 @@
 use super::axolotl::model_ref;
 use super::hf_names::lora_targets;
 use crate::plan::{
-    Attention, Checkpointing, Dtype, Framework, LoraPlan, Method, OpenrlhfFlag, OpenrlhfSettings, Optimizer, Origin,
-    Plan, Precision, RlAlgorithm, RlPlan, Sharding, Sourced, VllmMode, VllmPlan,
+    Attention, Checkpointing, Dtype, Framework, LoraPlan, LossImpl, Method, OpenrlhfFlag, OpenrlhfSettings, Optimizer,
+    Origin, Plan, Precision, RlAlgorithm, RlPlan, Sharding, Sourced, VllmMode, VllmPlan,
 };
 use crate::span::Span;
 use crate::syntax::shell::Word;
@@ -347,6 +347,10 @@ fn ppo(c: &Command, plan: &mut Plan) {
         (prompt, generate)
     };
     plan.algorithm = Some(Sourced::derived(RlAlgorithm::Grpo, "OpenRLHF PPO trainer (policy-gradient actor)"));
+    plan.loss = Some(Sourced::derived(
+        LossImpl::Fp32LogProbs,
+        "OpenRLHF actor: fp32 logits of the whole sequence through flash-attn's cross_entropy_loss (models/utils.py log_probs_from_logits)",
+    ));
     let flag_on = |f: &str| known(c.bool(f)).is_some_and(|b| b.value);
     let colocate_all = settings.colocate_all.value.value == Some(true);
     let kl = known(c.float("init_kl")).unwrap_or_else(|| Sourced::unknown(0.0, "the KL coefficient is not known"));
@@ -418,6 +422,14 @@ mod tests {
         for program in ["train_ppo_ray", "train_sft", "train_dpo", "train_rm"] {
             assert!(rows.iter().any(|l| l.starts_with(&format!("{program}\tmodel\t"))), "{program}");
         }
+    }
+
+    #[test]
+    fn the_ppo_actor_takes_fp32_log_probs_of_the_whole_sequence() {
+        let ppo = plan_of("openrlhf.cli.train_ppo_ray", "--actor.model_name_or_path Qwen/Qwen2.5-7B-Instruct");
+        assert_eq!(ppo.loss.map(|l| l.value), Some(LossImpl::Fp32LogProbs));
+        let sft = plan_of("openrlhf.cli.train_sft", "--model.model_name_or_path Qwen/Qwen2.5-7B-Instruct");
+        assert_ne!(sft.loss.map(|l| l.value), Some(LossImpl::Fp32LogProbs), "SFT has its own loss");
     }
 
     #[test]

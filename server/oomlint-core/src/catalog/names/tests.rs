@@ -65,7 +65,7 @@ fn sized_models_have_the_named_parameter_count() {
         "unsloth/Qwen3.5-2B",
         "Qwen/Qwen3.5-9B",
         "Qwen/Qwen3.5-27B",
-        "unsloth/LFM2.5-1.2B-Instruct",
+        "LiquidAI/LFM2.5-3B-Instruct",
         "unsloth/gemma-4-12b-it",
         "ibm-granite/granite-3.3-8b-instruct",
         "HuggingFaceTB/SmolLM2-600M",

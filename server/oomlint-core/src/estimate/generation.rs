@@ -49,22 +49,17 @@ pub(super) fn reference_forward(s: &Setup) -> Option<Component> {
     let beta = s.compute_bytes;
     let logits = s.tokens().saturating_mul(v * beta);
     let row = s.seq_len.saturating_mul(v * beta);
-    let (bytes, formula, provenance) = (
-        logits.saturating_add(row),
-        format!(
+    Some(Component {
+        name: "reference-forward",
+        bytes: logits.saturating_add(row),
+        phase: Phase::Forward,
+        live_in: vec![Phase::Forward],
+        formula: format!(
             "reference logits T × β·V = {} × {beta} × {v} + one sequence's log-softmax {} × β·V, freed before backward",
             s.tokens(),
             s.seq_len
         ),
-        Provenance::Derived,
-    );
-    Some(Component {
-        name: "reference-forward",
-        bytes,
-        phase: Phase::Forward,
-        live_in: vec![Phase::Forward],
-        formula,
-        provenance,
+        provenance: Provenance::Derived,
     })
 }
 

@@ -157,11 +157,7 @@ impl<'f> Command<'f> {
     }
 
     fn bool(&self, field: &str) -> Option<OpenrlhfFlag<bool>> {
-        self.get(field, |t| match t.to_ascii_lowercase().as_str() {
-            "true" => Some(true),
-            "false" => Some(false),
-            _ => None,
-        })
+        self.get(field, super::read::cli_bool)
     }
 
     fn string(&self, field: &str) -> Option<OpenrlhfFlag<String>> {

@@ -115,11 +115,7 @@ impl<'a> Reader<'a> {
     pub(crate) fn bool(&self, path: &str) -> Option<Sourced<bool>> {
         self.sourced(path, |e| {
             let s = e.value.as_scalar()?;
-            s.as_bool().or_else(|| match s.text.to_ascii_lowercase().as_str() {
-                "true" => Some(true),
-                "false" => Some(false),
-                _ => None,
-            })
+            s.as_bool().or_else(|| cli_bool(&s.text))
         })
     }
 
@@ -156,5 +152,14 @@ impl<'a> Reader<'a> {
         read: impl Fn(&Self, &str) -> Option<Sourced<T>>,
     ) -> Option<Sourced<T>> {
         paths.iter().find_map(|p| read(self, p))
+    }
+}
+
+/// `true`/`false` in any case, as command-line parsers (argparse's `str2bool`, Hydra) accept them.
+pub(crate) fn cli_bool(text: &str) -> Option<bool> {
+    match text.to_ascii_lowercase().as_str() {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
     }
 }

@@ -200,11 +200,7 @@ impl Config {
     }
 
     fn bool(&self, key: &str) -> Sourced<Option<bool>> {
-        self.get(key, |t| match t.to_ascii_lowercase().as_str() {
-            "true" => Some(true),
-            "false" => Some(false),
-            _ => None,
-        })
+        self.get(key, super::read::cli_bool)
     }
 
     fn string(&self, key: &str) -> Sourced<Option<String>> {

@@ -3,8 +3,8 @@
 //! ([`oomlint_core`]) values.
 
 pub use oomlint_core::{
-    alloc_conf, analysis, catalog, diagnostic, estimate, explain, fix, format, model, plan, rules, schema, settings,
-    span, suppression, syntax, versions,
+    alloc_conf, analysis, catalog, diagnostic, estimate, explain, fix, format, hover, model, plan, rules, schema,
+    settings, span, suppression, syntax, versions,
 };
 
 pub mod cli;

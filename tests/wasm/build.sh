@@ -4,38 +4,15 @@
 # a WASI runtime on a few fixtures (Python, notebook, YAML, JSON, shell) and checks that it
 # prints exactly what the native build of the example prints.
 #
-# Installs what is missing, and only that:
-# - Debian: clang (compiles the C for wasm32), wasi-libc (its C headers), llvm (llvm-ar,
-#   which the cc crate uses to archive wasm objects); rust-lld, shipped with Rust, links.
-# - rustup: the wasm32-wasip1 standard library.
-# - PyPI: wasmtime (the runtime ships inside the wheel), in a virtual environment under
-#   ~/.cache/oomlint-tests.
+# Installs what is missing (tests/wasm/toolchain.sh), and wasmtime from PyPI in a virtual
+# environment under ~/.cache/oomlint-tests.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$repo"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$repo/target}"
-target=wasm32-wasip1
-
-missing=()
-command -v clang >/dev/null || missing+=(clang)
-command -v llvm-ar >/dev/null || missing+=(llvm)
-[ -f /usr/include/wasm32-wasi/stdio.h ] || missing+=(wasi-libc)
-if [ ${#missing[@]} -gt 0 ]; then
-  sudo=""
-  if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null; then sudo="sudo"; fi
-  echo "installing ${missing[*]} (Debian)"
-  $sudo apt-get update
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}"
-fi
-
-if ! rustup target list --installed | grep -qx "$target"; then
-  rustup target add "$target"
-fi
-
-# tree-sitter's C needs a C compiler for wasm32 and a libc's headers; the cc crate reads
-# these per-target variables, so host builds are untouched.
-export CC_wasm32_wasip1="${CC_wasm32_wasip1:-clang}"
-export CFLAGS_wasm32_wasip1="${CFLAGS_wasm32_wasip1:--isystem /usr/include/wasm32-wasi}"
+# shellcheck source=toolchain.sh
+source "$repo/tests/wasm/toolchain.sh"
+target=$wasm_target
 
 start=$SECONDS
 cargo build --locked -p oomlint-core --target "$target"

@@ -33,6 +33,7 @@ pub mod estimate;
 pub mod explain;
 pub mod fix;
 pub mod format;
+pub mod hover;
 pub mod model;
 pub mod own_arguments;
 pub mod plan;

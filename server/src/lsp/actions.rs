@@ -1,12 +1,12 @@
 //! Code actions: the rules' quick fixes (from diagnostic data), the estimator's levers on
 //! the keys they edit, "Disable <rule> for this line", and `source.fixAll.oomlint`.
 
-use super::breakdown::gib;
 use super::convert::Positions;
 use super::diagnostics::{self, lines_overlap, FixData};
 use super::locate::entry_with_value;
 use super::state::OpenDocument;
 use crate::diagnostic::Edit;
+use crate::estimate::breakdown::gib;
 use crate::estimate::Lever;
 use crate::syntax::Language;
 use std::collections::HashMap;

@@ -5,11 +5,11 @@
 //! it, so that their imports and aliases count.
 
 use super::convert::Positions;
-use super::docs::{property_markdown, spell};
 use super::locate::{yaml_context, Writing};
 use super::state::OpenDocument;
 use crate::analysis::Analysis;
 use crate::format::{python, Format};
+use crate::schema::docs::{property_markdown, spell};
 use crate::schema::{self, properties_at, property_doc, PropertyDoc};
 use crate::span::Span;
 use crate::syntax::python::open_call;

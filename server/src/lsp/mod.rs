@@ -9,13 +9,10 @@
 //! findings that lie in it.
 
 mod actions;
-mod breakdown;
 mod completion;
 mod convert;
 mod diagnostics;
-mod docs;
 mod framing;
-mod hover;
 mod locate;
 mod options;
 mod state;
@@ -218,7 +215,12 @@ impl LanguageServer for Backend {
         let Some(document) = state.get(&at.text_document.uri) else { return Ok(None) };
         let positions = document.positions(state.encoding());
         let offset = positions.offset(at.position);
-        let found = hover::hover(document, offset);
+        let hovered = crate::hover::Hovered {
+            analysis: &document.analysis,
+            options: &document.options,
+            headroom: document.headroom,
+        };
+        let found = crate::hover::hover(&hovered, offset);
         Ok(found.map(|(markdown, span)| Hover {
             contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value: markdown }),
             range: Some(positions.range(span)),
@@ -249,8 +251,12 @@ impl LanguageServer for Backend {
         let Some(document) = state.get(uri) else { return Ok(None) };
         // A notebook's summary goes on its first code cell.
         let title = match (&document.analysis.estimate, state.notebook_estimate(uri)) {
-            (_, Some((judged, true))) => breakdown::summary(&judged.estimate, judged.gpu.as_ref(), judged.headroom),
-            (Some(estimate), None) => breakdown::summary(estimate, document.analysis.gpu.as_ref(), document.headroom),
+            (_, Some((judged, true))) => {
+                crate::estimate::breakdown::summary(&judged.estimate, judged.gpu.as_ref(), judged.headroom)
+            }
+            (Some(estimate), None) => {
+                crate::estimate::breakdown::summary(estimate, document.analysis.gpu.as_ref(), document.headroom)
+            }
             _ => return Ok(Some(Vec::new())),
         };
         Ok(Some(vec![CodeLens {
@@ -284,8 +290,8 @@ impl LanguageServer for Backend {
         };
         Ok(judged.map(|(estimate, gpu, headroom)| {
             json!({
-                "summary": breakdown::summary(estimate, gpu, headroom),
-                "markdown": breakdown::markdown(estimate, gpu, headroom),
+                "summary": crate::estimate::breakdown::summary(estimate, gpu, headroom),
+                "markdown": crate::estimate::breakdown::markdown(estimate, gpu, headroom),
                 "estimate": estimate,
             })
         }))

@@ -1,7 +1,6 @@
 //! `oomlint estimate` output: a table with a bar per component, and JSON version 1.
 
 use crate::analysis::Analysis;
-use crate::catalog::Architecture;
 use crate::estimate::{format_bytes, Estimate, Fit, Solve, Verdict};
 use crate::render::json::fixes;
 use serde_json::{json, Value};
@@ -59,7 +58,7 @@ pub fn table(analysis: &Analysis, estimate: &Estimate) -> String {
         count(estimate.trainable_parameters)
     ));
     if let Some(arch) = analysis.model.as_ref().and_then(|m| m.architecture()) {
-        out.push_str(&format!("  architecture {}\n\n", provenance(arch, false)));
+        out.push_str(&format!("  architecture {}\n\n", arch.provenance(false)));
     }
     let total = estimate.peak.device_bytes.max(1);
     let mut components: Vec<_> = estimate.components.iter().filter(|c| c.bytes > 0).collect();
@@ -177,23 +176,6 @@ pub(crate) fn verdict(fit: Fit) -> (&'static str, String) {
     (verdict, headroom)
 }
 
-const CATALOG: &str = "from the built-in catalog";
-
-/// Where the architecture came from, in the order oomlint looks: a local checkpoint
-/// directory, the local Hugging Face cache, the built-in catalog.
-/// With `full`, the catalog's own source follows.
-pub fn provenance(arch: &Architecture, full: bool) -> String {
-    if let Some(dir) = arch.source.strip_prefix("local ") {
-        format!("from the local checkpoint {dir}")
-    } else if arch.source.starts_with("from the local Hugging Face cache") || arch.sized_from_name {
-        arch.source.clone()
-    } else if full {
-        format!("{CATALOG}: {}", arch.source)
-    } else {
-        CATALOG.to_string()
-    }
-}
-
 /// JSON version 1 of one estimate.
 pub fn json(analysis: &Analysis, estimate: &Estimate) -> Value {
     let model = analysis.model.as_ref().and_then(|m| m.architecture());
@@ -204,7 +186,7 @@ pub fn json(analysis: &Analysis, estimate: &Estimate) -> Value {
         "model": model.map(|m| json!({
             "name": m.name,
             "parameters": estimate.parameters,
-            "source": provenance(m, true),
+            "source": m.provenance(true),
         })),
         "gpu": analysis.gpu.as_ref().map(|g| json!({"name": g.name, "memory_bytes": g.memory_bytes})),
         "peak": {

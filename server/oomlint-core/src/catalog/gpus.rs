@@ -109,6 +109,11 @@ fn normalize(name: &str) -> String {
     ["nvidia", "geforce", "tesla"].iter().fold(kept, |acc, word| acc.replace(word, ""))
 }
 
+/// Every GPU of the catalog, in its order (a playground's GPU picker lists them).
+pub fn all_gpus() -> &'static [Gpu] {
+    &index().gpus
+}
+
 /// Resolves a GPU name (`a100-40gb`, `NVIDIA A10G`, `rtx4090`, `t4`, ...).
 pub fn resolve_gpu(name: &str) -> Result<&'static Gpu, UnknownGpu> {
     let idx = index();

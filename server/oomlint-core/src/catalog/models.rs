@@ -386,6 +386,22 @@ pub struct Architecture {
 }
 
 impl Architecture {
+    /// Where the architecture came from, in the order oomlint looks: a local checkpoint
+    /// directory, the local Hugging Face cache, the built-in catalog (with `full`, followed
+    /// by the catalog row's own source), or the model's name.
+    pub fn provenance(&self, full: bool) -> String {
+        const CATALOG: &str = "from the built-in catalog";
+        if let Some(dir) = self.source.strip_prefix("local ") {
+            format!("from the local checkpoint {dir}")
+        } else if self.source.starts_with("from the local Hugging Face cache") || self.sized_from_name {
+            self.source.clone()
+        } else if full {
+            format!("{CATALOG}: {}", self.source)
+        } else {
+            CATALOG.to_string()
+        }
+    }
+
     /// Layers with self-attention (all layers but the Mamba ones).
     fn attention_layer_count(&self) -> u64 {
         self.n_layer.saturating_sub(self.n_mamba_layers)

@@ -15,6 +15,7 @@
 //! `activations.rs` and the oracle-derived tables in `tests/estimator/`.
 
 mod activations;
+pub mod breakdown;
 mod buckets;
 pub mod chart;
 mod context;

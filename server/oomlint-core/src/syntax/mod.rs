@@ -10,6 +10,7 @@
 mod chars;
 pub mod env;
 pub mod json;
+pub mod locate;
 pub mod notebook;
 pub mod python;
 pub(crate) mod shell;

@@ -5,7 +5,7 @@
 
 mod diff;
 
-use super::estimate::{count, gib, provenance, verdict, what_fits};
+use super::estimate::{count, gib, verdict, what_fits};
 use crate::analysis::Analysis;
 use crate::diagnostic::Fix;
 use crate::estimate::chart::{self, escape};
@@ -60,7 +60,7 @@ pub fn page(analysis: &Analysis, estimate: &Estimate) -> String {
         count(estimate.trainable_parameters),
     );
     if let Some(arch) = arch {
-        let _ = writeln!(s, "<dt>architecture</dt><dd>{}</dd>", escape(&provenance(arch, true)));
+        let _ = writeln!(s, "<dt>architecture</dt><dd>{}</dd>", escape(&arch.provenance(true)));
     }
     match gpu {
         Some(g) => {

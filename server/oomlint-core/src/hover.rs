@@ -2,24 +2,31 @@
 //! breakdown with what this key costs (the peak if its value were halved or doubled,
 //! or switched for booleans) and the levers that edit it.
 
-use super::breakdown::{gib, markdown};
-use super::docs::property_markdown;
-use super::locate::{entry_at, Located};
-use super::state::OpenDocument;
-use crate::analysis::analyze_text;
+use crate::analysis::{analyze_text, Analysis, Options};
 use crate::diagnostic::Edit;
+use crate::estimate::breakdown::{gib, markdown};
 use crate::estimate::Estimate;
 use crate::format::{python, Format};
 use crate::rules;
+use crate::schema::docs::property_markdown;
 use crate::schema::{self, property_doc, PropertyDoc};
 use crate::span::Span;
 use crate::suppression;
+use crate::syntax::locate::{entry_at, Located};
 use crate::syntax::{Entry, Literal, ScalarKind};
 use serde_json::Value;
 
+/// What a hover needs: the analysis, the options it ran with (what-if analyses rerun with
+/// them), and the free share of the GPU the user asks for.
+pub struct Hovered<'a> {
+    pub analysis: &'a Analysis,
+    pub options: &'a Options,
+    pub headroom: Option<f64>,
+}
+
 /// The Markdown shown for the key under `offset`, and the key's span.
-pub fn hover(document: &OpenDocument, offset: usize) -> Option<(String, Span)> {
-    let analysis = &document.analysis;
+pub fn hover(document: &Hovered<'_>, offset: usize) -> Option<(String, Span)> {
+    let analysis = document.analysis;
     if let Some(found) = suppressed_rule(document, offset) {
         return Some(found);
     }
@@ -44,7 +51,7 @@ pub fn hover(document: &OpenDocument, offset: usize) -> Option<(String, Span)> {
             out.push_str("\n\n---\n\n");
             out.push_str(&markdown(estimate, analysis.gpu.as_ref(), document.headroom));
             if let Some(arch) = analysis.model.as_ref().and_then(|m| m.architecture()) {
-                out.push_str(&format!("\n\n**Architecture** {}", crate::render::estimate::provenance(arch, false)));
+                out.push_str(&format!("\n\n**Architecture** {}", arch.provenance(false)));
             }
             if !costs.is_empty() {
                 out.push_str(&format!("\n\n**This key:** {}", costs.join(" · ")));
@@ -59,8 +66,8 @@ pub fn hover(document: &OpenDocument, offset: usize) -> Option<(String, Span)> {
 
 /// In a Python script, the documentation of the keyword argument whose keyword is `key`
 /// (loader, PEFT and bitsandbytes keywords have no schema of their own).
-fn keyword_doc(document: &OpenDocument, key: Span) -> Option<PropertyDoc> {
-    let analysis = &document.analysis;
+fn keyword_doc(document: &Hovered<'_>, key: Span) -> Option<PropertyDoc> {
+    let analysis = document.analysis;
     let (callee, name) = python::script(&analysis.document)?
         .calls
         .iter()
@@ -69,8 +76,8 @@ fn keyword_doc(document: &OpenDocument, key: Span) -> Option<PropertyDoc> {
 }
 
 /// The documentation of the rule named at `offset` inside `# oomlint: ignore[...]`.
-fn suppressed_rule(document: &OpenDocument, offset: usize) -> Option<(String, Span)> {
-    let analysis = &document.analysis;
+fn suppressed_rule(document: &Hovered<'_>, offset: usize) -> Option<(String, Span)> {
+    let analysis = document.analysis;
     let suppressions = suppression::parse(&analysis.text, &analysis.document.comments, &analysis.line_index);
     let code = suppressions.iter().flat_map(|s| &s.codes).find(|c| c.span.start <= offset && offset <= c.span.end)?;
     let rule = rules::find(&code.text)?;
@@ -112,8 +119,8 @@ const MAX_ALTERNATIVES: usize = 8;
 
 /// The change of the device peak for each variation, e.g. `halved (1): −2.10 GiB`
 /// (enum values that change nothing are left out); empty when none changes it.
-fn costs(document: &OpenDocument, entry: &Entry, enum_values: &[Value], estimate: &Estimate) -> Vec<String> {
-    let analysis = &document.analysis;
+fn costs(document: &Hovered<'_>, entry: &Entry, enum_values: &[Value], estimate: &Estimate) -> Vec<String> {
+    let analysis = document.analysis;
     let language = analysis.document.language;
     let is_string = entry.value.as_scalar().is_some_and(|s| s.kind == ScalarKind::Str);
     let mut out = Vec::new();
@@ -127,7 +134,7 @@ fn costs(document: &OpenDocument, entry: &Entry, enum_values: &[Value], estimate
         let Some(edit) = edit else { continue };
         let mut text = analysis.text.clone();
         text.replace_range(edit.span.start..edit.span.end, &edit.content);
-        let varied = analyze_text(&analysis.path, text, &document.options);
+        let varied = analyze_text(&analysis.path, text, document.options);
         let Some(other) = varied.estimate else { continue };
         let delta = gib(other.peak.device_bytes) - gib(estimate.peak.device_bytes);
         let changes = delta.abs() >= 0.005;
@@ -156,7 +163,7 @@ fn levers_on(entry: &Entry, estimate: &Estimate) -> Vec<String> {
 }
 
 /// Whether the plan took a value from this key (model, precision, optimizer…).
-fn sets_plan_field(document: &OpenDocument, entry: &Entry) -> bool {
+fn sets_plan_field(document: &Hovered<'_>, entry: &Entry) -> bool {
     let Some(plan) = &document.analysis.plan else { return false };
     let Ok(value) = serde_json::to_value(plan) else { return false };
     let mut stack = vec![&value];

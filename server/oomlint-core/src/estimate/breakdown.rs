@@ -1,7 +1,7 @@
 //! The memory estimate as editor text: the one-line summary and the Markdown breakdown.
 
+use super::{Estimate, Fit, Verdict};
 use crate::catalog::Gpu;
-use crate::estimate::{Estimate, Fit, Verdict};
 
 const GIB: f64 = (1u64 << 30) as f64;
 

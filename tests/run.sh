@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of the project on a fresh machine of this kind: formatting, lints,
 # and the Rust tests (unit, CLI snapshots, corpus). Later layers (language server over
-# stdio, Neovim, VS Code protocol, pre-commit, the core for WebAssembly) install what they
-# need here too.
+# stdio, Neovim, VS Code protocol, pre-commit, the playground in WebAssembly and Chromium)
+# install what they need here too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # One target directory for every build below, so the release builds of the pre-commit
@@ -22,8 +22,8 @@ cargo clippy --locked --all-targets -- -D warnings
 echo "== cargo test"
 cargo test --locked
 
-echo "== oomlint-core for WebAssembly (wasm32-wasip1, with Python)"
-bash tests/wasm/build.sh
+echo "== playground: oomlint-web for WebAssembly, the page, its tests in Chromium"
+bash editors/web/test.sh
 
 echo "== pre-commit hooks (real pre-commit, try-repo)"
 bash tests/precommit/test.sh

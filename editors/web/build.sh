@@ -3,15 +3,15 @@
 # CodeMirror and the WASI shim, bundled by esbuild), oomlint_web.wasm (oomlint-web for
 # wasm32-wasip1, profile `web`) and examples.json (the fixtures examples.tsv names).
 #
-# Installs what is missing: the wasm toolchain (tests/wasm/toolchain.sh) and the npm
+# Installs what is missing: the wasm toolchain (wasm-toolchain.sh) and the npm
 # packages of package-lock.json (npm ci; nothing is fetched at run time).
 # Serve it with any static server, e.g. `python3 -m http.server -d editors/web/dist`.
 set -euo pipefail
 web="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$web/../.." && pwd)"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$repo/target}"
-# shellcheck source=../../tests/wasm/toolchain.sh
-source "$repo/tests/wasm/toolchain.sh"
+# shellcheck source=wasm-toolchain.sh
+source "$web/wasm-toolchain.sh"
 
 start=$SECONDS
 (cd "$repo" && cargo build --locked -p oomlint-web --target "$wasm_target" --profile web)
@@ -25,5 +25,5 @@ cp "$CARGO_TARGET_DIR/$wasm_target/web/oomlint_web.wasm" dist/
 node scripts/examples.mjs > dist/examples.json
 npx esbuild src/main.js --bundle --minify --format=esm --target=es2022 --log-level=warning --outfile=dist/main.js
 cp index.html style.css dist/
-total=$(cat dist/* | gzip -9 | wc -c)
+total=0; for f in dist/*; do total=$((total + $(gzip -9 -c "$f" | wc -c))); done
 echo "ok: editors/web/dist built in $((SECONDS - start)) s; $(du -sh dist | cut -f1) on disk, $((total / 1024)) KiB gzip"

@@ -287,10 +287,12 @@ class Playground {
 
 async function main() {
   const [engine, examples] = await Promise.all([
-    Engine.load(await fetch("oomlint_web.wasm")),
-    fetch("examples.json").then((r) => r.json()),
+    fetch("oomlint_web.wasm").then((response) => Engine.load(response)),
+    fetch("examples.json").then((response) => response.json()),
   ]);
+  performance.mark("oomlint-compiled");
   const info = engine.call("info", {});
+  performance.mark("oomlint-info");
   const style = document.createElement("style");
   style.textContent = info.chart_style;
   document.head.append(style);

@@ -7,17 +7,16 @@
 //! Invariant: this crate does no I/O. It never touches the file system, processes,
 //! threads, the clock, the environment, the console or the network (clippy's
 //! `disallowed-methods`, `disallowed-types` and `disallowed-macros` in `clippy.toml` enforce
-//! it), so it builds for WebAssembly and runs in a browser (`tests/wasm/build.sh` builds it
-//! for wasm32-wasip1, tree-sitter's C included, and runs an analysis under WASI). What it
-//! needs from around a file (settings, version pins, local model checkpoints, the target
-//! GPU) the leaves (CLI, language server, playground) hand it as values and through
-//! [`analysis::Resolver`].
+//! it), so it builds for WebAssembly and runs in a browser: `oomlint-web` wraps it for the
+//! playground (`editors/web/build.sh` builds it for wasm32-wasip1, tree-sitter's C
+//! included). What it needs from around a file (settings, version pins, local model
+//! checkpoints, the target GPU) the leaves (CLI, language server, playground) hand it as
+//! values and through [`model::Resolver`].
 //!
-//! Public surface: only what the leaves use (the CLI and language server, `tests/`, the
-//! benches, the `analyze_stdin` example, the fuzz targets) is `pub`: 482 declarations (247
-//! items, 235 fields), down from 1036 when every module was `pub`. The rest is `pub(crate)`
-//! or private, so dead code shows up as a `dead_code` warning; `unreachable_pub` (set in
-//! `Cargo.toml`) warns about a `pub` item nothing outside can reach.
+//! Public surface: only what the leaves use (the CLI and language server, the playground's
+//! engine, `tests/`, the benches, the fuzz targets) is `pub`; the rest is `pub(crate)`, so
+//! dead code shows up as a `dead_code` warning; `unreachable_pub` (set in `Cargo.toml`)
+//! warns about a `pub` item nothing outside can reach.
 
 /// The core's hash maps: keys are short strings and offsets from one file or the core's
 /// tables, so a fast hash with a fixed seed (deterministic runs, no entropy to ask for in

@@ -1,6 +1,5 @@
-# Sourced by the scripts that build oomlint for wasm32-wasip1 (tests/wasm/build.sh,
-# editors/web/build.sh): installs what is missing, and only that, and points the C
-# compiler at wasm32.
+# Sourced by editors/web/build.sh, which builds oomlint-web for wasm32-wasip1: installs
+# what is missing, and only that, and points the C compiler at wasm32.
 # - Debian: clang (compiles tree-sitter's C for wasm32), wasi-libc (its C headers), llvm
 #   (llvm-ar, which the cc crate uses to archive wasm objects); rust-lld, shipped with
 #   Rust, links.

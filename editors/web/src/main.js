@@ -108,9 +108,6 @@ class Playground {
       this.states.set(file.name, EditorState.create({ doc: file.text, extensions: this.extensions(file.name) }));
     }
     this.gpu = project.gpu ?? "";
-    const known = this.info.gpus.find((g) => g.name.toLowerCase() === this.gpu.toLowerCase());
-    $("#gpu").value = known ? known.name : "";
-    if (!known && this.gpu) $("#gpu").value = "";
     this.switchTo(project.active || this.order[0]);
   }
 
@@ -171,6 +168,8 @@ class Playground {
     const project = this.project();
     const answer = this.engine.call("analyze", project);
     this.answer = answer;
+    // The picker shows the catalog's name for what the project names (`h100`, `NVIDIA A10G`).
+    $("#gpu").value = answer.gpu ?? "";
     this.renderTabs(answer);
     if (answer.error) {
       $("#report").innerHTML = "";

@@ -48,12 +48,16 @@ test("the page loads its first example with an estimate, charts and no errors", 
 test("typing a config shows its diagnostics and chart; a quick fix makes the finding go", async () => {
   const { page, errors } = await open(browser, server.url);
   const before = await analyses(page);
+  const chartsBefore = await page.innerHTML(".charts");
   await typeInto(page, fixture("rules/removed-key/fail.yaml"));
   await nextAnalysis(page, before);
   await page.waitForSelector('#problems [data-rule="removed-key"]');
   const shown = await rulesShown(page);
   assert.ok(shown.filter((r) => r.endsWith(":removed-key")).length >= 1, shown.join(", "));
   assert.ok((await peak(page)) > 0);
+  const charts = await page.innerHTML(".charts");
+  assert.notEqual(charts, chartsBefore, "the charts follow the text");
+  assert.match(charts, /Qwen|peak/);
   // The editor underlines it too.
   assert.ok((await page.$$(".cm-lintRange-error, .cm-lintRange-warning")).length >= 1);
   await page.screenshot({ path: path.join(shots, "typed.png") });
@@ -150,5 +154,20 @@ test("applying a lever lowers the peak", async () => {
   await nextAnalysis(page, n);
   assert.notEqual(await editorText(page), text);
   assert.ok((await peak(page)) < first, `${await peak(page)} < ${first}`);
+  assert.deepEqual(errors, []);
+});
+
+test("the examples menu loads a whole project with its GPU", async () => {
+  const { page, errors } = await open(browser, server.url);
+  const options = await page.$$eval("#examples option", (o) => o.map((x) => x.textContent));
+  const index = options.findIndex((o) => o.startsWith("verl GRPO")) - 1;
+  assert.ok(index >= 0, options.join(" | "));
+  const n = await analyses(page);
+  await page.selectOption("#examples", String(index));
+  await nextAnalysis(page, n);
+  assert.equal(await page.inputValue("#gpu"), "H100-80GB", "the catalog name of `H100`");
+  assert.match(await editorText(page), /verl\.trainer\.main_ppo/);
+  assert.ok((await peak(page)) > 1);
+  await page.screenshot({ path: path.join(shots, "verl-example.png") });
   assert.deepEqual(errors, []);
 });

@@ -46,7 +46,7 @@ pub(crate) fn analyze(request: &Request) -> Value {
         }
         files.push(file_report(&file.name, &analysis, &offsets));
     }
-    json!({ "files": files, "estimate": active })
+    json!({ "gpu": gpu.map(|g| g.name), "files": files, "estimate": active })
 }
 
 /// The GPU the page picked, as `--gpu` would take it.

@@ -36,6 +36,7 @@ fn a_launch_script_reads_the_files_it_names_from_the_project() {
     let estimate = &answer["estimate"];
     assert!(estimate["peak"]["device_gib"].as_f64().unwrap() > 0.0, "{estimate}");
     assert_eq!(estimate["gpu"]["name"], "A10G");
+    assert_eq!(analyze(&launch_project(), "launch/train.sh", Some("nvidia a10g"))["gpu"], "A10G", "the catalog's name");
     assert!(estimate["charts"]["views"].as_str().unwrap().starts_with("<svg"), "{}", estimate["charts"]["views"]);
     assert_eq!(estimate["charts"]["phases"].as_array().unwrap().len(), estimate["timeline"].as_array().unwrap().len());
 }

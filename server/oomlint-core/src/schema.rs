@@ -19,6 +19,7 @@ use jsonschema::error::ValidationErrorKind;
 use serde_json::{Map, Value};
 use std::sync::{Arc, LazyLock, Mutex, OnceLock, PoisonError};
 
+pub mod flags;
 pub mod keywords;
 pub(crate) mod script;
 

@@ -96,7 +96,11 @@ pub(crate) fn plan(text: &str, path: &Path, resolver: &dyn Resolver) -> Option<(
     // The allocator variables the script sets, as for any shell script.
     plan.allocator = super::env::allocator_settings(&syntax::parse(text, Language::Shell), text);
     let Value::Mapping(flags) = root.value else { return None };
-    let mut flags = if format == Format::Verl { nested(flags) } else { flags };
+    let mut flags = match format {
+        Format::Verl => nested(flags),
+        Format::Openrlhf => typed(flags),
+        _ => flags,
+    };
     name_opened_keys(&mut flags, text, "");
     Some((format, plan, flags))
 }
@@ -262,6 +266,29 @@ fn nested(overrides: Mapping) -> Mapping {
             continue;
         };
         insert(&mut out, key, entry.key_span, Word { text: Some(scalar.text.clone()), span: entry.value.span });
+    }
+    out
+}
+
+/// OpenRLHF's flags (flat, as its argparse reads them) typed as YAML reads them, as the other
+/// programs' flags are (for the hover's halved/doubled prices). A `store_true` flag alone
+/// keeps its text: its word is no value to replace. The module and the flags computed at run
+/// time set no key.
+fn typed(flags: Mapping) -> Mapping {
+    let mut out = Mapping::default();
+    for mut entry in flags.entries {
+        if entry.key.starts_with(['-', '?']) {
+            continue;
+        }
+        if let Value::Scalar(scalar) = &mut entry.value.value {
+            if entry.value.span != entry.key_span {
+                scalar.kind = match syntax::yaml::resolve_plain(&scalar.text) {
+                    ScalarKind::Null => ScalarKind::Str,
+                    kind => kind,
+                };
+            }
+        }
+        out.entries.push(entry);
     }
     out
 }

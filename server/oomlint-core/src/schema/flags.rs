@@ -18,6 +18,7 @@
 use super::{properties_at, PropertyDoc};
 use crate::format::launch::cursor::{cursor, Keys};
 use crate::format::{openrlhf, verl, Format};
+use crate::plan::Plan;
 use crate::span::Span;
 use serde_json::Value;
 
@@ -168,9 +169,10 @@ fn openrlhf_doc(program: &str, dotted: bool, field: &str, flag: &str, default: &
 }
 
 /// The documentation of a verl override or an OpenRLHF flag `key` (dotted, without dashes)
-/// for hover; `command` is the plan's (`train_sft`, `fsdp_sft_trainer`), whose table is read
+/// for hover; the table of the plan's command (`train_sft`, `fsdp_sft_trainer`) is read
 /// first. None for the other formats, whose schemas document their keys.
-pub fn flag_doc(format: Format, command: Option<&str>, key: &str) -> Option<PropertyDoc> {
+pub fn flag_doc(format: Format, plan: Option<&Plan>, key: &str) -> Option<PropertyDoc> {
+    let command = plan.and_then(|p| p.command.as_deref());
     let first = |name: &str| command.is_some_and(|c| c.ends_with(name) || name.ends_with(c));
     match format {
         Format::Verl => {
@@ -356,9 +358,11 @@ mod tests {
     fn hover_documentation_of_overrides_and_flags() {
         let doc = flag_doc(Format::Verl, None, "actor_rollout_ref.rollout.n").unwrap();
         assert_eq!(doc.default, Some(json!(1)));
-        let sft = flag_doc(Format::Verl, Some("fsdp_sft_trainer"), "data.micro_batch_size_per_gpu").unwrap();
+        let mut plan = Plan::new(crate::plan::Framework::Verl);
+        plan.command = Some("fsdp_sft_trainer".into());
+        let sft = flag_doc(Format::Verl, Some(&plan), "data.micro_batch_size_per_gpu").unwrap();
         assert_eq!(sft.source.as_deref(), Some("verl/trainer/config/sft_trainer.yaml"));
-        let old = flag_doc(Format::Openrlhf, Some("train_ppo_ray"), "micro_train_batch_size").unwrap();
+        let old = flag_doc(Format::Openrlhf, None, "micro_train_batch_size").unwrap();
         assert_eq!(old.default, Some(json!(4)));
         assert!(old.description.unwrap().contains("v0.8.0"));
         assert!(flag_doc(Format::TrlSft, None, "per_device_train_batch_size").is_none());

@@ -84,7 +84,7 @@ fn keys(keys: Keys) -> Vec<PropertyDoc> {
         Keys::Flags { format, script } => schema_flags(format, script),
         Keys::Assignments(format) => undeprecated(properties_at(format, &[])),
         Keys::AccelerateLaunch => {
-            let launch = properties_at(Format::TrlSft, &[]).into_iter().filter(|p| is_accelerate_launch(p));
+            let launch = properties_at(Format::TrlSft, &[]).into_iter().filter(is_accelerate_launch);
             undeprecated(launch.collect())
         }
     }

@@ -873,3 +873,29 @@ fn hover_on_openrlhf_flags_and_verl_overrides_documents_and_prices_them() {
     }
     assert!(session.shutdown().success());
 }
+
+/// A launch inside a `bash -lc '…'` string: hover finds the override where the string writes
+/// it, and completion offers the program's keys there.
+#[test]
+fn hover_and_completion_inside_a_bash_c_string() {
+    let mut session = Session::with_gpu("H100");
+    let uri = "file:///project/launch/bash_c_verl.sh";
+    let text = fixture("launch/bash_c_verl.sh");
+    session.open(uri, &text);
+    let (line, end) = after(&text, "actor_rollout_ref.rollout.gpu_memory_utilization=0.5");
+    let result = hover(&mut session, uri, line, 10);
+    assert_eq!(result["range"], range(line, 4, end), "the word in the string");
+    let markdown = result["contents"]["value"].as_str().unwrap();
+    assert!(markdown.starts_with("**`actor_rollout_ref.rollout.gpu_memory_utilization`** · verl"), "{markdown}");
+    assert!(markdown.contains("**This key:** halved (0.25): −"), "{markdown}");
+
+    let typed =
+        text.replace("    trainer.nnodes=1'", "    trainer.nnodes=1 actor_rollout_ref.actor.fsdp_config.param_'");
+    session.change(uri, 2, &typed);
+    session.diagnostics(uri);
+    let (line, end) = after(&typed, "fsdp_config.param_");
+    let items = completion(&mut session, uri, line, end);
+    assert_eq!(labels(&items), ["actor_rollout_ref.actor.fsdp_config.param_offload"]);
+    assert_eq!(items[0]["detail"], "default: false");
+    assert!(session.shutdown().success());
+}

@@ -8,7 +8,8 @@
 //! - `torchrun` / `python -m torch.distributed.run` (`torch/distributed/run.py`
 //!   `get_args_parser`): `--nproc_per_node` × `--nnodes`;
 //! - `deepspeed` (`deepspeed/launcher/runner.py` `parse_args`): `--num_gpus` × `--num_nodes`;
-//! - `srun`, `nohup`, `env`, `exec`, `time`, `uv run` before any of them, and `VAR=value` prefixes.
+//! - `srun`, `nohup`, `env`, `exec`, `time`, `uv run` before any of them, and `VAR=value` prefixes;
+//!   a launch inside a `bash -c '…'` string is one of the script's commands (`syntax::shell`).
 //!
 //! Programs: `trl sft|dpo|grpo` (`trl/cli.py`), `llamafactory-cli train CONFIG key=value`
 //! (`llamafactory/hparams/parser.py` `read_args`: `key=value` after the YAML), `axolotl train

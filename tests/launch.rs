@@ -26,6 +26,7 @@ fn launchers_set_the_world_size_and_programs_read_their_flags() {
         ("slurm_nodes.slurm", Format::TrlSft, Some(16), 1),
         ("openrlhf_ppo.sh", Format::Openrlhf, Some(8), 4),
         ("openrlhf_sft_heredoc.sh", Format::Openrlhf, Some(4), 2),
+        ("bash_c_verl.sh", Format::Verl, Some(4), 8),
     ];
     for (name, format, world, micro) in cases {
         let analysis = fixture(name);
@@ -120,7 +121,7 @@ fn corpus_wild() -> Option<PathBuf> {
 
 /// The corpus's launch scripts that get no plan, by path prefix, with a word of the script
 /// that shows why and the reason. Every other launch script gets one.
-const NO_PLAN: [(&str, &str, &str); 16] = [
+const NO_PLAN: [(&str, &str, &str); 15] = [
     (
         "ms-swift/examples/train/flash_attention_3/",
         "megatron sft",
@@ -131,11 +132,6 @@ const NO_PLAN: [(&str, &str, &str); 16] = [
         "openrlhf/examples/scripts/train_nonrl_slurm.sh",
         "-m ${training_commands}",
         "the command is built at run time (`training_commands` is not set in the script), by OpenRLHF's trainers",
-    ),
-    (
-        "openrlhf/examples/scripts/train_ppo_ray_slurm.sh",
-        "bash -c",
-        "the trainer runs inside a `bash -c` string (srun in a container), not read as commands",
     ),
     (
         "open-instruct/",
@@ -191,7 +187,7 @@ fn corpus_launch_scripts_of_supported_programs_get_a_plan() {
     }
     eprintln!("corpus-wild launch scripts: {scripts}, {} with a plan:\n{}", planned.len(), planned.join("\n"));
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
-    assert_eq!((scripts, planned.len()), (43, 20));
+    assert_eq!((scripts, planned.len()), (43, 21));
 }
 
 #[test]
@@ -239,4 +235,23 @@ fn a_config_opened_alone_is_read_with_the_launch_beside_it() {
     let alone = analyze_text(&path, text, &Options::default());
     assert_eq!(alone.plan.as_ref().and_then(|p| p.stated_world_size()), None);
     assert!(alone.estimate.expect("estimate").notes.is_empty());
+}
+
+/// A launch inside a `bash -lc '…'` string is read as if the script ran it, its words found
+/// where the string writes them: findings and hovers land on the override.
+#[test]
+fn a_launch_inside_a_bash_c_string_is_read_where_it_is_written() {
+    let analysis = fixture("bash_c_verl.sh");
+    let plan = serde_json::to_value(analysis.plan.as_ref().expect("plan")).expect("json");
+    let origin = &plan["micro_batch_size"]["origin"];
+    assert_eq!(origin["kind"], "file", "{origin}");
+    let start = origin["value"]["start"].as_u64().unwrap() as usize;
+    let end = origin["value"]["end"].as_u64().unwrap() as usize;
+    assert_eq!(&analysis.text[start..end], "8");
+    let line = analysis.text[..start].matches('\n').count();
+    assert_eq!(
+        analysis.text.lines().nth(line).unwrap().trim(),
+        "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=8 \\"
+    );
+    assert!(analysis.estimate.is_some(), "Qwen2.5-3B is in the catalog");
 }

@@ -720,3 +720,182 @@ fn hover_on_launch_overrides_and_flags_breaks_the_estimate_down() {
         }
     }
 }
+
+fn completion(session: &mut Session, uri: &str, line: u32, character: u32) -> Vec<Value> {
+    let params = json!({"textDocument": {"uri": uri}, "position": position(line, character)});
+    session.request("textDocument/completion", params).as_array().unwrap().clone()
+}
+
+fn labels(items: &[Value]) -> Vec<&str> {
+    items.iter().map(|i| i["label"].as_str().unwrap()).collect()
+}
+
+/// The line of `text` that holds the last `needle`, and the column after it.
+fn after(text: &str, needle: &str) -> (u32, u32) {
+    let at = text.rfind(needle).unwrap() + needle.len();
+    let line = text[..at].matches('\n').count();
+    let column = at - text[..at].rfind('\n').map_or(0, |i| i + 1);
+    (line as u32, column as u32)
+}
+
+/// In a launch script, the word being typed completes to the keys of the command's program:
+/// verl's overrides from its defaults table, OpenRLHF's flags in the spelling the script
+/// writes, the schema's keys as LLaMA-Factory words and `trl` flags, `accelerate launch`'s
+/// options before its program.
+#[test]
+fn completion_in_launch_scripts_offers_the_programs_overrides_and_flags() {
+    let mut session = Session::start(json!({}), Value::Null);
+    let uri = "file:///project/launch/verl_grpo.sh";
+    let text = fixture("launch/verl_grpo.sh").replace("rollout.gpu_memory_utilization=0.6 \\", "rollout.gpu_ \\");
+    session.open(uri, &text);
+    let (line, end) = after(&text, "rollout.gpu_");
+    let items = completion(&mut session, uri, line, end);
+    assert_eq!(labels(&items), ["actor_rollout_ref.rollout.gpu_memory_utilization"]);
+    let share = &items[0];
+    assert_eq!(share["kind"], 10, "property");
+    assert_eq!(share["detail"], "default: 0.5");
+    assert_eq!(
+        share["textEdit"],
+        json!({"range": range(line, 4, end), "newText": "actor_rollout_ref.rollout.gpu_memory_utilization="})
+    );
+    let docs = share["documentation"]["value"].as_str().unwrap();
+    assert!(docs.starts_with("Share of the GPU's memory the rollout engine"), "{docs}");
+    assert!(docs.contains("source: `verl/trainer/config/_generated_ppo_trainer.yaml`"), "{docs}");
+    // A new override after a line continuation: every key but those the command sets.
+    let text = fixture("launch/verl_grpo.sh").replace("trainer.nnodes=1 \"$@\"", "trainer.nnodes=1 \\\n    ");
+    session.change(uri, 2, &text);
+    session.diagnostics(uri);
+    let items = completion(&mut session, uri, text.lines().count() as u32 - 1, 4);
+    let all = labels(&items);
+    assert!(all.contains(&"actor_rollout_ref.actor.ppo_max_token_len_per_gpu") && all.len() > 200, "{}", all.len());
+    assert!(!all.contains(&"trainer.nnodes") && !all.contains(&"actor_rollout_ref.rollout.n"), "given");
+
+    let uri = "file:///project/launch/openrlhf_ppo.sh";
+    let text = fixture("launch/openrlhf_ppo.sh")
+        .replace("gradient_checkpointing_enable\n", "gradient_checkpointing_enable \\\n   --ds.\n");
+    session.open(uri, &text);
+    let (line, end) = after(&text, "--ds.");
+    let items = completion(&mut session, uri, line, end);
+    assert_eq!(
+        labels(&items),
+        [
+            "--ds.packing_samples",
+            "--ds.lora.rank",
+            "--ds.lora.alpha",
+            "--ds.ring_attn_size",
+            "--ds.tensor_parallel_size"
+        ],
+        "the dotted flags of train_ppo_ray, less those given"
+    );
+    assert_eq!(
+        items[1],
+        json!({
+            "label": "--ds.lora.rank",
+            "kind": 10,
+            "detail": "default: 0",
+            "documentation": {
+                "kind": "markdown",
+                "value": "LoRA rank; 0 trains every parameter.\n\n`train_ppo_ray` flag of OpenRLHF 3c3be62.\n\ndefault: `0` · source: `openrlhf/cli/train_ppo_ray.py`"
+            },
+            "textEdit": {"range": range(line, 3, end), "newText": "--ds.lora.rank"}
+        })
+    );
+
+    for (name, from, to, typed, expected) in [
+        (
+            "llamafactory.sh",
+            "learning_rate=1e-4",
+            "learning_rate=1e-4 gradient_acc",
+            "gradient_acc",
+            "gradient_accumulation_steps=",
+        ),
+        (
+            "trl_cli_dpo.sh",
+            "--output_dir out/dpo",
+            "--output_dir out/dpo --per_device_eval",
+            "--per_device_eval",
+            "--per_device_eval_batch_size",
+        ),
+        (
+            "accelerate_trl_sft.sh",
+            "--mixed_precision bf16",
+            "--mixed_precision bf16 --num_mach",
+            "--num_mach",
+            "--num_machines",
+        ),
+    ] {
+        let uri = format!("file:///project/launch/{name}");
+        let text = fixture(&format!("launch/{name}")).replace(from, to);
+        session.open(&uri, &text);
+        let (line, end) = after(&text, to);
+        let items = completion(&mut session, &uri, line, end);
+        let item = items.iter().find(|i| i["textEdit"]["newText"] == expected);
+        let item = item.unwrap_or_else(|| panic!("{name}: no {expected} in {:?}", labels(&items)));
+        assert_eq!(item["textEdit"]["range"], range(line, end - typed.len() as u32, end), "{name}");
+    }
+    assert!(session.shutdown().success());
+}
+
+/// Hover on an OpenRLHF flag and a verl override documents it from its table and prices it
+/// in the script's estimate, as on a YAML key.
+#[test]
+fn hover_on_openrlhf_flags_and_verl_overrides_documents_and_prices_them() {
+    let mut session = Session::with_gpu("H100");
+    let options = Options { gpu: Some(resolve_gpu("H100").unwrap().clone()), ..Options::default() };
+    for (name, needle, key, doc, cost) in [
+        (
+            "openrlhf_ppo.sh",
+            "--vllm.gpu_memory_utilization",
+            "vllm.gpu_memory_utilization",
+            "Share of the GPU's memory a vLLM engine takes.",
+            "halved (0.3): −",
+        ),
+        (
+            "verl_grpo.sh",
+            "actor_rollout_ref.rollout.gpu_memory_utilization",
+            "actor_rollout_ref.rollout.gpu_memory_utilization",
+            "Share of the GPU's memory the rollout engine",
+            "halved (0.3): −",
+        ),
+    ] {
+        let uri = format!("file:///project/launch/{name}");
+        let text = fixture(&format!("launch/{name}"));
+        session.open(&uri, &text);
+        let (line, end) = after(&text, needle);
+        let result = hover(&mut session, &uri, line, end - 3);
+        let markdown = result["contents"]["value"].as_str().unwrap();
+        assert!(markdown.starts_with(&format!("**`{key}`** · ")), "{name}: {markdown}");
+        assert!(markdown.contains(doc), "{name}: {markdown}");
+        let estimate = analyze_text(Path::new(&uri["file://".len()..]), text, &options).estimate.unwrap();
+        let peak = format!("**Peak ≈ {:.2} GiB**", gib(estimate.peak.device_bytes));
+        assert!(markdown.contains(&peak), "{name}: {markdown}");
+        assert!(markdown.contains(&format!("**This key:** {cost}")), "{name}: {markdown}");
+    }
+    assert!(session.shutdown().success());
+}
+
+/// A launch inside a `bash -lc '…'` string: hover finds the override where the string writes
+/// it, and completion offers the program's keys there.
+#[test]
+fn hover_and_completion_inside_a_bash_c_string() {
+    let mut session = Session::with_gpu("H100");
+    let uri = "file:///project/launch/bash_c_verl.sh";
+    let text = fixture("launch/bash_c_verl.sh");
+    session.open(uri, &text);
+    let (line, end) = after(&text, "actor_rollout_ref.rollout.gpu_memory_utilization=0.5");
+    let result = hover(&mut session, uri, line, 10);
+    assert_eq!(result["range"], range(line, 4, end), "the word in the string");
+    let markdown = result["contents"]["value"].as_str().unwrap();
+    assert!(markdown.starts_with("**`actor_rollout_ref.rollout.gpu_memory_utilization`** · verl"), "{markdown}");
+    assert!(markdown.contains("**This key:** halved (0.25): −"), "{markdown}");
+
+    let typed =
+        text.replace("    trainer.nnodes=1'", "    trainer.nnodes=1 actor_rollout_ref.actor.fsdp_config.param_'");
+    session.change(uri, 2, &typed);
+    session.diagnostics(uri);
+    let (line, end) = after(&typed, "fsdp_config.param_");
+    let items = completion(&mut session, uri, line, end);
+    assert_eq!(labels(&items), ["actor_rollout_ref.actor.fsdp_config.param_offload"]);
+    assert_eq!(items[0]["detail"], "default: false");
+    assert!(session.shutdown().success());
+}

@@ -35,7 +35,9 @@ pub fn hover(document: &Hovered<'_>, offset: usize) -> Option<(String, Span)> {
     }
     let Located { path, entry } = entry_at(&analysis.document, offset)?;
     let mut out = format!("**`{}`** · {}", path.join("."), analysis.format.name());
-    let doc = property_doc(analysis.format, &path).or_else(|| keyword_doc(document, entry.key_span));
+    let doc = property_doc(analysis.format, &path)
+        .or_else(|| keyword_doc(document, entry.key_span))
+        .or_else(|| launch_doc(document, &path));
     if let Some(doc) = &doc {
         let text = property_markdown(doc);
         if !text.is_empty() {
@@ -73,6 +75,13 @@ fn keyword_doc(document: &Hovered<'_>, key: Span) -> Option<PropertyDoc> {
         .iter()
         .find_map(|call| call.args.iter().find(|a| a.key_span == key).map(|a| (call.callee, a.name.clone())))?;
     schema::keywords::keywords(callee).into_iter().find(|doc| doc.name == name)
+}
+
+/// In a launch script, the documentation of a verl override or an OpenRLHF flag (their
+/// tables, not a schema, document them).
+fn launch_doc(document: &Hovered<'_>, path: &[&str]) -> Option<PropertyDoc> {
+    let analysis = document.analysis;
+    schema::flags::flag_doc(analysis.format, analysis.plan.as_deref(), &path.join("."))
 }
 
 /// The documentation of the rule named at `offset` inside `# oomlint: ignore[...]`.

@@ -20,6 +20,7 @@ use serde_json::{Map, Value};
 use std::sync::{Arc, LazyLock, Mutex, OnceLock, PoisonError};
 
 pub mod docs;
+pub mod flags;
 pub mod keywords;
 pub(crate) mod script;
 

@@ -2,7 +2,9 @@
 //! those already present), and the values of enums and booleans, with documentation. In
 //! Python scripts and notebook cells: the keyword arguments of the recognized call being
 //! typed (minus those already given); in a notebook cell, read after the code cells above
-//! it, so that their imports and aliases count.
+//! it, so that their imports and aliases count. In shell scripts: the flags or `key=value`
+//! overrides of the launch command's program (or `accelerate launch`'s options) that the
+//! word being typed may set, minus those the command sets (`schema::flags`).
 
 use super::convert::Positions;
 use super::locate::{yaml_context, Writing};
@@ -25,6 +27,9 @@ pub fn complete(document: &OpenDocument, positions: &Positions, offset: usize, b
     let analysis = &document.analysis;
     if analysis.document.language == Language::Python {
         return keywords(before, analysis, positions, offset);
+    }
+    if analysis.document.language == Language::Shell {
+        return flags(&analysis.text, positions, offset);
     }
     if analysis.document.language != Language::Yaml || analysis.format == Format::Unknown {
         return Vec::new();
@@ -77,6 +82,26 @@ fn keywords(before: &str, analysis: &Analysis, positions: &Positions, offset: us
         .map(|p| {
             let edit = TextEdit::new(positions.range(prefix), format!("{}=", p.name));
             item(&p, p.name.clone(), CompletionItemKind::PROPERTY, edit)
+        })
+        .collect()
+}
+
+/// The flags or overrides of the launch command under the cursor in a shell script.
+fn flags(text: &str, positions: &Positions, offset: usize) -> Vec<CompletionItem> {
+    let Some(completion) = schema::flags::complete(text, offset) else { return Vec::new() };
+    let range = positions.range(completion.replace);
+    completion
+        .items
+        .into_iter()
+        .map(|flag| {
+            let edit = TextEdit::new(range, flag.text.clone());
+            let mut item = item(&flag.doc, flag.label.clone(), CompletionItemKind::PROPERTY, edit);
+            // What the word typed so far is matched against (`+key`, `--flag`).
+            let filter = flag.text.trim_end_matches('=');
+            if filter != flag.label {
+                item.filter_text = Some(filter.to_string());
+            }
+            item
         })
         .collect()
 }

@@ -8,7 +8,8 @@
 //! - `torchrun` / `python -m torch.distributed.run` (`torch/distributed/run.py`
 //!   `get_args_parser`): `--nproc_per_node` × `--nnodes`;
 //! - `deepspeed` (`deepspeed/launcher/runner.py` `parse_args`): `--num_gpus` × `--num_nodes`;
-//! - `srun`, `nohup`, `env`, `exec`, `time`, `uv run` before any of them, and `VAR=value` prefixes.
+//! - `srun`, `nohup`, `env`, `exec`, `time`, `uv run` before any of them, and `VAR=value` prefixes;
+//!   a launch inside a `bash -c '…'` string is one of the script's commands (`syntax::shell`).
 //!
 //! Programs: `trl sft|dpo|grpo` (`trl/cli.py`), `llamafactory-cli train CONFIG key=value`
 //! (`llamafactory/hparams/parser.py` `read_args`: `key=value` after the YAML), `axolotl train
@@ -42,6 +43,8 @@ use crate::span::{LineIndex, Span};
 use crate::syntax::shell::{self, Command, Script, Word};
 use crate::syntax::{self, Document, Entry, Language, Mapping, Node, Scalar, ScalarKind, Value};
 use std::path::Path;
+
+pub(crate) mod cursor;
 
 /// The launch a script runs: the program's format and flags, and the world size.
 struct Launch {
@@ -94,7 +97,11 @@ pub(crate) fn plan(text: &str, path: &Path, resolver: &dyn Resolver) -> Option<(
     // The allocator variables the script sets, as for any shell script.
     plan.allocator = super::env::allocator_settings(&syntax::parse(text, Language::Shell), text);
     let Value::Mapping(flags) = root.value else { return None };
-    let mut flags = if format == Format::Verl { nested(flags) } else { flags };
+    let mut flags = match format {
+        Format::Verl => nested(flags),
+        Format::Openrlhf => typed(flags),
+        _ => flags,
+    };
     name_opened_keys(&mut flags, text, "");
     Some((format, plan, flags))
 }
@@ -260,6 +267,29 @@ fn nested(overrides: Mapping) -> Mapping {
             continue;
         };
         insert(&mut out, key, entry.key_span, Word { text: Some(scalar.text.clone()), span: entry.value.span });
+    }
+    out
+}
+
+/// OpenRLHF's flags (flat, as its argparse reads them) typed as YAML reads them, as the other
+/// programs' flags are (for the hover's halved/doubled prices). A `store_true` flag alone
+/// keeps its text: its word is no value to replace. The module and the flags computed at run
+/// time set no key.
+fn typed(flags: Mapping) -> Mapping {
+    let mut out = Mapping::default();
+    for mut entry in flags.entries {
+        if entry.key.starts_with(['-', '?']) {
+            continue;
+        }
+        if let Value::Scalar(scalar) = &mut entry.value.value {
+            if entry.value.span != entry.key_span {
+                scalar.kind = match syntax::yaml::resolve_plain(&scalar.text) {
+                    ScalarKind::Null => ScalarKind::Str,
+                    kind => kind,
+                };
+            }
+        }
+        out.entries.push(entry);
     }
     out
 }
@@ -606,13 +636,72 @@ const UV_RUN_VALUED: [&str; 14] = [
     "index-url",
 ];
 
+/// A command read up to its program: the wrappers and the launcher's options.
+struct Launcher<'w> {
+    name: Option<&'static str>,
+    /// The launcher's own options (`accelerate launch --num_processes 8`), before the program.
+    options: &'w [Word],
+    /// The program and its arguments (`trl sft --flags`, `-m module --flags`, `train.py --flags`).
+    program: &'w [Word],
+    processes: Option<(Word, u64)>,
+    machines: Option<(Word, u64)>,
+    per_visible_gpu: bool,
+    srun: Vec<Word>,
+    accelerate_config: Option<Word>,
+    mixed_precision: Option<Word>,
+    gpu_ids: Option<Word>,
+}
+
 /// The launch in one command, if it runs a program oomlint reads.
 fn launch(command: &Command) -> Option<Launch> {
-    let mut words: &[Word] = &command.words;
+    let Launcher {
+        name: launcher,
+        program,
+        processes,
+        machines,
+        per_visible_gpu,
+        srun,
+        accelerate_config,
+        mixed_precision,
+        gpu_ids,
+        ..
+    } = launcher(&command.words)?;
+    let mut config = None;
+    let module = module_target(program);
+    let (format, flags) = program_flags(program, module, &mut config)?;
+    let script = module.is_some() || program.first().is_some_and(|w| text(w).ends_with(".py"));
+    // accelerate's --gpu_ids sets CUDA_VISIBLE_DEVICES for the processes it starts.
+    let visible_devices =
+        gpu_ids.or_else(|| command.env.iter().find(|(n, _)| n == "CUDA_VISIBLE_DEVICES").map(|(_, w)| w.clone()));
+    Some(Launch {
+        format,
+        flags,
+        script,
+        launcher,
+        processes,
+        machines,
+        per_visible_gpu,
+        visible_devices,
+        srun,
+        config,
+        accelerate_config,
+        mixed_precision,
+    })
+}
+
+/// Where `-m`/`--module` names the program's module: the index of the module's word.
+fn module_target(words: &[Word]) -> Option<usize> {
+    matches!(words.first().map(text), Some("-m" | "--module")).then_some(1)
+}
+
+/// A command's words read through its wrappers and its launcher's options, up to the program.
+fn launcher(words: &[Word]) -> Option<Launcher<'_>> {
+    let mut words = words;
     let mut processes = None;
     let mut machines = None;
     let mut srun = Vec::new();
-    let (mut config, mut accelerate_config, mut mixed_precision, mut gpu_ids) = (None, None, None, None);
+    let (mut accelerate_config, mut mixed_precision, mut gpu_ids) = (None, None, None);
+    let mut options: &[Word] = &[];
     let mut per_visible_gpu = false;
     let mut launcher = None;
     // Wrappers that run the command after their own options.
@@ -645,11 +734,6 @@ fn launch(command: &Command) -> Option<Launch> {
     }
     let first = words.first().map(base)?;
     let python = first.starts_with("python");
-    let module_target = |w: &[Word]| -> Option<usize> {
-        (w.first().map(text) == Some("-m"))
-            .then_some(1)
-            .or_else(|| (w.first().map(text) == Some("--module")).then_some(1))
-    };
     let program: &[Word] = match first {
         "accelerate" if words.get(1).map(text) == Some("launch") => {
             launcher = Some("accelerate launch");
@@ -665,6 +749,7 @@ fn launch(command: &Command) -> Option<Launch> {
             if processes.is_some() {
                 machines = None;
             }
+            options = &words[2..words.len() - rest.len()];
             rest
         }
         "torchrun" | "deepspeed" => {
@@ -707,25 +792,17 @@ fn launch(command: &Command) -> Option<Launch> {
         }
         _ => words,
     };
-    let module = module_target(program);
-    let (format, flags) = program_flags(program, module, &mut config)?;
-    let script = module.is_some() || program.first().is_some_and(|w| text(w).ends_with(".py"));
-    // accelerate's --gpu_ids sets CUDA_VISIBLE_DEVICES for the processes it starts.
-    let visible_devices =
-        gpu_ids.or_else(|| command.env.iter().find(|(n, _)| n == "CUDA_VISIBLE_DEVICES").map(|(_, w)| w.clone()));
-    Some(Launch {
-        format,
-        flags,
-        script,
-        launcher,
+    Some(Launcher {
+        name: launcher,
+        options,
+        program,
         processes,
         machines,
         per_visible_gpu,
-        visible_devices,
         srun,
-        config,
         accelerate_config,
         mixed_precision,
+        gpu_ids,
     })
 }
 

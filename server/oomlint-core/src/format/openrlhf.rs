@@ -36,9 +36,7 @@ pub(crate) fn is_trainer(module: &str) -> bool {
 }
 
 fn program(module: &str) -> Option<&'static str> {
-    ["train_ppo_ray", "train_sft", "train_dpo", "train_rm"]
-        .into_iter()
-        .find(|p| module.strip_prefix("openrlhf.cli.") == Some(*p))
+    PROGRAMS.into_iter().find(|p| module.strip_prefix("openrlhf.cli.") == Some(*p))
 }
 
 /// The flags of an OpenRLHF command line as a flat mapping, keyed by the flag without its
@@ -80,8 +78,31 @@ pub(crate) fn flags(module: &Word, words: &[Word]) -> Mapping {
     out
 }
 
+/// The program a command line read by [`flags`] runs and whether it writes the dotted
+/// spelling (as the plan reads it).
+pub(crate) fn spelling(flags: &Mapping) -> Option<(&'static str, bool)> {
+    Command::read(flags).map(|c| (c.program, c.dotted))
+}
+
+/// The flags of `program` in the dotted or the underscore spelling: (the field oomlint reads,
+/// the flag, its argparse default as the table writes it: `None`, `False`, `2048`), in the
+/// table's order.
+pub(crate) fn flag_defaults(
+    program: &str,
+    dotted: bool,
+) -> impl Iterator<Item = (&'static str, &'static str, &'static str)> + '_ {
+    FLAGS.lines().filter_map(move |l| {
+        let cols: Vec<&'static str> = l.strip_prefix(program)?.strip_prefix('\t')?.split('\t').collect();
+        let (flag, default) = if dotted { (*cols.get(1)?, *cols.get(2)?) } else { (*cols.get(3)?, *cols.get(4)?) };
+        (flag != "-").then_some((cols[0], flag, default))
+    })
+}
+
+/// The programs of the table, PPO's first.
+pub(crate) const PROGRAMS: [&str; 4] = ["train_ppo_ray", "train_sft", "train_dpo", "train_rm"];
+
 /// The table's release names: (the dotted release, the underscore release).
-fn releases() -> (&'static str, &'static str) {
+pub(crate) fn releases() -> (&'static str, &'static str) {
     let head = FLAGS.lines().next().and_then(|l| l.strip_prefix("# OpenRLHF ")).unwrap_or("");
     let new = head.split(' ').next().unwrap_or("");
     let old = head.split(" and ").nth(1).and_then(|r| r.split(' ').next()).unwrap_or("");

@@ -214,8 +214,24 @@ fn known<T>(s: Sourced<Option<T>>) -> Option<Sourced<T>> {
     value.map(|value| Sourced { value, origin })
 }
 
+/// The keys of `trainer`'s config an override sets, each with its default as the config
+/// writes it (`null` for none), in the table's order: what a launch script completes.
+pub(crate) fn defaults(trainer: &str) -> impl Iterator<Item = (&'static str, &'static str)> + '_ {
+    DEFAULTS.lines().filter_map(move |l| l.strip_prefix(trainer)?.strip_prefix('\t')?.split_once('\t'))
+}
+
+/// The release and the config file `trainer`'s defaults were read from
+/// (`verl 0.8.0.dev`, `verl/trainer/config/_generated_ppo_trainer.yaml`).
+pub(crate) fn defaults_source(trainer: &str) -> (&'static str, &'static str) {
+    let file = DEFAULTS.lines().find_map(|l| l.strip_prefix("# ")?.strip_prefix(trainer)?.strip_prefix(": "));
+    (release(), file.unwrap_or("verl/trainer/config"))
+}
+
+/// The trainer configs of the table, the PPO trainer's first.
+pub(crate) const TRAINERS: [&str; 3] = ["ppo_trainer", "ppo_megatron_trainer", "sft_trainer"];
+
 /// The trainer config `--config-name` picks (the PPO trainer's by default).
-fn trainer(flags: &Mapping) -> &'static str {
+pub(crate) fn trainer(flags: &Mapping) -> &'static str {
     let value = |key: &str| flags.entries.iter().rev().find(|e| e.key == key).and_then(|e| e.value.as_scalar());
     let module = value(MODULE).map_or("", |s| s.text.as_str());
     match value(CONFIG_NAME).map(|s| unquote(&s.text)) {

@@ -10,7 +10,8 @@
 //! its text in the assignment when the value is literal. An array (`ARGS=(--a 1)`) expanded as
 //! `${ARGS[@]}` gives its elements, each where it is written. `read -d '' NAME <<EOF` assigns
 //! the here-document to NAME. The variables SLURM sets from the script's `#SBATCH` directives
-//! (node and GPU counts) are known from those lines.
+//! (node and GPU counts) are known from those lines. The string of `bash -c STRING` (also
+//! `sh -lc`, after `srun`'s options) is read as commands of the script, where it is written.
 
 use crate::span::Span;
 use crate::HashMap;
@@ -42,6 +43,13 @@ pub(crate) struct Script {
 
 /// Reads `text` as a bash script; None when tree-sitter cannot run.
 pub(crate) fn parse(text: &str) -> Option<Script> {
+    parse_at(text, 0)
+}
+
+/// How deep `bash -c` strings are read inside each other.
+const MAX_SHELL_STRINGS: usize = 4;
+
+fn parse_at(text: &str, nesting: usize) -> Option<Script> {
     let mut parser = Parser::new();
     parser.set_language(&tree_sitter_bash::LANGUAGE.into()).ok()?;
     let tree = parser.parse(text, None)?;
@@ -51,6 +59,7 @@ pub(crate) fn parse(text: &str) -> Option<Script> {
         literal: HashMap::default(),
         arrays: HashMap::default(),
         script: Script::default(),
+        nesting,
     };
     reader.walk(tree.root_node(), 0);
     Some(reader.script)
@@ -68,6 +77,8 @@ struct ScriptReader<'t> {
     /// unknown) where it is written.
     arrays: HashMap<String, Vec<Word>>,
     script: Script,
+    /// How many `bash -c` strings this script is inside.
+    nesting: usize,
 }
 
 fn span(node: TsNode) -> Span {
@@ -246,12 +257,18 @@ impl ScriptReader<'_> {
     fn command(&mut self, node: TsNode) {
         let mut env = Vec::new();
         let mut words = Vec::new();
+        // The double-quoted strings among the words, for a `bash -c` string's text.
+        let mut strings = Vec::new();
         let mut cursor = node.walk();
         for child in node.named_children(&mut cursor) {
             match child.kind() {
                 "variable_assignment" => env.extend(self.assignment(child)),
                 "file_redirect" | "herestring_redirect" | "comment" => {}
                 "command_name" => self.words(child.named_child(0).unwrap_or(child), span(child), &mut words),
+                "string" => {
+                    strings.push(child);
+                    self.words(child, span(child), &mut words)
+                }
                 _ => self.words(child, span(child), &mut words),
             }
         }
@@ -263,9 +280,72 @@ impl ScriptReader<'_> {
                 words.remove(0);
             }
         }
+        // A string that expands something unknown keeps that expansion as written: the inner
+        // shell's reading leaves the words holding it unknown, and reads the others.
+        let inner = shell_string(&words).cloned().map(|mut string| {
+            if string.text.is_none() {
+                let node = strings.iter().find(|n| span(**n) == string.span);
+                string.text = node.and_then(|n| self.pieces_keeping_unknown(*n));
+            }
+            string
+        });
         if !words.is_empty() || !env.is_empty() {
             self.script.commands.push(Command { env, words });
         }
+        if let Some(string) = inner {
+            self.shell_string_commands(&string);
+        }
+    }
+
+    /// The commands of a `bash -c STRING` string, run where the string is: read as a script of
+    /// their own, their spans moved to where their text is in this one. The string's text is
+    /// found in place when it is written literally (`'…'`, or `"…"` that expands and escapes
+    /// nothing); otherwise each word is looked for in the string's source in turn, and a word
+    /// the outer shell expanded is placed on the whole string. The inner shell sees the
+    /// exported variables, not this script's others: only the outer shell's expansions (in a
+    /// double-quoted string) are known inside it.
+    fn shell_string_commands(&mut self, string: &Word) {
+        let Some(inner) = string.text.as_deref().filter(|_| self.nesting < MAX_SHELL_STRINGS) else { return };
+        let Some(mut script) = parse_at(inner, self.nesting + 1) else { return };
+        let written = self.text.get(string.span.start..string.span.end).unwrap_or("");
+        let quoted = written.len() >= 2 && written.starts_with(['\'', '"']) && written.ends_with(&written[..1]);
+        let (source, base) =
+            if quoted { (&written[1..written.len() - 1], string.span.start + 1) } else { (written, string.span.start) };
+        let mut spans: Vec<Span> = script
+            .commands
+            .iter()
+            .flat_map(|c| c.words.iter().map(|w| w.span).chain(c.env.iter().map(|(_, w)| w.span)))
+            .chain(script.assignments.iter().map(|(_, w)| w.span))
+            .collect();
+        spans.sort_by_key(|s| (s.start, s.end));
+        spans.dedup();
+        let mut moved: HashMap<(usize, usize), Span> = HashMap::default();
+        let mut at = 0;
+        for span in spans {
+            let piece = inner.get(span.start..span.end).unwrap_or("");
+            let found = if source == inner {
+                Some(span.start)
+            } else {
+                source.get(at..).and_then(|rest| rest.find(piece)).map(|i| at + i).filter(|_| !piece.is_empty())
+            };
+            let place = match found {
+                Some(start) => {
+                    at = at.max(start + piece.len());
+                    Span::new(base + start, base + start + piece.len())
+                }
+                None => string.span,
+            };
+            moved.insert((span.start, span.end), place);
+        }
+        let mut relocate =
+            |w: &mut Word| w.span = moved.get(&(w.span.start, w.span.end)).copied().unwrap_or(string.span);
+        for command in &mut script.commands {
+            command.words.iter_mut().for_each(&mut relocate);
+            command.env.iter_mut().for_each(|(_, w)| relocate(w));
+        }
+        script.assignments.iter_mut().for_each(|(_, w)| relocate(w));
+        self.script.commands.append(&mut script.commands);
+        self.script.assignments.append(&mut script.assignments);
     }
 
     fn comment(&mut self, node: TsNode) {
@@ -378,6 +458,24 @@ impl ScriptReader<'_> {
         Some(out)
     }
 
+    /// A double-quoted string's text with what expands to something unknown left as written.
+    fn pieces_keeping_unknown(&self, node: TsNode) -> Option<String> {
+        let (start, end) = (node.start_byte() + 1, node.end_byte().saturating_sub(1));
+        let mut out = String::new();
+        let mut at = start;
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            out.push_str(&unescape_double(self.text.get(at..child.start_byte().max(at))?));
+            match self.expand(child, 1) {
+                Some(text) => out.push_str(&text),
+                None => out.push_str(self.source(child)),
+            }
+            at = child.end_byte();
+        }
+        out.push_str(&unescape_double(self.text.get(at..end.max(at))?));
+        Some(out)
+    }
+
     /// `${NAME}`, `${NAME:-default}`, `${NAME-default}`, `${NAME:=default}`.
     fn parameter(&self, source: &str) -> Option<String> {
         let inner = source.strip_prefix("${")?.strip_suffix('}')?;
@@ -410,6 +508,32 @@ impl ScriptReader<'_> {
             None
         }
     }
+}
+
+/// The string a shell runs (`bash -c STRING`, `sh -lc STRING`, also after `srun`, `nohup`,
+/// `exec`, `time` and their options, `srun -w "$node" bash -c …`): bash(1) runs the first
+/// argument after an option cluster with `c` as a command string.
+fn shell_string(words: &[Word]) -> Option<&Word> {
+    fn text(w: &Word) -> &str {
+        w.text.as_deref().unwrap_or("")
+    }
+    let name = |w: &Word| text(w).rsplit('/').next().unwrap_or("").to_string();
+    let shell = |w: &Word| matches!(name(w).as_str(), "bash" | "sh" | "zsh" | "dash");
+    // After a wrapper, the first shell among its options and their values.
+    let wrapped = matches!(name(words.first()?).as_str(), "srun" | "nohup" | "exec" | "time");
+    let i = if wrapped { words.iter().position(shell)? } else { 0 };
+    if !shell(&words[i]) {
+        return None;
+    }
+    let mut command = false;
+    for word in &words[i + 1..] {
+        match text(word).strip_prefix('-') {
+            Some(options) if !options.starts_with('-') => command |= options.contains('c'),
+            Some(_) => {}
+            None => return command.then_some(word),
+        }
+    }
+    None
 }
 
 /// `NAME=value` as one word (after `env`).
@@ -542,6 +666,37 @@ mod tests {
         );
         assert_eq!(&text[launch.words[3].span.start..launch.words[3].span.end], "--model");
         assert_eq!(&text[launch.words[4].span.start..launch.words[4].span.end], "${M}");
+    }
+
+    #[test]
+    fn a_bash_c_string_is_read_as_commands_where_its_text_is() {
+        let text = "#!/bin/bash\nMODEL=org/m\nsrun -N 1 -w \"$node\" bash -lc 'export CUDA_VISIBLE_DEVICES=0,1; \\\n  trl sft --lr 1e-5 --x \"a b\"'\n\
+                    sh -c \"trl dpo --model_name_or_path $MODEL --beta 0.1\"\nbash run.sh -c x\n";
+        let script = parse(text).unwrap();
+        let commands: Vec<Vec<String>> = script.commands.iter().map(texts).collect();
+        assert_eq!(commands[1], ["trl", "sft", "--lr", "1e-5", "--x", "a b"]);
+        assert_eq!(commands[3], ["trl", "dpo", "--model_name_or_path", "org/m", "--beta", "0.1"]);
+        assert_eq!(commands.len(), 5, "a script's `-c` is no command string: {commands:?}");
+        // Literal text: every word where it is written.
+        for word in &script.commands[1].words {
+            let written = &text[word.span.start..word.span.end];
+            assert_eq!(written.trim_matches('"'), word.text.as_deref().unwrap(), "{word:?}");
+        }
+        let (name, visible) = &script.assignments.last().unwrap();
+        assert_eq!((name.as_str(), &text[visible.span.start..visible.span.end]), ("CUDA_VISIBLE_DEVICES", "0,1"));
+        // Expanded by the outer shell: found in turn, the expansion on the whole string.
+        let dpo = &script.commands[3].words;
+        assert_eq!(&text[dpo[4].span.start..dpo[4].span.end], "--beta");
+        let string = &script.commands[2].words[2];
+        assert_eq!(dpo[3].span, string.span);
+        // An unknown expansion leaves its words unknown, not the whole string.
+        let text = "bash -c \"pip install ray==$VERSION && trl sft --lr $(cat lr) --x 1\"\n";
+        let script = parse(text).unwrap();
+        let commands: Vec<Vec<String>> = script.commands.iter().map(texts).collect();
+        assert_eq!(commands[1], ["pip", "install", "?"]);
+        assert_eq!(commands[2], ["trl", "sft", "--lr", "?", "--x", "1"]);
+        let x = &script.commands[2].words[4];
+        assert_eq!(&text[x.span.start..x.span.end], "--x");
     }
 
     #[test]

@@ -70,7 +70,7 @@ fn sized_models_have_the_named_parameter_count() {
         "ibm-granite/granite-3.3-8b-instruct",
         "HuggingFaceTB/SmolLM2-600M",
         "meta-llama/Llama-3.2-11B",
-        "Qwen/Qwen2.5-VL-7B-Instruct",
+        "Qwen/Qwen3-VL-8B-Instruct",
     ] {
         assert!(!in_catalog(name), "{name} is in the catalog: pick another example");
         let (_, size) = parsed(name);

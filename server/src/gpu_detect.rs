@@ -228,8 +228,11 @@ pub(crate) mod tests {
             name: "A10G".into(),
             memory_bytes: 23_836_098_560,
             bf16: true,
+            fp8: false,
             compute_capability: "8.6".into(),
+            vendor: Default::default(),
             aliases: vec![],
+            note: None,
             source: "test".into(),
         }
     }

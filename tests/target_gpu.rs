@@ -132,7 +132,12 @@ fn amd_and_blackwell_cards_are_named_like_any_other() {
     let levers = |gpu: &str| {
         let out = oomlint(&["estimate", path.to_str().unwrap(), "--gpu", gpu, "--format", "json"]);
         let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-        report["levers"].as_array().unwrap().iter().map(|l| l["title"].as_str().unwrap().to_string()).collect::<Vec<_>>()
+        report["levers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["title"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
     };
     let on = |titles: Vec<String>, var: &str| titles.iter().any(|t| t.starts_with(&format!("Set {var}=")));
     assert!(on(levers("MI250X"), "PYTORCH_HIP_ALLOC_CONF"));

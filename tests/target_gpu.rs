@@ -97,3 +97,55 @@ fn the_gpu_is_chosen_in_one_order() {
     assert!(fires(lsp_rules(&mut session, &uri, &text)), "the editor wins over oomlint.toml");
     session.shutdown();
 }
+
+#[test]
+fn amd_and_blackwell_cards_are_named_like_any_other() {
+    // Far more than an A10G's 24 GB, well within an MI300X's 192 GB.
+    let fixture = "fixtures/rules/exceeds-gpu-memory/fail.yaml";
+    let (text, _) = without_modeline(fixture);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("sft.yaml"), &text).unwrap();
+    let exceeds = |rules: Vec<String>| rules.contains(&"exceeds-gpu-memory".to_string());
+    assert!(exceeds(cli_rules(dir.path(), "sft.yaml", &["--gpu", "A10G"])));
+    assert!(!exceeds(cli_rules(dir.path(), "sft.yaml", &["--gpu", "MI300X"])));
+
+    let path = dir.path().join("sft.yaml");
+    let estimate = |gpu: &str| {
+        // Exit 1 where the run does not fit; the report is on stdout either way.
+        let out = oomlint(&["estimate", path.to_str().unwrap(), "--gpu", gpu, "--format", "json"]);
+        serde_json::from_slice::<Value>(&out.stdout).unwrap_or_else(|e| panic!("{gpu}: {e}: {out:?}"))["gpu"].clone()
+    };
+    // The capacity PyTorch on ROCm reports (torch total_memory = rocm-smi's VRAM total).
+    assert_eq!(estimate("AMD Instinct MI300X"), json!({"name": "MI300X", "memory_bytes": 206_141_652_992u64}));
+    // One die of an MI250X, and the GB10's unified memory, say what the verdict is against.
+    let mi250x = estimate("mi250x");
+    assert_eq!(mi250x["memory_bytes"], 65_520u64 << 20);
+    assert!(mi250x["note"].as_str().is_some_and(|n| n.contains("two")), "{mi250x}");
+    let gb10 = estimate("DGX Spark");
+    assert_eq!(gb10["name"], "GB10");
+    assert!(gb10["note"].as_str().is_some_and(|n| n.contains("unified memory")), "{gb10}");
+    let table = oomlint(&["estimate", path.to_str().unwrap(), "--gpu", "GB10"]);
+    let table = String::from_utf8_lossy(&table.stdout);
+    assert!(table.contains("GB10: ") && table.contains("shares its 128 GB LPDDR5X with the CPU"), "{table}");
+
+    // PyTorch on ROCm reads PYTORCH_HIP_ALLOC_CONF.
+    let levers = |gpu: &str| {
+        let out = oomlint(&["estimate", path.to_str().unwrap(), "--gpu", gpu, "--format", "json"]);
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        report["levers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["title"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    let on = |titles: Vec<String>, var: &str| titles.iter().any(|t| t.starts_with(&format!("Set {var}=")));
+    assert!(on(levers("MI250X"), "PYTORCH_HIP_ALLOC_CONF"));
+    assert!(on(levers("A10G"), "PYTORCH_CUDA_ALLOC_CONF"));
+
+    // A bare name with several sizes is refused with its candidates.
+    let out = oomlint(&["estimate", path.to_str().unwrap(), "--gpu", "RTX 5060 Ti"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("name one: `RTX-5060-Ti-8GB` or `RTX-5060-Ti-16GB`"), "{err}");
+}

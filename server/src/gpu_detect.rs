@@ -1,6 +1,11 @@
 //! The local GPUs, read through NVML (`nvml-wrapper`, which loads `libnvidia-ml` at run
 //! time, so the binary runs on machines without a driver), behind [`GpuProbe`] so the
 //! logic is tested without a GPU.
+//!
+//! Only NVIDIA drivers are read. On an AMD GPU (PyTorch on ROCm, which presents it as a
+//! `cuda` device) `--gpu auto` says so and asks for the card's name (`--gpu MI300X`): there
+//! is no maintained crate that loads the ROCm SMI library at run time, and the catalog
+//! already holds the capacity ROCm reports for each Instinct card.
 
 use crate::catalog::{gpu_from_nvml_name, Gpu};
 use std::fmt;
@@ -47,7 +52,10 @@ pub enum ProbeError {
 impl fmt::Display for ProbeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ProbeError::NoDriver(why) => write!(f, "no NVIDIA driver found ({why})"),
+            ProbeError::NoDriver(why) => write!(
+                f,
+                "no NVIDIA driver found ({why}); oomlint reads NVIDIA GPUs only (through NVML), so on an AMD or other GPU name the card instead, e.g. `--gpu MI300X`"
+            ),
             ProbeError::Driver(why) => write!(f, "the NVIDIA driver reported an error: {why}"),
         }
     }
@@ -69,7 +77,7 @@ impl GpuProbe for NvmlProbe {
         use nvml_wrapper::error::NvmlError;
         let nvml = nvml_wrapper::Nvml::init().map_err(|e| match e {
             NvmlError::LibloadingError(_) | NvmlError::LibraryNotFound | NvmlError::DriverNotLoaded => {
-                ProbeError::NoDriver(one_line(&e))
+                ProbeError::NoDriver(with_rocm_hint(one_line(&e), std::path::Path::new(ROCM_DEVICE).exists()))
             }
             other => ProbeError::Driver(one_line(&other)),
         })?;
@@ -104,6 +112,18 @@ impl GpuProbe for NvmlProbe {
             });
         }
         Ok(gpus)
+    }
+}
+
+/// The device node of ROCm's kernel driver (amdkfd), present where PyTorch on ROCm can run.
+const ROCM_DEVICE: &str = "/dev/kfd";
+
+/// Why NVML could not load, with a word on an AMD GPU when ROCm's device node is present.
+fn with_rocm_hint(why: String, rocm: bool) -> String {
+    if rocm {
+        format!("{why}; {ROCM_DEVICE} is present, so this looks like an AMD GPU under ROCm")
+    } else {
+        why
     }
 }
 
@@ -228,8 +248,11 @@ pub(crate) mod tests {
             name: "A10G".into(),
             memory_bytes: 23_836_098_560,
             bf16: true,
+            fp8: false,
             compute_capability: "8.6".into(),
+            vendor: Default::default(),
             aliases: vec![],
+            note: None,
             source: "test".into(),
         }
     }
@@ -242,7 +265,7 @@ pub(crate) mod tests {
         assert_eq!(auto.free_bytes, None);
         assert_eq!(
             auto.warnings,
-            ["--gpu auto: no NVIDIA driver found (libnvidia-ml.so.1: cannot open shared object file); using A10G instead"]
+            ["--gpu auto: no NVIDIA driver found (libnvidia-ml.so.1: cannot open shared object file); oomlint reads NVIDIA GPUs only (through NVML), so on an AMD or other GPU name the card instead, e.g. `--gpu MI300X`; using A10G instead"]
         );
         let none = resolve_auto_in(&probe, None, None);
         assert_eq!(none.gpu, None);
@@ -286,6 +309,18 @@ pub(crate) mod tests {
         }
         let empty = resolve_auto_in(&FakeProbe(Ok(vec![])), Some(&fallback()), None);
         assert!(empty.warnings[0].contains("the driver lists no GPU"));
+    }
+
+    #[test]
+    fn an_amd_gpu_is_named_in_the_message() {
+        let why = with_rocm_hint("libnvidia-ml.so.1: cannot open shared object file".into(), true);
+        let probe = FakeProbe(Err(ProbeError::NoDriver(why)));
+        let auto = resolve_auto_in(&probe, None, None);
+        assert_eq!(auto.gpu, None);
+        let warning = &auto.warnings[0];
+        assert!(warning.contains("/dev/kfd is present, so this looks like an AMD GPU under ROCm"), "{warning}");
+        assert!(warning.contains("reads NVIDIA GPUs only") && warning.contains("`--gpu MI300X`"), "{warning}");
+        assert_eq!(with_rocm_hint("no library".into(), false), "no library");
     }
 
     #[test]

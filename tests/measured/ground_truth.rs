@@ -132,8 +132,11 @@ pub fn gpu(text: &str) -> Option<Gpu> {
         name: name.into(),
         memory_bytes: (gib * (1u64 << 30) as f64) as u64,
         bf16: !t.contains("t4"),
+        fp8: t.contains("l4"),
         compute_capability: String::new(),
+        vendor: Default::default(),
         aliases: Vec::new(),
+        note: None,
         source: "accuracy tool: driver-reported capacity".into(),
     })
 }

@@ -101,7 +101,7 @@ mod tests {
     fn no_driver_is_one_line() {
         let probe = FakeProbe(Err(ProbeError::NoDriver("libnvidia-ml.so.1: cannot open shared object file".into())));
         let err = listing(&GpusArgs { format: GpusFormat::Text }, &probe).unwrap_err();
-        assert_eq!(err, "no NVIDIA driver found (libnvidia-ml.so.1: cannot open shared object file)");
+        assert!(err.starts_with("no NVIDIA driver found (libnvidia-ml.so.1: cannot open shared object file); oomlint reads NVIDIA GPUs only"), "{err}");
         assert_eq!(text(&[]), "No GPU found.\n");
     }
 }

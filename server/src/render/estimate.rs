@@ -96,6 +96,9 @@ pub fn table(analysis: &Analysis, estimate: &Estimate) -> String {
     if let (Some(fit), Some(gpu)) = (estimate.fit, analysis.gpu.as_ref()) {
         let (verdict, headroom) = verdict(fit);
         out.push_str(&format!("\n{}: {} — {verdict}, {headroom}\n", gpu.name, format_bytes(gpu.memory_bytes)));
+        if let Some(note) = &gpu.note {
+            out.push_str(&format!("  ({note})\n"));
+        }
     }
     if !estimate.levers.is_empty() {
         out.push_str("\nlevers (ranked by GiB saved):\n");
@@ -188,7 +191,13 @@ pub fn json(analysis: &Analysis, estimate: &Estimate) -> Value {
             "parameters": estimate.parameters,
             "source": m.provenance(true),
         })),
-        "gpu": analysis.gpu.as_ref().map(|g| json!({"name": g.name, "memory_bytes": g.memory_bytes})),
+        "gpu": analysis.gpu.as_ref().map(|g| {
+            let mut gpu = json!({"name": g.name, "memory_bytes": g.memory_bytes});
+            if let Some(note) = &g.note {
+                gpu["note"] = json!(note);
+            }
+            gpu
+        }),
         "peak": {
             "phase": estimate.peak.phase.as_str(),
             "allocated_bytes": estimate.peak.allocated_bytes,

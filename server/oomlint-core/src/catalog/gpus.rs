@@ -1,10 +1,13 @@
-//! GPU models: capacity and bf16 support.
+//! GPU models: capacity, bf16 and fp8 support.
 //!
-//! The facts live in `server/data/gpus.json`. [`resolve_gpu`] accepts the spellings people
-//! and drivers use: a query and every catalog name and alias are compared after
-//! lowercasing, dropping the words `nvidia`, `geforce` and `tesla`, and removing everything
-//! but letters and digits, so `A100 80GB`, `a100-80gb`, `NVIDIA A100-SXM4-80GB` and
-//! `a100_80gb` are one key.
+//! The facts live in `server/oomlint-core/data/gpus.json`, one row per device as PyTorch
+//! sees it: an MI250X module is two 64 GB devices, a GB200 superchip two GPUs, and a GB10's
+//! capacity is the unified memory it shares with the CPU (the row's `note` says so).
+//! [`resolve_gpu`] accepts the spellings people and drivers use: a query and every catalog
+//! name and alias are compared after lowercasing, removing everything but letters and
+//! digits, and dropping the words `nvidia`, `geforce`, `tesla`, `amd` and `instinct`, so
+//! `A100 80GB`, `a100-80gb`, `NVIDIA A100-SXM4-80GB` and `a100_80gb` are one key, and so are
+//! `MI300X` and `AMD Instinct MI300X`.
 //!
 //! A bare name whose memory size varies (`a100`, `v100`, `rtx 4060 ti`) is refused with its
 //! candidates rather than guessed: the capacities differ up to twofold, so a guess would
@@ -22,14 +25,36 @@ use super::models::quoted_list;
 pub struct Gpu {
     /// Canonical name, e.g. `A100-80GB`.
     pub name: String,
-    /// Capacity as the driver reports it (what `torch.cuda.get_device_properties().total_memory` sees).
+    /// Capacity of one device as the driver reports it (what
+    /// `torch.cuda.get_device_properties().total_memory` sees; on ROCm the same call).
     pub memory_bytes: u64,
     pub bf16: bool,
-    /// CUDA compute capability, e.g. 8.0.
+    /// Native FP8 matmuls (`torch._scaled_mm`): NVIDIA compute capability 8.9 and later,
+    /// AMD CDNA 3 (`gfx942`) and later.
+    #[serde(default)]
+    pub fp8: bool,
+    /// CUDA compute capability, e.g. `8.0`; for an AMD GPU its `gfx` target, e.g. `gfx942`.
     pub compute_capability: String,
     #[serde(default)]
+    pub vendor: Vendor,
+    #[serde(default)]
     pub aliases: Vec<String>,
+    /// What the capacity is measured against, where a device is not a whole card or its
+    /// memory is not its own (one die of an MI250X, unified memory on a GB10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     pub source: String,
+}
+
+/// Who makes the GPU. PyTorch on ROCm presents an AMD GPU as a `cuda` device and reads
+/// `PYTORCH_HIP_ALLOC_CONF`, so the estimate is the same; the vendor decides which driver
+/// `--gpu auto` could ask and how the compute capability reads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Vendor {
+    #[default]
+    Nvidia,
+    Amd,
 }
 
 /// A GPU name that matches no catalog entry, or a bare name that several entries share.
@@ -106,7 +131,7 @@ fn gpu_keys(gpu: &Gpu) -> impl Iterator<Item = &str> {
 fn normalize(name: &str) -> String {
     let lower = name.to_lowercase();
     let kept: String = lower.chars().filter(char::is_ascii_alphanumeric).collect();
-    ["nvidia", "geforce", "tesla"].iter().fold(kept, |acc, word| acc.replace(word, ""))
+    ["nvidia", "geforce", "tesla", "amd", "instinct"].iter().fold(kept, |acc, word| acc.replace(word, ""))
 }
 
 /// Every GPU of the catalog, in its order (a playground's GPU picker lists them).
@@ -175,8 +200,11 @@ pub fn gpu_from_nvml_name(name: &str, total_bytes: u64) -> Gpu {
             name: name.trim().to_string(),
             memory_bytes: total_bytes,
             bf16: false,
+            fp8: false,
             compute_capability: "unknown".to_string(),
+            vendor: Vendor::Nvidia,
             aliases: Vec::new(),
+            note: None,
             source: "reported by the driver; not in the catalog, so bf16 support is not assumed".to_string(),
         },
     }
@@ -230,6 +258,30 @@ mod tests {
             ("NVIDIA B200", "B200"),
             ("GH200", "GH200"),
             ("RTX 5090", "RTX-5090"),
+            ("mi300x", "MI300X"),
+            ("AMD Instinct MI300X", "MI300X"),
+            ("Instinct MI325X", "MI325X"),
+            ("AMD Instinct MI355X", "MI355X"),
+            ("mi250x", "MI250X"),
+            ("AMD Instinct MI250X/MI250", "MI250X"),
+            ("MI250", "MI250"),
+            ("NVIDIA B300 SXM6 AC", "B300"),
+            ("NVIDIA GB200", "GB200"),
+            ("gb300", "GB300"),
+            ("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "RTX-PRO-6000"),
+            ("NVIDIA RTX PRO 6000 Blackwell Server Edition", "RTX-PRO-6000"),
+            ("rtx pro 6000", "RTX-PRO-6000"),
+            ("NVIDIA GB10", "GB10"),
+            ("DGX Spark", "GB10"),
+            ("NVIDIA GeForce RTX 5080", "RTX-5080"),
+            ("rtx 5070 ti", "RTX-5070-Ti"),
+            ("NVIDIA GeForce RTX 4080 SUPER", "RTX-4080"),
+            ("RTX 4070 Ti SUPER", "RTX-4070-Ti-SUPER"),
+            ("RTX 4070 Ti", "RTX-4070"),
+            ("NVIDIA GeForce RTX 3090 Ti", "RTX-3090-Ti"),
+            ("rtx3080-10gb", "RTX-3080-10GB"),
+            ("NVIDIA RTX A5000", "RTX-A5000"),
+            ("NVIDIA RTX 4000 Ada Generation", "RTX-4000-Ada"),
         ];
         for (query, expected) in table {
             assert_eq!(gpu(query).name, expected, "{query}");
@@ -243,6 +295,10 @@ mod tests {
             ("NVIDIA A100", ["A100-40GB", "A100-80GB"]),
             ("v100", ["V100-16GB", "V100-32GB"]),
             ("NVIDIA GeForce RTX 4060 Ti", ["RTX-4060-Ti-8GB", "RTX-4060-Ti-16GB"]),
+            ("rtx 4060 ti", ["RTX-4060-Ti-8GB", "RTX-4060-Ti-16GB"]),
+            ("NVIDIA GeForce RTX 5060 Ti", ["RTX-5060-Ti-8GB", "RTX-5060-Ti-16GB"]),
+            ("NVIDIA GeForce RTX 3080", ["RTX-3080-10GB", "RTX-3080-12GB"]),
+            ("RTX 6000", ["RTX-6000-Ada", "RTX-PRO-6000"]),
         ] {
             let err = resolve_gpu(query).err();
             assert_eq!(err.as_ref().map(|e| e.ambiguous), Some(true), "{query}");
@@ -258,7 +314,7 @@ mod tests {
         assert_eq!(err.as_ref().map(|e| e.ambiguous), Some(false));
         let suggestions = err.map(|e| e.suggestions).unwrap_or_default();
         assert!(suggestions.len() <= 3 && suggestions.contains(&"A10G".to_string()), "{suggestions:?}");
-        let none = resolve_gpu("MI300X").err().map(|e| e.suggestions).unwrap_or_default();
+        let none = resolve_gpu("MI400X").err().map(|e| e.suggestions).unwrap_or_default();
         assert!(none.iter().all(|s| s != "A100-80GB"), "{none:?}");
         for odd in ["", " ", "-", "nvidia", "\u{0}"] {
             assert!(resolve_gpu(odd).is_err(), "{odd:?}");
@@ -277,19 +333,77 @@ mod tests {
         assert_eq!(gib("L4"), 22.161);
         assert_eq!(gib("A100-80GB"), 79.318);
         assert_eq!(gib("Tesla T4"), 14.741);
+        // ROCm: torch total_memory and rocm-smi's VRAM total agree to the byte.
+        assert_eq!(gpu("MI300X").memory_bytes, 206_141_652_992);
+        assert_eq!(gpu("MI355X").memory_bytes, 309_220_868_096);
+        assert_eq!(gpu("MI250X").memory_bytes, 65_520 << 20);
+        // OOM messages print two decimals: "GPU 0 has a total capacity of 191.98 GiB".
+        let oom = |name: &str| (gpu(name).memory_bytes as f64 / (1u64 << 30) as f64 * 100.0).round() / 100.0;
+        for (name, printed) in [
+            ("MI300X", 191.98),
+            ("MI325X", 255.98),
+            ("MI355X", 287.98),
+            ("MI250X", 63.98),
+            ("GB200", 184.31),
+            ("B300", 267.69),
+            ("GB300", 276.5),
+            ("GB10", 121.63),
+            ("RTX PRO 6000", 94.97),
+            ("RTX 5090", 31.36),
+        ] {
+            assert_eq!(oom(name), printed, "{name}");
+        }
+    }
+
+    #[test]
+    fn devices_are_what_pytorch_sees() {
+        // An MI250X module is two 64 GB devices; a GB200 superchip two GPUs: one row is one.
+        let mi250x = gpu("mi250x");
+        assert!(mi250x.memory_bytes < 64 << 30, "one GCD, not the 128 GB module");
+        assert!(mi250x.note.as_deref().is_some_and(|n| n.contains("two")), "{:?}", mi250x.note);
+        assert_eq!((mi250x.vendor, mi250x.compute_capability.as_str()), (Vendor::Amd, "gfx90a"));
+        assert!(gpu("GB200").note.as_deref().is_some_and(|n| n.contains("two")));
+        // Unified memory: say what the verdict is measured against.
+        let gb10 = gpu("GB10").note.as_deref().unwrap_or_default();
+        assert!(gb10.contains("unified memory") && gb10.contains("CPU"), "{gb10}");
+        // Whole cards carry no note.
+        assert_eq!(gpu("MI300X").note, None);
+        assert_eq!(gpu("H100").note, None);
+    }
+
+    #[test]
+    fn fp8_support() {
+        for name in ["H100", "H200", "B200", "B300", "GB10", "L4", "RTX 4090", "RTX 5090", "MI300X", "MI355X"] {
+            assert!(gpu(name).fp8, "{name}");
+        }
+        for name in ["A100-80GB", "A10G", "RTX 3090", "T4", "V100-32GB", "MI250X"] {
+            assert!(!gpu(name).fp8, "{name}");
+        }
     }
 
     #[test]
     fn entries_are_consistent() {
         let gpus = &index().gpus;
-        assert!(gpus.len() >= 25, "{} GPUs", gpus.len());
+        assert!(gpus.len() >= 50, "{} GPUs", gpus.len());
         let mut owner: HashMap<String, &str> = HashMap::default();
         for g in gpus {
-            let cc: f64 = g.compute_capability.parse().unwrap_or(0.0);
-            assert!(cc >= 6.0, "{}: compute capability", g.name);
-            assert_eq!(g.bf16, cc >= 8.0, "{}: bf16 follows compute capability 8.0", g.name);
-            assert!(g.memory_bytes > 7 << 30 && g.memory_bytes < 200 << 30, "{}: capacity", g.name);
+            match g.vendor {
+                Vendor::Nvidia => {
+                    let cc: f64 = g.compute_capability.parse().unwrap_or(0.0);
+                    assert!(cc >= 6.0, "{}: compute capability", g.name);
+                    assert_eq!(g.bf16, cc >= 8.0, "{}: bf16 follows compute capability 8.0", g.name);
+                    assert_eq!(g.fp8, cc >= 8.9, "{}: fp8 follows compute capability 8.9", g.name);
+                }
+                Vendor::Amd => {
+                    let arch = g.compute_capability.strip_prefix("gfx").unwrap_or_default();
+                    assert!(["90a", "942", "950"].contains(&arch), "{}: gfx target", g.name);
+                    assert!(g.bf16, "{}: CDNA 2 and later have bf16", g.name);
+                    assert_eq!(g.fp8, arch != "90a", "{}: fp8 from CDNA 3", g.name);
+                }
+            }
+            assert!(g.memory_bytes > 7 << 30 && g.memory_bytes < 320 << 30, "{}: capacity", g.name);
             assert!(!g.source.is_empty(), "{}: source", g.name);
+            assert!(g.note.as_ref().is_none_or(|n| !n.is_empty()), "{}: note", g.name);
             for key in gpu_keys(g) {
                 let previous = owner.insert(normalize(key), &g.name);
                 assert!(previous.is_none_or(|p| p == g.name), "`{key}` names {previous:?} and {}", g.name);

@@ -71,6 +71,9 @@ pub fn markdown(estimate: &Estimate, gpu: Option<&Gpu>, headroom: Option<f64>) -
             if free < 0.0 { "short by" } else { "free" },
             free.abs()
         ));
+        if let Some(note) = &gpu.note {
+            out.push_str(&format!("; {note}"));
+        }
     }
     out.push_str("\n\n| component | GiB | |\n|---|---:|---|\n");
     let mut live: Vec<_> = estimate.components.iter().filter(|c| c.live_in.contains(&peak.phase)).collect();

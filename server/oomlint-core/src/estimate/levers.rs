@@ -5,7 +5,7 @@
 use super::phases::{self, Core};
 use super::setup::Setup;
 use super::{judge, Context, Phase, Verdict, VllmClaim};
-use crate::catalog::{Architecture, Gpu};
+use crate::catalog::{Architecture, Gpu, Vendor};
 use crate::diagnostic::{Applicability, Edit, Fix};
 use crate::plan::{
     Checkpointing, Framework, LossImpl, Method, Optimizer, Plan, Precision, Quantization, Sourced, VllmMode,
@@ -246,7 +246,8 @@ fn expandable_value(current: &str) -> String {
     parts.join(",")
 }
 
-fn title(kind: Kind, changes: &[Change]) -> String {
+/// The lever's title; `gpu` names the allocator's variable as PyTorch on ROCm asks for it.
+fn title(kind: Kind, changes: &[Change], gpu: Option<&Gpu>) -> String {
     let first = changes.first().map_or(String::new(), |c| c.value.to_string());
     match kind {
         Kind::HalveMicroBatch if changes.len() > 1 => {
@@ -262,6 +263,10 @@ fn title(kind: Kind, changes: &[Change]) -> String {
         Kind::ChunkedLoss => "Use a fused/chunked cross-entropy (Liger)".into(),
         Kind::LowerVllmFraction => format!("Lower the vLLM memory fraction to {first}"),
         Kind::VllmSleep => "Enable vLLM sleep mode".into(),
+        // PyTorch on ROCm reads PYTORCH_HIP_ALLOC_CONF, the name its HIP OOM message gives.
+        Kind::ExpandableSegments if gpu.is_some_and(|g| g.vendor == Vendor::Amd) => {
+            "Set PYTORCH_HIP_ALLOC_CONF=expandable_segments:True".into()
+        }
         Kind::ExpandableSegments => "Set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True".into(),
     }
 }
@@ -358,7 +363,7 @@ pub(super) fn levers(
             let (changed, changes) = apply(kind, plan, fitting)?;
             let after = core_of(&changed, arch, gpu, context);
             let saves = base.peak.device_bytes.checked_sub(after.peak.device_bytes).filter(|s| *s > 0)?;
-            let title = title(kind, &changes);
+            let title = title(kind, &changes, gpu);
             Some(Lever {
                 fixes: fixes(kind, plan, &changes, &title),
                 title,
@@ -457,7 +462,7 @@ fn smallest_combination(
         for (i, kind) in kinds.iter().enumerate() {
             if mask & (1 << i) != 0 {
                 if let Some((next, changes)) = apply(*kind, &p) {
-                    titles.push(title(*kind, &changes));
+                    titles.push(title(*kind, &changes, Some(gpu)));
                     p = next;
                 }
             }

@@ -16,8 +16,11 @@ fn gpu(gib: u64) -> Gpu {
         name: format!("{gib}GiB"),
         memory_bytes: gib << 30,
         bf16: true,
+        fp8: false,
         compute_capability: "8.0".into(),
+        vendor: Default::default(),
         aliases: Vec::new(),
+        note: None,
         source: "test".into(),
     }
 }

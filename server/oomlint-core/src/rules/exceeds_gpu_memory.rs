@@ -76,6 +76,9 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     for note in &estimate.notes {
         diagnostic.message.push_str(&format!("; {note}"));
     }
+    if let Some(note) = &gpu.note {
+        diagnostic.message.push_str(&format!(" (the {}: {note})", gpu.name));
+    }
     diagnostic.with_note(breakdown_note(&culprit, estimate));
     for fix in resolving_fixes(estimate, gpu.memory_bytes) {
         diagnostic.with_fix(fix);

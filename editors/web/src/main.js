@@ -70,7 +70,9 @@ class Playground {
     const gpu = $("#gpu");
     gpu.append(new Option("no GPU (no verdict)", ""));
     for (const g of this.info.gpus) {
-      gpu.append(new Option(`${g.name} — ${(g.memory_bytes / 2 ** 30).toFixed(1)} GiB`, g.name));
+      const option = new Option(`${g.name} — ${(g.memory_bytes / 2 ** 30).toFixed(1)} GiB`, g.name);
+      option.title = [g.bf16 ? "bf16" : "no bf16", g.fp8 ? "fp8" : "no fp8", g.note].filter(Boolean).join("; ");
+      gpu.append(option);
     }
     const examples = $("#examples");
     examples.append(new Option("Examples…", ""));

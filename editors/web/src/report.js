@@ -58,6 +58,7 @@ export function renderReport(container, answer, active, info) {
         headroom >= 0 ? `${gib(headroom)} free` : `short by ${gib(-headroom)}`,
       ),
     );
+    if (estimate.gpu.note) out.push(el("p", { class: "gpu-note" }, estimate.gpu.note));
   } else {
     out.push(el("p", { class: "verdict none" }, "Pick a GPU to judge the fit."));
   }

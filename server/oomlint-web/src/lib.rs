@@ -63,7 +63,16 @@ pub(crate) struct File {
 fn info() -> Value {
     let gpus: Vec<Value> = oomlint_core::catalog::gpus::all_gpus()
         .iter()
-        .map(|g| json!({ "name": g.name, "memory_bytes": g.memory_bytes, "bf16": g.bf16 }))
+        .map(|g| {
+            json!({
+                "name": g.name,
+                "vendor": g.vendor,
+                "memory_bytes": g.memory_bytes,
+                "bf16": g.bf16,
+                "fp8": g.fp8,
+                "note": g.note,
+            })
+        })
         .collect();
     json!({
         "version": env!("CARGO_PKG_VERSION"),

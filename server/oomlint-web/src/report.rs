@@ -162,7 +162,7 @@ fn estimate(analysis: &Analysis, estimate: &Estimate, offsets: &Utf16) -> Value 
         "model": arch.map(|a| json!({ "name": a.name, "provenance": a.provenance(true) })),
         "parameters": estimate.parameters,
         "trainable_parameters": estimate.trainable_parameters,
-        "gpu": gpu.map(|g| json!({ "name": g.name, "gib": gib(g.memory_bytes) })),
+        "gpu": gpu.map(|g| json!({ "name": g.name, "gib": gib(g.memory_bytes), "note": g.note })),
         "verdict": estimate.fit.map(|f| f.verdict),
         "headroom_gib": estimate.fit.map(|f| (f.headroom_bytes as f64 / GIB * 100.0).round() / 100.0),
         "peak": {

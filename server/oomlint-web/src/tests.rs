@@ -96,7 +96,8 @@ fn bad_requests_get_an_error_not_a_panic() {
 fn info_lists_the_catalog_gpus_and_the_chart_style() {
     let info: Value = serde_json::from_str(&call("info", "")).unwrap();
     let gpus = info["gpus"].as_array().unwrap();
-    assert!(gpus.iter().any(|g| g["name"] == "A10G"));
+    assert!(gpus.iter().any(|g| g["name"] == "A10G" && g["vendor"] == "nvidia" && g["bf16"] == true));
+    assert!(gpus.iter().any(|g| g["vendor"] == "amd" && g["note"].is_string()), "MI250X: one die of two");
     assert!(info["chart_style"].as_str().unwrap().contains("prefers-color-scheme"));
 }
 

@@ -9,8 +9,13 @@
 
 pub mod advice;
 pub(crate) mod diagnose;
+pub mod failure;
+pub(crate) mod failure_advice;
 pub mod json;
 pub(crate) mod message;
+pub mod ray;
+pub mod run_settings;
+pub mod vllm;
 
 pub(crate) mod scan;
 pub(crate) mod torch;

@@ -200,6 +200,10 @@ pub(crate) fn parse(lower: &[u8], anchor: usize) -> Option<(VllmCheck, VllmNumbe
     let mut n = VllmNumbers::default();
     let mut start = anchor;
     let check = if c.eat("noavailablememoryforthecacheblocks.") {
+        // The advice always follows; without it this is vLLM's source quoted in a traceback.
+        if !lower[c.at..].starts_with(b"tryincreasing") {
+            return None;
+        }
         VllmCheck::NoCacheBlocks
     } else if c.eat("freememoryondevice") {
         // An optional device name (`cuda:0`) before the parenthesis.
@@ -337,6 +341,7 @@ mod tests {
             "To serve at least one request with the models's max seq len (8192), (0.35 GiB KV",
             "Free memory on device cuda:0 (2.6/121.63 GiB) on startup",
             "the max seq len (abc)",
+            "raise ValueError(\"No available memory for the cache blocks. \"",
         ] {
             let lower: Vec<u8> =
                 text.bytes().filter(|b| !b.is_ascii_whitespace()).map(|b| b.to_ascii_lowercase()).collect();

@@ -48,11 +48,11 @@ pub struct Failure {
 }
 
 impl Failure {
-    /// Rewrites the findings and advice for the run's config: its keys, its values, and edits
+    /// Rewrites the findings and advice for the run's config (when given): its keys, its values, and edits
     /// where the config writes them. `gpu_total` is the card's memory (`--gpu`), used when the
     /// log does not print it.
-    pub fn apply_settings(&mut self, settings: &RunSettings, gpu_total: Option<u64>) {
-        (self.findings, self.advice) = advise(&self.kind, Some(settings), gpu_total);
+    pub fn apply_settings(&mut self, settings: Option<&RunSettings>, gpu_total: Option<u64>) {
+        (self.findings, self.advice) = advise(&self.kind, settings, gpu_total);
     }
 }
 
@@ -90,12 +90,8 @@ pub fn failures(text: &str) -> Vec<Failure> {
             _ => log.compact(i, usize::MAX, WINDOW_LINES, WINDOW_BYTES),
         };
         let lower = window.bytes.to_ascii_lowercase();
-        let mut anchors: Vec<usize> = vllm::ANCHORS
-            .iter()
-            .map(|(a, _)| *a)
-            .chain([ray::ANCHOR])
-            .flat_map(|a| positions(&lower, a))
-            .collect();
+        let mut anchors: Vec<usize> =
+            vllm::ANCHORS.iter().map(|(a, _)| *a).chain([ray::ANCHOR]).flat_map(|a| positions(&lower, a)).collect();
         anchors.sort_unstable();
         let mut parsed_to = 0;
         for pos in anchors {

@@ -58,7 +58,11 @@ fn set<T>(title: String, setting: Option<&Setting<T>>, value: &str) -> Advice {
     let fixes = setting
         .and_then(|s| s.span)
         .map(|span| {
-            vec![Fix { title: title.clone(), applicability: Applicability::Unsafe, edits: vec![Edit::replace(span, value)] }]
+            vec![Fix {
+                title: title.clone(),
+                applicability: Applicability::Unsafe,
+                edits: vec![Edit::replace(span, value)],
+            }]
         })
         .unwrap_or_default();
     Advice { title, saves_bytes: None, fixes }
@@ -83,8 +87,7 @@ fn raise_utilization(
     let setting = settings.and_then(|s| s.gpu_memory_utilization.as_ref());
     let name = key(setting, "gpu_memory_utilization");
     let colocated = settings.is_some_and(|s| s.colocated);
-    let trainer_note =
-        if colocated { " (colocated: the trainer's share of the GPU shrinks by as much)" } else { "" };
+    let trainer_note = if colocated { " (colocated: the trainer's share of the GPU shrinks by as much)" } else { "" };
     match (total, utilization) {
         (Some(t), Some(u)) => {
             let needed = ceil2(u + missing / t);
@@ -101,10 +104,17 @@ fn raise_utilization(
             }
             set(format!("Raise {name} from {u} to {needed:.2}{trainer_note}"), setting, &format!("{needed:.2}"))
         }
-        _ => Advice::text(format!(
-            "Raise {name} so the KV cache gets {} more{trainer_note} (give the GPU with --gpu for the value)",
-            gib(missing)
-        )),
+        _ => {
+            let need = match (total, utilization) {
+                (None, None) => "the GPU (--gpu) and the config (--config)",
+                (None, _) => "the GPU (--gpu)",
+                _ => "the config (--config)",
+            };
+            Advice::text(format!(
+                "Raise {name} so the KV cache gets {} more{trainer_note} (give {need} for the value)",
+                gib(missing)
+            ))
+        }
     }
 }
 
@@ -170,9 +180,8 @@ fn max_len(
             (fits, Some(need.saturating_sub(have) as f64))
         }
         (_, _, Some(tokens)) => {
-            findings.push(format!(
-                "the KV cache holds {tokens} tokens, fewer than one sequence of max_model_len {len}"
-            ));
+            findings
+                .push(format!("the KV cache holds {tokens} tokens, fewer than one sequence of max_model_len {len}"));
             // The KV cache's bytes (from the profile) per token scale to the missing tokens.
             let missing = profile.kv_cache_gib.filter(|k| *k > 0.0 && tokens > 0).map(|k| {
                 let per_token = k * GIB / tokens as f64;
@@ -196,7 +205,9 @@ fn max_len(
         ));
     }
     if let Some(knob) = &n.knob {
-        findings.push(format!("the message names {knob}: this engine runs on the CPU, its KV cache sized by that variable"));
+        findings.push(format!(
+            "the message names {knob}: this engine runs on the CPU, its KV cache sized by that variable"
+        ));
     }
     advice.push(lower_length(fits, settings));
     match missing {
@@ -299,7 +310,11 @@ fn free_memory(n: &VllmNumbers, settings: Option<&RunSettings>) -> (Vec<String>,
         Some("TRL") | Some("Unsloth") => "Free the GPU first: vllm_enable_sleep_mode (TRL colocate), or vllm_mode: server on its own GPU",
         _ => "Stop the other processes on this GPU (nvidia-smi lists them), or put vLLM on a GPU of its own",
     };
-    advice.push(Advice { title: free_first.to_owned(), saves_bytes: Some((total - free).max(0.0) as u64), fixes: Vec::new() });
+    advice.push(Advice {
+        title: free_first.to_owned(),
+        saves_bytes: Some((total - free).max(0.0) as u64),
+        fixes: Vec::new(),
+    });
     (findings, advice)
 }
 
@@ -315,7 +330,9 @@ fn ray(oom: &RayOom, settings: Option<&RunSettings>) -> (Vec<String>, Vec<Advice
     if let Some(name) = &oom.killed_name {
         let pid = oom.killed_pid.map_or(String::new(), |p| format!(", pid {p}"));
         let used = oom.killed_bytes.map_or(String::new(), |b| format!(", {}", format_size(b)));
-        findings.push(format!("killed: {name}{pid}{used} (the most recently scheduled worker, not necessarily the largest)"));
+        findings.push(format!(
+            "killed: {name}{pid}{used} (the most recently scheduled worker, not necessarily the largest)"
+        ));
     }
     let groups = grouped_users(&oom.top_users);
     if !groups.is_empty() {
@@ -372,14 +389,19 @@ mod tests {
     }
 
     fn verl_settings() -> RunSettings {
-        let s = |key: &str, value, at| Setting { key: key.into(), value: Some(value), span: Some(Span::new(at, at + 1)) };
+        let s =
+            |key: &str, value, at| Setting { key: key.into(), value: Some(value), span: Some(Span::new(at, at + 1)) };
         RunSettings {
             gpu_memory_utilization: Some(Setting {
                 key: "actor_rollout_ref.rollout.gpu_memory_utilization".into(),
                 value: Some(0.5),
                 span: Some(Span::new(0, 3)),
             }),
-            max_model_len: Some(Setting { key: "actor_rollout_ref.rollout.max_model_len".into(), value: None, span: None }),
+            max_model_len: Some(Setting {
+                key: "actor_rollout_ref.rollout.max_model_len".into(),
+                value: None,
+                span: None,
+            }),
             prompt_length: Some(s("data.max_prompt_length", 1024, 10)),
             response_length: Some(s("data.max_response_length", 7168, 20)),
             colocated: true,
@@ -414,7 +436,8 @@ mod tests {
 
     #[test]
     fn v0_max_len_scales_the_profile_per_token() {
-        let numbers = VllmNumbers { max_model_len: Some(32768), kv_cache_tokens: Some(16384), ..VllmNumbers::default() };
+        let numbers =
+            VllmNumbers { max_model_len: Some(32768), kv_cache_tokens: Some(16384), ..VllmNumbers::default() };
         let profile =
             Profile { total_gib: Some(24.0), utilization: Some(0.9), kv_cache_gib: Some(2.0), ..Profile::default() };
         let (findings, advice) = advise(&vllm(VllmCheck::MaxLenKvCache, numbers, profile), None, None);
@@ -462,12 +485,19 @@ mod tests {
             killed_name: Some("WorkerDict.actor_rollout_init_model".into()),
             killed_pid: Some(4242),
             killed_bytes: Some(gib_bytes(61.2)),
-            top_users: vec![(1, gib_bytes(61.2), "ray::WorkerDict".into()), (2, gib_bytes(60.0), "ray::WorkerDict.x".into())],
+            top_users: vec![
+                (1, gib_bytes(61.2), "ray::WorkerDict".into()),
+                (2, gib_bytes(60.0), "ray::WorkerDict.x".into()),
+            ],
         };
         let mut settings = verl_settings();
         settings.offloads = vec![(
             "the actor's optimizer state",
-            Setting { key: "actor_rollout_ref.actor.fsdp_config.optimizer_offload".into(), value: Some(true), span: Some(Span::new(5, 9)) },
+            Setting {
+                key: "actor_rollout_ref.actor.fsdp_config.optimizer_offload".into(),
+                value: Some(true),
+                span: Some(Span::new(5, 9)),
+            },
         )];
         let (findings, advice) = advise(&FailureKind::Ray(oom.clone()), Some(&settings), None);
         assert!(findings[0].starts_with("this is host memory (RAM), not GPU memory: the node 10.0.0.5 used 478.31 GiB"));

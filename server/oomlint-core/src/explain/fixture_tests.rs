@@ -210,7 +210,7 @@ fn mutated_logs_never_panic() {
                 assert!(e.span.start < e.span.end && e.span.end <= text.len());
                 assert!(text.is_char_boundary(e.span.start) && text.is_char_boundary(e.span.end));
             }
-            let _ = super::json::report(&errors);
+            let _ = super::json::report(&errors, &[]);
         }
     }
 }
@@ -286,7 +286,11 @@ fn ray_oom_killer_is_host_memory() {
     assert_eq!(oom.killed_name.as_deref(), Some("WorkerDict.actor_rollout_update_actor"));
     assert_eq!(oom.top_users.len(), 10);
     assert!(f.findings[0].contains("host memory (RAM), not GPU memory"));
-    assert!(f.findings[2].starts_with("largest users of the node's memory: 8 × ray::WorkerDict (477.79 GiB)"), "{:?}", f.findings);
+    assert!(
+        f.findings[2].starts_with("largest users of the node's memory: 8 × ray::WorkerDict (477.79 GiB)"),
+        "{:?}",
+        f.findings
+    );
 }
 
 #[test]
@@ -297,13 +301,13 @@ fn the_launch_script_names_the_keys() {
     let analysis = analyze_text(std::path::Path::new("verl-run.sh"), script.clone(), &Options::default());
     let settings = RunSettings::from_plan(analysis.plan.as_deref().unwrap(), &script).unwrap();
     let (_, mut found) = failure_fixture("vllm-no-cache-blocks.log");
-    found[0].apply_settings(&settings, None);
+    found[0].apply_settings(Some(&settings), None);
     let raise = &found[0].advice[0];
     assert!(raise.title.starts_with("Raise actor_rollout_ref.rollout.gpu_memory_utilization from 0.3 to 0.32"));
     let edit = &raise.fixes[0].edits[0];
     assert_eq!((&script[edit.span.start..edit.span.end], edit.content.as_str()), ("0.3", "0.32"));
     let (_, mut found) = failure_fixture("ray-oom-killer.log");
-    found[0].apply_settings(&settings, None);
+    found[0].apply_settings(Some(&settings), None);
     let titles: Vec<&str> = found[0].advice.iter().map(|a| a.title.as_str()).collect();
     assert!(titles[0].contains("actor_rollout_ref.actor.fsdp_config.param_offload"), "{titles:?}");
     assert!(titles[1].contains("optimizer_offload"), "{titles:?}");

@@ -273,7 +273,9 @@ mod tests {
         assert_eq!(o.killed_name.as_deref(), Some("StreamingDataProducer.__init__"));
         let (o, _) = oom("Memory on the node (IP: 172.18.250.100, ...) where the lease (name=SGLangEngine.__init__, pid=3719, memory used=0.68GB)\nwas running was 126.63GB / 128.00GB (0.989315), which exceeds the memory usage threshold of 0.95.");
         assert_eq!((o.killed_pid, o.total_bytes), (Some(3719), gb(128.0)));
-        let (o, _) = oom("Memory on the node was 418.96GB / 440.83GB (0.950398), which exceeds the memory usage threshold of 0.95.");
+        let (o, _) = oom(
+            "Memory on the node was 418.96GB / 440.83GB (0.950398), which exceeds the memory usage threshold of 0.95.",
+        );
         assert_eq!((o.node_ip, o.used_bytes), (None, gb(418.96)));
     }
 
@@ -300,7 +302,11 @@ mod tests {
 
     #[test]
     fn incomplete_messages_do_not_parse() {
-        for text in ["Memory on the node (IP: 1.2.3.4", "Memory on the node was 1GB / 2GB", "Memory on the node was 1.0GB / 2.0GB (0.5), which"] {
+        for text in [
+            "Memory on the node (IP: 1.2.3.4",
+            "Memory on the node was 1GB / 2GB",
+            "Memory on the node was 1.0GB / 2.0GB (0.5), which",
+        ] {
             let original: Vec<u8> = text.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
             let lower = original.to_ascii_lowercase();
             assert!(parse(&lower, &original, 0).is_none(), "{text}");

@@ -43,7 +43,9 @@ fn setting<T: Copy>(text: &str, s: &Sourced<T>, canonical: &str) -> Setting<T> {
 
 fn setting_opt<T: Copy>(text: &str, s: &Sourced<Option<T>>, canonical: &str) -> Setting<T> {
     let (key, span, value) = match &s.origin {
-        Origin::File { key, value } => (text.get(key.start..key.end).unwrap_or(canonical).to_owned(), Some(*value), s.value),
+        Origin::File { key, value } => {
+            (text.get(key.start..key.end).unwrap_or(canonical).to_owned(), Some(*value), s.value)
+        }
         Origin::Unknown { .. } => (canonical.to_owned(), None, None),
         _ => (canonical.to_owned(), None, s.value),
     };
@@ -104,11 +106,17 @@ impl RunSettings {
                     let key = flag("vllm.gpu_memory_utilization", "vllm_gpu_memory_utilization");
                     s.gpu_memory_utilization = Some(setting(text, &v.gpu_memory_utilization, &key));
                 }
-                s.samples_per_prompt =
-                    Some(setting_opt(text, &o.n_samples.value, &flag("rollout.n_samples_per_prompt", "n_samples_per_prompt")));
+                s.samples_per_prompt = Some(setting_opt(
+                    text,
+                    &o.n_samples.value,
+                    &flag("rollout.n_samples_per_prompt", "n_samples_per_prompt"),
+                ));
                 if let Some(r) = rl {
-                    s.response_length =
-                        Some(setting(text, &r.max_completion_length, &flag("rollout.max_new_tokens", "generate_max_len")));
+                    s.response_length = Some(setting(
+                        text,
+                        &r.max_completion_length,
+                        &flag("rollout.max_new_tokens", "generate_max_len"),
+                    ));
                     if !o.dotted {
                         s.prompt_length = r.max_prompt_length.as_ref().map(|p| setting(text, p, "--prompt_max_len"));
                     }

@@ -117,10 +117,7 @@ impl Profile {
 /// The number (optionally negative, with decimals) right after `prefix` in `text`.
 fn number_after(text: &str, prefix: &str) -> Option<f64> {
     let rest = &text[text.find(prefix)? + prefix.len()..];
-    let len = rest
-        .char_indices()
-        .take_while(|&(i, c)| c.is_ascii_digit() || c == '.' || (i == 0 && c == '-'))
-        .count();
+    let len = rest.char_indices().take_while(|&(i, c)| c.is_ascii_digit() || c == '.' || (i == 0 && c == '-')).count();
     rest[..len].parse().ok()
 }
 
@@ -285,12 +282,10 @@ mod tests {
     use super::*;
 
     fn numbers(text: &str) -> (VllmCheck, VllmNumbers) {
-        let lower: Vec<u8> = text.bytes().filter(|b| !b.is_ascii_whitespace()).map(|b| b.to_ascii_lowercase()).collect();
-        let anchor = ANCHORS
-            .iter()
-            .filter_map(|(a, _)| lower.windows(a.len()).position(|w| w == *a))
-            .min()
-            .expect("anchor");
+        let lower: Vec<u8> =
+            text.bytes().filter(|b| !b.is_ascii_whitespace()).map(|b| b.to_ascii_lowercase()).collect();
+        let anchor =
+            ANCHORS.iter().filter_map(|(a, _)| lower.windows(a.len()).position(|w| w == *a)).min().expect("anchor");
         let (check, n, _, _) = parse(&lower, anchor).expect("parses");
         (check, n)
     }
@@ -345,7 +340,8 @@ mod tests {
         ] {
             let lower: Vec<u8> =
                 text.bytes().filter(|b| !b.is_ascii_whitespace()).map(|b| b.to_ascii_lowercase()).collect();
-            let anchor = ANCHORS.iter().filter_map(|(a, _)| lower.windows(a.len()).position(|w| w == *a)).min().unwrap();
+            let anchor =
+                ANCHORS.iter().filter_map(|(a, _)| lower.windows(a.len()).position(|w| w == *a)).min().unwrap();
             assert!(parse(&lower, anchor).is_none(), "{text}");
         }
     }

@@ -290,7 +290,7 @@ mod tests {
         std::fs::write(&log, "nothing\n").unwrap();
         let out = execute(&args(&log, None, ExplainFormat::Json, false), &StaticLevers).unwrap();
         let value: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
-        assert_eq!(value, serde_json::json!({"version": 1, "errors": []}));
+        assert_eq!(value, serde_json::json!({"version": 1, "errors": [], "failures": []}));
     }
 
     #[test]

@@ -176,8 +176,8 @@ mod tests {
 
     #[test]
     fn the_profile_above_is_read() {
-        let text = format!("INFO worker.py:295] the current vLLM instance can use total_gpu_memory (79.15GiB) x gpu_memory_utilization (0.30) = 23.75GiB\nINFO worker.py:295] model weights take 15.26GiB; non_torch_memory takes 0.31GiB; PyTorch activation peak memory takes 9.67GiB; the rest of the memory reserved for KV Cache is -1.49GiB.\nValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.\n");
-        let found = failures(&text);
+        let text = "INFO worker.py:295] the current vLLM instance can use total_gpu_memory (79.15GiB) x gpu_memory_utilization (0.30) = 23.75GiB\nINFO worker.py:295] model weights take 15.26GiB; non_torch_memory takes 0.31GiB; PyTorch activation peak memory takes 9.67GiB; the rest of the memory reserved for KV Cache is -1.49GiB.\nValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.\n";
+        let found = failures(text);
         let FailureKind::Vllm { check, profile, .. } = &found[0].kind else { panic!() };
         assert_eq!(*check, VllmCheck::NoCacheBlocks);
         assert_eq!(profile.kv_cache_gib, Some(-1.49));

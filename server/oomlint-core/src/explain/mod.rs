@@ -6,6 +6,9 @@
 //! log's PyTorch reads) → [`diagnose`] (shortfall,
 //! fragmentation, other processes) → [`advice`] (static levers, or the estimator's levers
 //! via [`OomError::apply_levers`]) → [`json`] (the text report is the CLI's `render::explain`).
+//!
+//! vLLM's start-up memory errors and Ray's OOM killer are found by [`failure::failures`]
+//! ([`vllm`], [`ray`]), advised by `failure_advice`, in the config's keys via [`run_settings`].
 
 pub mod advice;
 pub(crate) mod diagnose;

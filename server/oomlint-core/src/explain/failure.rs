@@ -4,7 +4,7 @@
 //! wrapped lines read through), each with findings and advice ([`failure_advice`](super::failure_advice)).
 
 use super::advice::Advice;
-use super::failure_advice::advise;
+use super::failure_advice::{free_memory, max_len, no_blocks, ray as ray_advice};
 use super::ray::{self, RayOom};
 use super::run_settings::RunSettings;
 use super::scan::Log;
@@ -137,6 +137,18 @@ pub fn failures(text: &str) -> Vec<Failure> {
             Failure { span, line: first + 1, rank, kind, findings, advice }
         })
         .collect()
+}
+
+/// Findings and advice for one failure; `settings` names the config's keys.
+fn advise(kind: &FailureKind, settings: Option<&RunSettings>, gpu_total: Option<u64>) -> (Vec<String>, Vec<Advice>) {
+    match kind {
+        FailureKind::Vllm { check: VllmCheck::MaxLenKvCache, numbers, profile } => {
+            max_len(numbers, profile, settings, gpu_total)
+        }
+        FailureKind::Vllm { check: VllmCheck::NoCacheBlocks, profile, .. } => no_blocks(profile, settings, gpu_total),
+        FailureKind::Vllm { check: VllmCheck::FreeMemory, numbers, .. } => free_memory(numbers, settings),
+        FailureKind::Ray(oom) => ray_advice(oom, settings),
+    }
 }
 
 fn positions<'a>(haystack: &'a [u8], needle: &'a [u8]) -> impl Iterator<Item = usize> + 'a {

@@ -9,32 +9,15 @@
 //! (vLLM's own estimate when it prints one; V0 prints the tokens the cache holds).
 
 use super::advice::Advice;
-use super::failure::FailureKind;
 use super::ray::{grouped_users, RayOom};
 use super::run_settings::{RunSettings, Setting};
 use super::units::format_size;
-use super::vllm::{Profile, VllmCheck, VllmNumbers};
+use super::vllm::{Profile, VllmNumbers};
 use crate::diagnostic::{Applicability, Edit, Fix};
 
 const GIB: f64 = 1_073_741_824.0;
 /// Above this fraction nothing is left for the CUDA context and other processes.
 const MAX_UTILIZATION: f64 = 0.95;
-
-/// Findings and advice for one failure; `settings` names the config's keys.
-pub(crate) fn advise(
-    kind: &FailureKind,
-    settings: Option<&RunSettings>,
-    gpu_total: Option<u64>,
-) -> (Vec<String>, Vec<Advice>) {
-    match kind {
-        FailureKind::Vllm { check: VllmCheck::MaxLenKvCache, numbers, profile } => {
-            max_len(numbers, profile, settings, gpu_total)
-        }
-        FailureKind::Vllm { check: VllmCheck::NoCacheBlocks, profile, .. } => no_blocks(profile, settings, gpu_total),
-        FailureKind::Vllm { check: VllmCheck::FreeMemory, numbers, .. } => free_memory(numbers, settings),
-        FailureKind::Ray(oom) => ray(oom, settings),
-    }
-}
 
 fn gib(bytes: f64) -> String {
     format_size(bytes.max(0.0).round() as u64)
@@ -146,7 +129,7 @@ fn lower_length(fits: u64, settings: Option<&RunSettings>) -> Advice {
     }
 }
 
-fn max_len(
+pub(crate) fn max_len(
     n: &VllmNumbers,
     profile: &Profile,
     settings: Option<&RunSettings>,
@@ -223,7 +206,11 @@ fn max_len(
     (findings, advice)
 }
 
-fn no_blocks(profile: &Profile, settings: Option<&RunSettings>, gpu_total: Option<u64>) -> (Vec<String>, Vec<Advice>) {
+pub(crate) fn no_blocks(
+    profile: &Profile,
+    settings: Option<&RunSettings>,
+    gpu_total: Option<u64>,
+) -> (Vec<String>, Vec<Advice>) {
     let mut findings = vec![
         "vLLM had no memory left for the KV cache: its weights, the profiling run's activation peak and the non-PyTorch memory took all of gpu_memory_utilization × the GPU's memory".to_owned(),
     ];
@@ -273,7 +260,7 @@ fn raise_utilization_text(settings: Option<&RunSettings>) -> Advice {
     ))
 }
 
-fn free_memory(n: &VllmNumbers, settings: Option<&RunSettings>) -> (Vec<String>, Vec<Advice>) {
+pub(crate) fn free_memory(n: &VllmNumbers, settings: Option<&RunSettings>) -> (Vec<String>, Vec<Advice>) {
     let (free, total) = (n.free_bytes.unwrap_or(0) as f64, n.total_bytes.unwrap_or(0) as f64);
     let u = n.gpu_memory_utilization.unwrap_or(0.0);
     let setting = settings.and_then(|s| s.gpu_memory_utilization.as_ref());
@@ -318,7 +305,7 @@ fn free_memory(n: &VllmNumbers, settings: Option<&RunSettings>) -> (Vec<String>,
     (findings, advice)
 }
 
-fn ray(oom: &RayOom, settings: Option<&RunSettings>) -> (Vec<String>, Vec<Advice>) {
+pub(crate) fn ray(oom: &RayOom, settings: Option<&RunSettings>) -> (Vec<String>, Vec<Advice>) {
     let node = oom.node_ip.as_deref().map_or(String::new(), |ip| format!(" {ip}"));
     let mut findings = vec![format!(
         "this is host memory (RAM), not GPU memory: the node{node} used {} of {} ({:.1} %), above Ray's kill threshold {} (RAY_memory_usage_threshold), so Ray's memory monitor killed a worker",
@@ -380,10 +367,6 @@ mod tests {
     use super::*;
     use crate::span::Span;
 
-    fn vllm(check: VllmCheck, numbers: VllmNumbers, profile: Profile) -> FailureKind {
-        FailureKind::Vllm { check, numbers, profile }
-    }
-
     fn gib_bytes(x: f64) -> u64 {
         (x * GIB).round() as u64
     }
@@ -420,14 +403,13 @@ mod tests {
             ..VllmNumbers::default()
         };
         let profile = Profile { total_gib: Some(80.0), utilization: Some(0.5), ..Profile::default() };
-        let kind = vllm(VllmCheck::MaxLenKvCache, numbers, profile);
-        let (findings, advice) = advise(&kind, None, None);
+        let (findings, advice) = max_len(&numbers, &profile, None, None);
         assert!(findings[0].contains("needs 4.00 GiB"), "{findings:?}");
         assert!(findings.iter().any(|f| f.contains("0.5 + 2.50 GiB / 80.00 GiB = 0.531 → 0.54")), "{findings:?}");
         assert!(advice[0].title.starts_with("Lower max_model_len to 3072"));
         assert_eq!(advice[1].title, "Raise gpu_memory_utilization from 0.5 to 0.54");
         // With verl's config: the response length is lowered, the fraction edited in place.
-        let (_, advice) = advise(&kind, Some(&verl_settings()), None);
+        let (_, advice) = max_len(&numbers, &profile, Some(&verl_settings()), None);
         assert!(advice[0].title.starts_with("Lower data.max_response_length to 2048 (prompt 1024"), "{advice:?}");
         assert_eq!(advice[0].fixes[0].edits[0].content, "2048");
         assert!(advice[1].title.starts_with("Raise actor_rollout_ref.rollout.gpu_memory_utilization from 0.5 to 0.54"));
@@ -440,7 +422,7 @@ mod tests {
             VllmNumbers { max_model_len: Some(32768), kv_cache_tokens: Some(16384), ..VllmNumbers::default() };
         let profile =
             Profile { total_gib: Some(24.0), utilization: Some(0.9), kv_cache_gib: Some(2.0), ..Profile::default() };
-        let (findings, advice) = advise(&vllm(VllmCheck::MaxLenKvCache, numbers, profile), None, None);
+        let (findings, advice) = max_len(&numbers, &profile, None, None);
         assert!(findings.iter().any(|f| f.contains("16384 more tokens need 2.00 GiB")), "{findings:?}");
         // 0.9 + 2/24 = 0.983: above what a GPU can give.
         assert!(advice[1].title.starts_with("Raising gpu_memory_utilization cannot fit it"), "{advice:?}");
@@ -456,7 +438,7 @@ mod tests {
             kv_cache_gib: Some(-1.49),
             ..Profile::default()
         };
-        let (findings, advice) = advise(&vllm(VllmCheck::NoCacheBlocks, VllmNumbers::default(), profile), None, None);
+        let (findings, advice) = no_blocks(&profile, None, None);
         assert!(findings[1].starts_with("budget: 0.3 × 80.00 GiB = 24.00 GiB; weights 15.26 GiB"), "{findings:?}");
         assert!(advice[0].title.starts_with("Raise gpu_memory_utilization from 0.3 to 0.32 just to break even"));
         let numbers = VllmNumbers {
@@ -466,8 +448,7 @@ mod tests {
             requested_bytes: Some(gib_bytes(71.33)),
             ..VllmNumbers::default()
         };
-        let (findings, advice) =
-            advise(&vllm(VllmCheck::FreeMemory, numbers, Profile::default()), Some(&verl_settings()), None);
+        let (findings, advice) = free_memory(&numbers, Some(&verl_settings()));
         assert!(findings[1].contains("37.95 GiB / 79.25 GiB = 0.479 → 0.47"), "{findings:?}");
         assert!(findings[0].contains("the trainer colocated"));
         assert_eq!(advice[0].fixes[0].edits[0].content, "0.47");
@@ -499,13 +480,13 @@ mod tests {
                 span: Some(Span::new(5, 9)),
             },
         )];
-        let (findings, advice) = advise(&FailureKind::Ray(oom.clone()), Some(&settings), None);
+        let (findings, advice) = ray(&oom, Some(&settings));
         assert!(findings[0].starts_with("this is host memory (RAM), not GPU memory: the node 10.0.0.5 used 478.31 GiB"));
         assert!(findings[2].contains("2 × ray::WorkerDict (121.20 GiB)"), "{findings:?}");
         assert!(advice[0].title.contains("optimizer_offload"));
         assert_eq!(advice[0].fixes[0].edits[0].content, "false");
         assert!(advice.last().unwrap().title.contains("RAY_memory_usage_threshold"));
-        let (_, plain) = advise(&FailureKind::Ray(oom), None, None);
+        let (_, plain) = ray(&oom, None);
         assert!(plain[0].title.starts_with("Check CPU offloading"));
     }
 }

@@ -196,6 +196,7 @@ fn no_orphan_snapshots() {
         .flat_map(|(case, _)| FORMATS.iter().map(move |format| format!("cli__{format}@{case}.snap")))
         .collect();
     expected.insert("cli__example_configs.snap".to_string());
+    expected.extend(EXPLAIN_CASES.iter().map(|(case, _)| format!("cli__explain@{case}.snap")));
     let lsp = include_str!("lsp.rs");
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots");
     let mut orphans = Vec::new();
@@ -336,4 +337,54 @@ fn rules_are_listed_and_documented() {
     let doc = oomlint(&["rule", "OOM002"]);
     assert_eq!(doc.status.code(), Some(0));
     assert!(stdout(&doc).contains("## Why"));
+}
+
+/// `explain` on vLLM's start-up memory errors and Ray's OOM killer: the text report of each
+/// fixture log, and the JSON with the verl script they ran (advice in its keys, with edits).
+const EXPLAIN_CASES: &[(&str, &[&str])] = &[
+    ("vllm-no-cache-blocks", &["explain", "fixtures/logs/vllm-no-cache-blocks.log"]),
+    ("vllm-max-len-kv-cache", &["explain", "fixtures/logs/vllm-max-len-kv-cache.log", "--gpu", "H100"]),
+    ("ray-oom-killer", &["explain", "fixtures/logs/ray-oom-killer.log"]),
+    (
+        "vllm-no-cache-blocks-verl-json",
+        &[
+            "explain",
+            "fixtures/logs/vllm-no-cache-blocks.log",
+            "--config",
+            "fixtures/logs/verl-run.sh",
+            "--format",
+            "json",
+        ],
+    ),
+];
+
+#[test]
+fn explain_reads_vllm_and_ray_failures() {
+    for &(case, args) in EXPLAIN_CASES {
+        let out = oomlint(args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        let mut settings = insta::Settings::clone_current();
+        settings.set_description(format!("oomlint {}", args.join(" ")));
+        settings.set_omit_expression(true);
+        settings.bind(|| insta::assert_snapshot!(format!("explain@{case}"), stdout(&out)));
+    }
+    let json: serde_json::Value = serde_json::from_slice(
+        &oomlint(&[
+            "explain",
+            "fixtures/logs/ray-oom-killer.log",
+            "--config",
+            "fixtures/logs/verl-run.sh",
+            "--format",
+            "json",
+        ])
+        .stdout,
+    )
+    .expect("JSON");
+    assert_eq!(json["errors"], serde_json::json!([]));
+    let failure = &json["failures"][0];
+    assert_eq!(failure["kind"], "ray-host-oom");
+    assert_eq!(failure["threshold"], 0.95);
+    let edit = &failure["advice"][0]["fixes"][0]["edits"][0];
+    assert_eq!(edit["content"], "false");
+    assert_eq!(edit["range"]["start"]["line"], 12);
 }

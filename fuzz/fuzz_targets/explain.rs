@@ -10,6 +10,10 @@ fuzz_target!(|data: &[u8]| {
     for error in &errors {
         oomlint_fuzz::assert_span(text, error.span, "OOM message");
     }
-    let _ = oomlint::render::explain::render(&errors, "train.log", text, true);
-    let _ = explain::json::report(&errors);
+    let failures = explain::failure::failures(text);
+    for failure in &failures {
+        oomlint_fuzz::assert_span(text, failure.span, "vLLM or Ray failure");
+    }
+    let _ = oomlint::render::explain::render(&errors, &failures, "train.log", text, true);
+    let _ = explain::json::report(&errors, &failures);
 });

@@ -753,6 +753,16 @@ pub(crate) struct VerlSettings {
     pub(crate) param_offload: Sourced<Option<bool>>,
     pub(crate) optimizer_offload: Sourced<Option<bool>>,
     pub(crate) ref_param_offload: Sourced<Option<bool>>,
+    /// The critic's `fsdp_config.param_offload` and `optimizer_offload`.
+    pub(crate) critic_offloads: [Sourced<Option<bool>>; 2],
+    /// `rollout.max_model_len` (null: prompt + response length) and `rollout.max_num_batched_tokens`,
+    /// what verl's vLLM rollout passes to the engine (`explain` names them in its advice).
+    pub(crate) max_model_len: Sourced<Option<u64>>,
+    pub(crate) max_num_batched_tokens: Sourced<Option<u64>>,
+    /// `rollout.gpu_memory_utilization`, and the data lengths, with their keys as written.
+    pub(crate) gpu_memory_utilization: Sourced<Option<f64>>,
+    pub(crate) max_prompt_length: Sourced<Option<u64>>,
+    pub(crate) max_response_length: Sourced<Option<u64>>,
 }
 
 /// What a Ray-driven RL trainer does outside the actor's update: the no-grad log-prob passes

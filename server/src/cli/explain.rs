@@ -7,6 +7,8 @@ use super::usage_error;
 use crate::catalog::Gpu;
 use crate::diagnostic::Fix;
 use crate::explain::advice::Lever;
+use crate::explain::failure::{failures, Failure};
+use crate::explain::run_settings::RunSettings;
 use crate::explain::units::format_size;
 use crate::explain::{explain, json, OomError};
 use crate::render::explain as render;
@@ -43,6 +45,11 @@ pub struct ExplainArgs {
 pub trait LeverSource {
     /// The levers for `config` (its path and text) on `gpu`; `None` keeps the static table.
     fn levers(&self, path: &Path, text: &str, gpu: Option<&Gpu>) -> Result<Option<Vec<Lever>>, String>;
+
+    /// The settings of `config` that vLLM and Ray advice names; `None` keeps the generic advice.
+    fn run_settings(&self, _path: &Path, _text: &str) -> Option<RunSettings> {
+        None
+    }
 }
 
 /// Runs the command; the levers for `--config` come from `source` (without a config, or
@@ -71,6 +78,7 @@ fn execute(args: &ExplainArgs, source: &dyn LeverSource) -> Result<Outcome, Stri
     let mut warnings = Vec::new();
     let gpu = super::gpu::resolve(args.gpu.as_deref(), None)?;
     let mut errors = explain(&text);
+    let mut failures = failures(&text);
     if let Some(gpu) = &gpu {
         warnings.extend(capacity_mismatches(&errors, gpu));
     }
@@ -79,18 +87,33 @@ fn execute(args: &ExplainArgs, source: &dyn LeverSource) -> Result<Outcome, Stri
             let bytes = std::fs::read(path).map_err(|e| format!("cannot read config {}: {e}", path.display()))?;
             let config_text =
                 String::from_utf8(bytes).map_err(|_| format!("config {} is not UTF-8", path.display()))?;
-            if let Some(levers) = source.levers(path, &config_text, gpu.as_ref())? {
-                for error in &mut errors {
-                    error.apply_levers(&levers);
+            if !errors.is_empty() {
+                if let Some(levers) = source.levers(path, &config_text, gpu.as_ref())? {
+                    for error in &mut errors {
+                        error.apply_levers(&levers);
+                    }
+                }
+            }
+            if !failures.is_empty() {
+                let settings = source.run_settings(path, &config_text);
+                for failure in &mut failures {
+                    failure.apply_settings(settings.as_ref(), gpu.as_ref().map(|g| g.memory_bytes));
                 }
             }
             Some((path.as_path(), config_text))
         }
-        None => None,
+        None => {
+            if let Some(gpu) = &gpu {
+                for failure in &mut failures {
+                    failure.apply_settings(None, Some(gpu.memory_bytes));
+                }
+            }
+            None
+        }
     };
     if args.fix {
         if let Some((path, config_text)) = &config {
-            if let Some(note) = apply_fixes(path, config_text, &errors)? {
+            if let Some(note) = apply_fixes(path, config_text, &errors, &failures)? {
                 warnings.push(note);
             }
         }
@@ -98,8 +121,10 @@ fn execute(args: &ExplainArgs, source: &dyn LeverSource) -> Result<Outcome, Stri
     let stdout = match args.format {
         ExplainFormat::Json => {
             let report = match &config {
-                Some((_, config_text)) => json::report_with(&errors, &|fixes| fixes_json(config_text, fixes)),
-                None => json::report(&errors),
+                Some((_, config_text)) => {
+                    json::report_with(&errors, &failures, &|fixes| fixes_json(config_text, fixes))
+                }
+                None => json::report(&errors, &failures),
             };
             let mut out = serde_json::to_string_pretty(&report).unwrap_or_default();
             out.push('\n');
@@ -107,7 +132,7 @@ fn execute(args: &ExplainArgs, source: &dyn LeverSource) -> Result<Outcome, Stri
         }
         ExplainFormat::Text => {
             let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-            render::render(&errors, &name, &text, color)
+            render::render(&errors, &failures, &name, &text, color)
         }
     };
     Ok(Outcome { stdout, warnings })
@@ -186,12 +211,23 @@ fn capacity_mismatches(errors: &[OomError], gpu: &Gpu) -> Vec<String> {
 /// Writes the edits chosen for the error with the largest shortfall into the config, with
 /// the engine and the writer `check --fix` uses (atomic, through links, refusing when the
 /// file changed since it was read). The chosen levers work together: when one cannot be
-/// applied, nothing is written.
-fn apply_fixes(path: &Path, original: &str, errors: &[OomError]) -> Result<Option<String>, String> {
-    let Some(worst) = errors.iter().max_by_key(|e| e.diagnosis.shortfall_bytes) else {
-        return Ok(Some("--fix: no OOM message, nothing to change".to_owned()));
+/// applied, nothing is written. Without a CUDA message, the first vLLM or Ray failure's first
+/// advice with an edit is applied (its pieces of advice are alternatives).
+fn apply_fixes(
+    path: &Path,
+    original: &str,
+    errors: &[OomError],
+    failures: &[Failure],
+) -> Result<Option<String>, String> {
+    let fixes: Vec<&Fix> = match errors.iter().max_by_key(|e| e.diagnosis.shortfall_bytes) {
+        Some(worst) => worst.diagnosis.levers.iter().flat_map(|a| a.fixes.iter()).collect(),
+        None => match failures.first() {
+            Some(failure) => {
+                failure.advice.iter().find(|a| !a.fixes.is_empty()).map_or(Vec::new(), |a| a.fixes.iter().collect())
+            }
+            None => return Ok(Some("--fix: no OOM message, nothing to change".to_owned())),
+        },
     };
-    let fixes: Vec<&Fix> = worst.diagnosis.levers.iter().flat_map(|a| a.fixes.iter()).collect();
     if fixes.iter().all(|f| f.edits.is_empty()) {
         return Ok(Some(
             "--fix: no edits to apply (the advice needs no config change, or no estimator levers were available)"
@@ -254,7 +290,7 @@ mod tests {
         std::fs::write(&log, "nothing\n").unwrap();
         let out = execute(&args(&log, None, ExplainFormat::Json, false), &StaticLevers).unwrap();
         let value: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
-        assert_eq!(value, serde_json::json!({"version": 1, "errors": []}));
+        assert_eq!(value, serde_json::json!({"version": 1, "errors": [], "failures": []}));
     }
 
     #[test]

@@ -4,6 +4,7 @@ use super::explain::LeverSource;
 use crate::analysis::{analyze_text, Options};
 use crate::catalog::Gpu;
 use crate::explain::advice::Lever;
+use crate::explain::run_settings::RunSettings;
 use std::path::Path;
 
 /// Analyses the config and offers the estimator's levers (with their exact edits).
@@ -21,5 +22,10 @@ impl LeverSource for EstimatorLevers {
             .map(|l| Lever { title: l.title, saves_bytes: l.saves_bytes, fixes: l.fixes })
             .collect();
         Ok(Some(levers))
+    }
+
+    fn run_settings(&self, path: &Path, text: &str) -> Option<RunSettings> {
+        let analysis = analyze_text(path, text.to_string(), &Options::default());
+        RunSettings::from_plan(analysis.plan.as_deref()?, text)
     }
 }

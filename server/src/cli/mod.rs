@@ -33,7 +33,8 @@ enum Command {
     Check(check::CheckArgs),
     /// Estimate the peak GPU memory of one config, per component, with levers.
     Estimate(estimate::EstimateArgs),
-    /// Explain a PyTorch CUDA out-of-memory message in a log (a file or `-` for stdin).
+    /// Explain a PyTorch CUDA out-of-memory message, a vLLM start-up memory error or a Ray
+    /// OOM kill in a log (a file or `-` for stdin).
     Explain(explain::ExplainArgs),
     /// List the local GPUs through the NVIDIA driver (NVML).
     Gpus(gpus::GpusArgs),

@@ -210,7 +210,7 @@ fn mutated_logs_never_panic() {
                 assert!(e.span.start < e.span.end && e.span.end <= text.len());
                 assert!(text.is_char_boundary(e.span.start) && text.is_char_boundary(e.span.end));
             }
-            let _ = super::json::report(&errors);
+            let _ = super::json::report(&errors, &[]);
         }
     }
 }
@@ -229,4 +229,87 @@ fn a_rocm_hip_message_reads_like_a_cuda_one() {
     assert_eq!(e.numbers.advice_variable.as_deref(), Some("PYTORCH_HIP_ALLOC_CONF"));
     assert!(e.diagnosis.situational.iter().any(|a| a.title.contains("PYTORCH_HIP_ALLOC_CONF")), "{:?}", e.diagnosis);
     assert!(!e.diagnosis.situational.iter().any(|a| a.title.contains("PYTORCH_CUDA_ALLOC_CONF")));
+}
+
+// Test-only I/O: reads a log of fixtures/logs for the vLLM and Ray failures.
+#[allow(clippy::disallowed_methods)]
+fn failure_fixture(name: &str) -> (String, Vec<super::failure::Failure>) {
+    let path = format!("{}/../../fixtures/logs/{name}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let failures = super::failure::failures(&text);
+    (text, failures)
+}
+
+#[test]
+fn vllm_no_cache_blocks_under_verl() {
+    use super::failure::FailureKind;
+    use super::vllm::VllmCheck;
+    let (text, found) = failure_fixture("vllm-no-cache-blocks.log");
+    // The worker's ValueError is repeated by nothing else: one failure, no CUDA message.
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(explain(&text).is_empty());
+    let f = &found[0];
+    assert_eq!(f.line, 17);
+    let FailureKind::Vllm { check, profile, .. } = &f.kind else { panic!("{f:?}") };
+    assert_eq!(*check, VllmCheck::NoCacheBlocks);
+    assert_eq!((profile.total_gib, profile.utilization, profile.kv_cache_gib), (Some(79.15), Some(0.3), Some(-1.49)));
+    // 0.3 + 1.49 GiB / 79.15 GiB = 0.319: the fraction that breaks even.
+    assert!(f.advice[0].title.starts_with("Raise gpu_memory_utilization from 0.3 to 0.32"), "{:?}", f.advice);
+}
+
+#[test]
+fn vllm_v1_max_len_is_one_failure_though_printed_twice() {
+    use super::failure::FailureKind;
+    let (text, found) = failure_fixture("vllm-max-len-kv-cache.log");
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let f = &found[0];
+    assert_eq!(f.line, 10);
+    assert!(text[f.span.start..].starts_with("To serve at least one request"));
+    let FailureKind::Vllm { numbers, profile, .. } = &f.kind else { panic!("{f:?}") };
+    assert_eq!((numbers.max_model_len, numbers.estimated_max_len), (Some(32768), Some(16384)));
+    assert_eq!(numbers.needed_kv_bytes, Some(bytes(8.0, GIB)));
+    assert_eq!(profile.kv_cache_gib, Some(4.0));
+    assert!(f.advice[0].title.starts_with("Lower max_model_len to 16384"));
+    // Without the GPU's size or the fraction, the raise is said in GiB.
+    assert!(f.advice[1].title.contains("4.00 GiB more"), "{:?}", f.advice);
+}
+
+#[test]
+fn ray_oom_killer_is_host_memory() {
+    use super::failure::FailureKind;
+    let (_, found) = failure_fixture("ray-oom-killer.log");
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let f = &found[0];
+    assert_eq!(f.line, 7);
+    let FailureKind::Ray(oom) = &f.kind else { panic!("{f:?}") };
+    assert_eq!((oom.used_bytes, oom.total_bytes, oom.threshold), (bytes(478.31, GIB), bytes(503.51, GIB), 0.95));
+    assert_eq!(oom.killed_name.as_deref(), Some("WorkerDict.actor_rollout_update_actor"));
+    assert_eq!(oom.top_users.len(), 10);
+    assert!(f.findings[0].contains("host memory (RAM), not GPU memory"));
+    assert!(
+        f.findings[2].starts_with("largest users of the node's memory: 8 × ray::WorkerDict (477.79 GiB)"),
+        "{:?}",
+        f.findings
+    );
+}
+
+#[test]
+fn the_launch_script_names_the_keys() {
+    use super::run_settings::RunSettings;
+    use crate::analysis::{analyze_text, Options};
+    let (script, _) = failure_fixture("verl-run.sh");
+    let analysis = analyze_text(std::path::Path::new("verl-run.sh"), script.clone(), &Options::default());
+    let settings = RunSettings::from_plan(analysis.plan.as_deref().unwrap(), &script).unwrap();
+    let (_, mut found) = failure_fixture("vllm-no-cache-blocks.log");
+    found[0].apply_settings(Some(&settings), None);
+    let raise = &found[0].advice[0];
+    assert!(raise.title.starts_with("Raise actor_rollout_ref.rollout.gpu_memory_utilization from 0.3 to 0.32"));
+    let edit = &raise.fixes[0].edits[0];
+    assert_eq!((&script[edit.span.start..edit.span.end], edit.content.as_str()), ("0.3", "0.32"));
+    let (_, mut found) = failure_fixture("ray-oom-killer.log");
+    found[0].apply_settings(Some(&settings), None);
+    let titles: Vec<&str> = found[0].advice.iter().map(|a| a.title.as_str()).collect();
+    assert!(titles[0].contains("actor_rollout_ref.actor.fsdp_config.param_offload"), "{titles:?}");
+    assert!(titles[1].contains("optimizer_offload"), "{titles:?}");
+    assert!(titles.iter().any(|t| t.contains("actor_rollout_ref.rollout.n = 8")), "{titles:?}");
 }

@@ -6,11 +6,19 @@
 //! log's PyTorch reads) → [`diagnose`] (shortfall,
 //! fragmentation, other processes) → [`advice`] (static levers, or the estimator's levers
 //! via [`OomError::apply_levers`]) → [`json`] (the text report is the CLI's `render::explain`).
+//!
+//! vLLM's start-up memory errors and Ray's OOM killer are found by [`failure::failures`]
+//! ([`vllm`], [`ray`]), advised by `failure_advice`, in the config's keys via [`run_settings`].
 
 pub mod advice;
 pub(crate) mod diagnose;
+pub mod failure;
+pub(crate) mod failure_advice;
 pub mod json;
 pub(crate) mod message;
+pub mod ray;
+pub mod run_settings;
+pub mod vllm;
 
 pub(crate) mod scan;
 pub(crate) mod torch;

@@ -498,6 +498,15 @@ impl VerlSettings {
             param_offload: config.bool(&actor("fsdp_config.param_offload")),
             optimizer_offload: config.bool(&actor("fsdp_config.optimizer_offload")),
             ref_param_offload: config.bool("actor_rollout_ref.ref.fsdp_config.param_offload"),
+            critic_offloads: [
+                config.bool("critic.model.fsdp_config.param_offload"),
+                config.bool("critic.model.fsdp_config.optimizer_offload"),
+            ],
+            max_model_len: config.int("actor_rollout_ref.rollout.max_model_len"),
+            max_num_batched_tokens: config.int("actor_rollout_ref.rollout.max_num_batched_tokens"),
+            gpu_memory_utilization: config.float("actor_rollout_ref.rollout.gpu_memory_utilization"),
+            max_prompt_length: config.int("data.max_prompt_length"),
+            max_response_length: config.int("data.max_response_length"),
         }
     }
 }

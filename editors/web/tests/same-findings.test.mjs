@@ -1,7 +1,9 @@
 // The playground reports what `oomlint check` reports: every fixture, analysed by the
 // WebAssembly engine with all the fixtures as its project (the files the CLI finds around
-// each one on disk), against the CLI's JSON for the same files. The CLI is
-// target/debug/oomlint unless OOMLINT_BIN names another build.
+// each one on disk), against the CLI's JSON for the same files. The tabs not in view are
+// read as `check` reads a directory (`oomlint check fixtures`); the file in view as a file
+// named on the command line. The CLI is target/debug/oomlint unless OOMLINT_BIN names
+// another build.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
@@ -34,13 +36,16 @@ test("the engine in WebAssembly finds what the CLI finds, on every fixture", { t
     return;
   }
   const names = fixtures();
-  let stdout;
-  try {
-    stdout = execFileSync(cli, ["check", "--output-format", "json", ...names], { cwd: repo, maxBuffer: 1 << 28 });
-  } catch (error) {
-    stdout = error.stdout; // exit 1: errors were found
-  }
-  const byCli = new Map(JSON.parse(stdout).files.map((f) => [f.path, f.diagnostics.map(key).sort()]));
+  const check = (...args) => {
+    let stdout;
+    try {
+      stdout = execFileSync(cli, ["check", "--output-format", "json", ...args], { cwd: repo, maxBuffer: 1 << 28 });
+    } catch (error) {
+      stdout = error.stdout; // exit 1: errors were found
+    }
+    return new Map(JSON.parse(stdout).files.map((f) => [f.path, f.diagnostics.map(key).sort()]));
+  };
+  const byCli = check("fixtures");
 
   const engine = await Engine.load(fs.readFileSync(path.join(dist, "oomlint_web.wasm")));
   const files = names.map((name) => ({ name, text: fs.readFileSync(path.join(repo, name), "latin1") }));
@@ -76,4 +81,14 @@ test("the engine in WebAssembly finds what the CLI finds, on every fixture", { t
   // Findings that need the project: the script reads the configs it names.
   assert.ok(byEngine.get("fixtures/launch/accelerate_config_files.sh").some((k) => k.startsWith("OOM416")));
   assert.deepEqual(differences, [], `${differences.length} of ${compared} fixtures differ`);
+
+  // The file in view is named: one oomlint does not read says so, as `check FILE` does.
+  const named = ["fixtures/launch/configs/ds_zero3_offload.conf", "fixtures/logs/no-oom.log", "fixtures/python/trl-sft.py"];
+  const byCliNamed = check(...named);
+  for (const name of named) {
+    const answer = engine.call("analyze", { files: readable, active: name, gpu: null });
+    const actual = answer.files.find((f) => f.name === name).diagnostics.map(key).sort();
+    assert.deepEqual(actual, byCliNamed.get(name) ?? [], name);
+  }
+  assert.ok(byCliNamed.get(named[0]).some((k) => k.startsWith("OOM008")), "a .conf named alone is not read");
 });

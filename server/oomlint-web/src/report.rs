@@ -58,7 +58,9 @@ pub(crate) fn target_gpu(request: &Request) -> Result<Option<Gpu>, String> {
     }
 }
 
-/// The options `check --gpu` gives `path` (levers always for the file in view).
+/// The options `check --gpu` gives `path`: levers always for the file in view, which counts
+/// as named on the command line (a file oomlint does not read is reported); the other tabs
+/// are read as `check` reads a directory's files.
 pub(crate) fn options(
     project: &Arc<Project>,
     path: &Path,
@@ -68,7 +70,7 @@ pub(crate) fn options(
     Ok(Options {
         gpu,
         levers: if active { Levers::Always } else { Levers::ForFindings },
-        named_by_user: true,
+        named_by_user: active,
         ..project.options(path)?
     })
 }

@@ -44,7 +44,7 @@ import torch
 import torch.distributed as dist
 import transformers
 from torch._subclasses.fake_tensor import FakeTensorMode
-from torch.distributed._tools.fsdp2_mem_tracker import FSDPMemTracker
+from torch.distributed._tools.fsdp2_mem_tracker import FSDPMemTracker, _FSDPModState
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import FSDPModule, fully_shard
 from torch.testing._internal.distributed.fake_pg import FakeStore
@@ -61,6 +61,19 @@ MODELS = {
     "Qwen2.5-3B": dict(QWEN25, hidden_size=2048, intermediate_size=11008, num_hidden_layers=36,
                        num_attention_heads=16, num_key_value_heads=2),
 }
+
+
+def show_modules(tracker):
+    """Each FSDP module's peak total in forward and backward (MiB), as the tracker recorded it."""
+    for stats in tracker.memory_tracking.values():
+        peaks = []
+        for state in (_FSDPModState.PEAK_FW, _FSDPModState.PEAK_BW):
+            snaps = stats.snapshots.get(state, [])
+            peaks.append(max((sum(dev["Total"] for dev in snap.values()) for snap in snaps), default=0) / 2**20)
+        print(f"{stats.mod_fqn:<45} peak forward {peaks[0]:9.1f} MiB  peak backward {peaks[1]:9.1f} MiB")
+    snap = tracker.get_tracker_snapshot("peak")
+    for dev, kinds in snap.items():
+        print(f"peak on {dev}: " + ", ".join(f"{str(k).split('.')[-1]} {v / 2**20:.1f}" for k, v in kinds.items()) + " MiB")
 
 
 def main():
@@ -104,8 +117,7 @@ def main():
             step()
         peak = tracker.get_tracker_snapshot("peak")
         if a.show_modules:
-            tracker.display_modulewise_snapshots(depth=2, units="MiB", tabulate=False)
-            tracker.display_snapshot("peak", units="MiB")
+            show_modules(tracker)
     devices = [d for d in peak if str(d).startswith("cpu")]
     total = sum(peak[d]["Total"] for d in devices)
     by_kind = {str(k): v for d in devices for k, v in peak[d].items() if k != "Total"}

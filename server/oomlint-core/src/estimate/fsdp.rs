@@ -1,4 +1,5 @@
-//! What one rank holds beyond its shards under LitGPT's FSDP.
+//! What one rank holds beyond its shards under FSDP: LitGPT's, and the end of backward of
+//! the Hugging Face Trainer's (accelerate FSDP1/FSDP2).
 //!
 //! LitGPT's scripts use Fabric's `FSDPStrategy(auto_wrap_policy={Block},
 //! activation_checkpointing_policy={Block}, limit_all_gathers=True)`: torch FSDP1 with
@@ -108,4 +109,64 @@ pub(super) fn litgpt_rank_buffers(s: &Setup) -> Vec<Component> {
         });
     }
     out
+}
+
+/// The end of backward of a Hugging Face model under full-shard FSDP, full fine-tuning: the
+/// root unit (embedding, final norm, head) is still gathered, its gradients are assembled, and
+/// the last decoder layer's reduce-scatter input is still held. `gathered_bytes` is the dtype
+/// the units are gathered in.
+///
+/// Follows torch 2.15 `torch/distributed/fsdp/_fully_shard/` (FSDP2; FSDP1's root FlatParameter
+/// behaves alike):
+/// - `_fsdp_state.py` / `_fsdp_param_group.py`: the root group is not resharded after forward,
+///   so its unsharded parameters live until its `post_backward`, the last one to run;
+/// - a tied embedding and head share one parameter: autograd keeps the head's weight gradient
+///   in the input buffer of that parameter's `AccumulateGrad` until the embedding's gradient
+///   arrives at the very end, then adds them (head gradient, embedding gradient, sum);
+///   untied, the head's gradient is accumulated into its `.grad` and `foreach_reduce`
+///   (`_fsdp_collectives.py`) copies every unsharded gradient of the root into the
+///   reduce-scatter input before `unsharded_grads.clear()` (both alive at once);
+/// - `FSDPCommContext.reduce_scatter_states` keeps the previous group's reduce-scatter input
+///   (`reduce_scatter_max_input_buffers = 1`) until the next group's reduce: the first
+///   decoder layer's, one layer of gradients, when the root reduces.
+///
+/// Checked against `FSDPMemTracker` on the CPU (`tests/estimator/fsdp2_oracle.csv`), where
+/// with activation checkpointing this moment is the rank's peak.
+pub(super) fn hf_backward_end(s: &Setup, gathered_bytes: u64) -> Vec<Component> {
+    if s.is_peft() || !matches!(s.method, Method::Full | Method::Pretrain) {
+        return Vec::new();
+    }
+    let c = &s.counts;
+    let root = c.embedding + c.head + s.arch.n_embd;
+    let block = c.total.saturating_sub(root) / s.arch.n_layer.max(1);
+    let (root_grads, how) = if c.head == 0 {
+        (3 * c.embedding, "3 × {e} tied embedding/head params: the head's gradient waiting for the embedding's, the embedding's, and their sum")
+    } else {
+        (2 * root, "2 × {r} root params: the unsharded gradients and the reduce-scatter input they are copied into")
+    };
+    let how = how.replace("{e}", &c.embedding.to_string()).replace("{r}", &root.to_string());
+    vec![
+        Component {
+            name: "gathered-root",
+            bytes: root * gathered_bytes,
+            phase: Phase::BackwardEnd,
+            live_in: vec![Phase::BackwardEnd],
+            formula: format!(
+                "{root} root params (embedding, final norm, head) × {gathered_bytes} B: the root unit is not resharded \
+                 after forward and stays gathered until its post-backward, the last"
+            ),
+            provenance: Provenance::Derived,
+        },
+        Component {
+            name: "root-gradient",
+            bytes: root_grads * gathered_bytes + block * gathered_bytes,
+            phase: Phase::BackwardEnd,
+            live_in: vec![Phase::BackwardEnd],
+            formula: format!(
+                "({how}) + one decoder layer's reduce-scatter input ({block} params, kept until the next reduce) × \
+                 {gathered_bytes} B"
+            ),
+            provenance: Provenance::Derived,
+        },
+    ]
 }

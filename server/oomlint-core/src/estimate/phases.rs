@@ -302,14 +302,16 @@ fn sharding_buffers(s: &Setup) -> Vec<Component> {
             if s.log_prob_pass.is_some() {
                 live_in.push(Phase::LogProbs);
             }
-            vec![Component {
+            let mut out = vec![Component {
                 name: "gathered-parameters",
                 bytes: gathered,
                 phase: Phase::Forward,
                 live_in,
                 formula: format!("two gathered blocks ({block} params each) + embedding and head, × {bytes} B{cast}"),
                 provenance: Provenance::Derived,
-            }]
+            }];
+            out.extend(fsdp::hf_backward_end(s, bytes));
+            out
         }
         (_, Sharding::Zero { .. }) => vec![Component {
             name: "communication-buckets",

@@ -255,3 +255,66 @@ fn a_launch_inside_a_bash_c_string_is_read_where_it_is_written() {
     );
     assert!(analysis.estimate.is_some(), "Qwen2.5-3B is in the catalog");
 }
+
+/// A config whose launch sets the world size, opened alone: the user states it (`--gpus`, a
+/// `# oomlint: gpus=` modeline, `gpus` in oomlint.toml, in that order) and the estimate
+/// shards over it, saying so; without it, one GPU is assumed and said.
+#[test]
+fn a_stated_world_size_shards_a_config_opened_alone() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/axolotl/fft-llama3.1-8b-fsdp2.yaml");
+    let text = std::fs::read_to_string(&path).expect("fixture");
+    let gpu = oomlint::catalog::resolve_gpu("A100-80GB").ok().cloned();
+    let peak = |text: &str, options: Options| {
+        let analysis = analyze_text(&path, text.to_string(), &Options { gpu: gpu.clone(), ..options });
+        let estimate = analysis.estimate.expect("an estimate");
+        (estimate.peak.device_bytes, estimate.notes.join(" "), estimate.missing_inputs.join(" "))
+    };
+    let (alone, notes, missing) = peak(&text, Options::default());
+    assert!(missing.contains("assumed one GPU") && notes.is_empty(), "{missing}");
+    let (flag, notes, missing) = peak(&text, Options { gpus: Some(8), ..Options::default() });
+    assert!(flag * 3 < alone, "8 FSDP ranks shard the state: {flag} vs {alone}");
+    assert!(notes.contains("world size 8, as `--gpus 8` states") && !missing.contains("assumed one GPU"), "{notes}");
+
+    let modeline = format!("# oomlint: gpus=8\n{text}");
+    let (from_modeline, notes, _) = peak(&modeline, Options::default());
+    assert_eq!(from_modeline, flag);
+    assert!(notes.contains("`# oomlint: gpus=8`"), "{notes}");
+    let settings = std::sync::Arc::new(oomlint::settings::Settings::from_toml("gpus = 8\n").expect("settings"));
+    let (from_settings, notes, _) = peak(&text, Options { settings: settings.clone(), ..Options::default() });
+    assert_eq!(from_settings, flag);
+    assert!(notes.contains("in the project's settings"), "{notes}");
+    // The flag wins over the modeline, which wins over the settings.
+    let (flag_wins, ..) = peak(&modeline, Options { gpus: Some(2), settings, ..Options::default() });
+    assert!(flag_wins > flag, "2 GPUs hold more per rank than 8");
+
+    // A launch in the file wins over the stated world size.
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/launch/accelerate_trl_sft.sh");
+    let text = std::fs::read_to_string(&script).expect("fixture");
+    let analysis = analyze_text(&script, text, &Options { gpus: Some(2), ..Options::default() });
+    assert_eq!(analysis.plan.as_ref().and_then(|p| p.stated_world_size()), Some(8));
+}
+
+/// `--gpus` on the command line reaches the estimate.
+#[test]
+fn the_gpus_flag_states_the_world_size() {
+    let run = |extra: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_oomlint"))
+            .args(["estimate", "fixtures/axolotl/fft-llama3.1-8b-fsdp2.yaml", "--gpu", "A100-80GB", "--format", "json"])
+            .args(extra)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .expect("oomlint runs");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("JSON")
+    };
+    let (alone, eight) = (run(&[]), run(&["--gpus", "8"]));
+    assert_eq!(alone["per_world_size"].as_array().map(Vec::len), Some(3));
+    assert!(eight["per_world_size"].as_array().is_none_or(Vec::is_empty));
+    assert!(eight["peak"]["device_bytes"].as_u64() < alone["peak"]["device_bytes"].as_u64());
+    let refused = std::process::Command::new(env!("CARGO_BIN_EXE_oomlint"))
+        .args(["estimate", "fixtures/axolotl/fft-llama3.1-8b-fsdp2.yaml", "--gpus", "0"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("oomlint runs");
+    assert_eq!(refused.status.code(), Some(2), "0 GPUs is a usage error");
+}

@@ -71,6 +71,9 @@ pub struct Options {
     pub gpu: Option<Gpu>,
     /// The GPU the editor names: below a modeline, above the project's settings.
     pub default_gpu: Option<Gpu>,
+    /// The world size named for this run (`--gpus`), for a file that leaves it to its launch:
+    /// wins over a `gpus=` modeline and the settings' `gpus`.
+    pub gpus: Option<u64>,
     /// Project settings (`oomlint.toml`), as the leaf found them for this file.
     pub settings: Arc<Settings>,
     /// Framework versions pinned in the dependency files near the file, as the leaf found them.
@@ -90,6 +93,7 @@ impl std::fmt::Debug for Options {
             .field("format", &self.format)
             .field("gpu", &self.gpu)
             .field("default_gpu", &self.default_gpu)
+            .field("gpus", &self.gpus)
             .field("settings", &self.settings)
             .field("versions", &self.versions)
             .field("resolver", &self.resolver.is_some())
@@ -231,6 +235,18 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
         versions = versions.with_launcher_requirements(launcher, requirements);
     }
     let mut plan = plan;
+    let stated_gpus = match (options.gpus, settings.gpus) {
+        (Some(n), _) => Some((n, format!("`--gpus {n}`"))),
+        (None, Some(n)) if settings.gpus_from_modeline => Some((n, format!("`# oomlint: gpus={n}`"))),
+        (None, Some(n)) => Some((n, format!("`gpus = {n}` in the project's settings"))),
+        (None, None) => None,
+    };
+    let gpus_note = match (plan.as_mut(), stated_gpus) {
+        (Some(plan), Some((n, from))) => plan
+            .assume_world_size(n, &from)
+            .then(|| format!("world size {n}, as {from} states (the file leaves it to the launch)")),
+        _ => None,
+    };
     if let Some(plan) = plan.as_mut() {
         format::python::unsloth_grpo_batch(plan, &versions);
         // The release a notebook's saved outputs record decides what its loss allocated; rules
@@ -252,6 +268,7 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
     if let (Some(estimate), Some(plan)) = (estimate.as_mut(), plan.as_ref()) {
         estimate.missing_inputs.extend(format::unknown_inputs(&document, plan));
         estimate.notes.extend(launch_note);
+        estimate.notes.extend(gpus_note);
     }
     let schema_rules_on = ["unknown-key", "invalid-value", "removed-key"]
         .iter()

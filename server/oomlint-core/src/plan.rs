@@ -996,6 +996,26 @@ impl Plan {
         }
     }
 
+    /// Takes `gpus` as the world size (the user states it: `--gpus`, a `gpus` setting or
+    /// modeline) when the file leaves it to the launch: `gpus` over the nodes the file
+    /// states, else one node. False when the file states its own world size.
+    pub(crate) fn assume_world_size(&mut self, gpus: u64, from: &str) -> bool {
+        if self.stated_world_size().is_some() {
+            return false;
+        }
+        let nodes = self.num_nodes.as_ref().filter(|n| n.is_from_file()).map(|n| n.value.max(1));
+        match nodes {
+            Some(nodes) if gpus.is_multiple_of(nodes) => {
+                self.devices = Some(Sourced::derived(gpus / nodes, format!("{from} over {nodes} nodes")));
+            }
+            _ => {
+                self.devices = Some(Sourced::derived(gpus, from.to_string()));
+                self.num_nodes = Some(Sourced::derived(1, from.to_string()));
+            }
+        }
+        true
+    }
+
     /// Number of data-parallel ranks (devices × nodes), 1 when unknown.
     pub(crate) fn world_size(&self) -> u64 {
         let devices = self.devices.as_ref().map_or(1, |d| d.value.max(1));

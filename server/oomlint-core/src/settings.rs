@@ -33,8 +33,18 @@ use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
 /// The keys [`Settings`] reads (`schema/oomlint.json` describes the same set).
-pub const KEYS: [&str; 9] =
-    ["gpu", "headroom", "select", "ignore", "per-file-ignores", "severity", "framework-versions", "exclude", "format"];
+pub const KEYS: [&str; 10] = [
+    "gpu",
+    "gpus",
+    "headroom",
+    "select",
+    "ignore",
+    "per-file-ignores",
+    "severity",
+    "framework-versions",
+    "exclude",
+    "format",
+];
 
 /// File names that hold oomlint settings, in the order they are looked for in a directory.
 pub const CONFIG_FILES: [&str; 3] = ["oomlint.toml", ".oomlint.toml", "pyproject.toml"];
@@ -78,6 +88,10 @@ pub struct Settings {
     pub gpu: Option<String>,
     /// Whether `gpu` comes from the checked file's modeline (see `analysis::Options`).
     pub(crate) gpu_from_modeline: bool,
+    /// The world size of runs whose launch is not in the file (`gpus = 8`, `# oomlint: gpus=8`).
+    pub gpus: Option<u64>,
+    /// Whether `gpus` comes from the checked file's modeline.
+    pub(crate) gpus_from_modeline: bool,
     /// The free-memory fraction below which `low-memory-headroom` warns.
     pub headroom: Option<f64>,
     pub(crate) framework_versions: BTreeMap<String, Version>,
@@ -122,6 +136,11 @@ impl Settings {
             let key = entry.key.as_str();
             match key {
                 "gpu" => settings.gpu = Some(string(value, key)?),
+                "gpus" => {
+                    let count = value.as_scalar().and_then(|s| s.as_f64()).filter(|n| *n >= 1.0 && n.fract() == 0.0);
+                    settings.gpus =
+                        Some(count.ok_or_else(|| invalid(key, "a whole number of GPUs, at least 1"))? as u64);
+                }
                 "headroom" => {
                     let fraction = value.as_scalar().and_then(|s| s.as_f64()).filter(|f| (0.0..1.0).contains(f));
                     settings.headroom = Some(fraction.ok_or_else(|| invalid(key, "a number in [0, 1)"))?);
@@ -203,7 +222,7 @@ impl Settings {
         Ok(settings)
     }
 
-    /// Applies a `# oomlint: gpu=A10G headroom=0.15` modeline from the first 20 lines.
+    /// Applies a `# oomlint: gpu=A10G gpus=8 headroom=0.15` modeline from the first 20 lines.
     pub fn with_modeline(&self, text: &str) -> Cow<'_, Settings> {
         let mut directives = crate::format::detect::modeline_comments(text, &["oomlint:"])
             .filter_map(|comment| comment.strip_prefix("oomlint:"))
@@ -217,6 +236,11 @@ impl Settings {
                 if let Some(gpu) = setting.strip_prefix("gpu=") {
                     settings.gpu = Some(gpu.replace('_', " "));
                     settings.gpu_from_modeline = true;
+                } else if let Some(gpus) = setting.strip_prefix("gpus=").and_then(|n| n.parse::<u64>().ok()) {
+                    if gpus >= 1 {
+                        settings.gpus = Some(gpus);
+                        settings.gpus_from_modeline = true;
+                    }
                 } else if let Some(headroom) = setting.strip_prefix("headroom=").and_then(|h| h.parse::<f64>().ok()) {
                     if (0.0..1.0).contains(&headroom) {
                         settings.headroom = Some(headroom);
@@ -419,5 +443,17 @@ mod tests {
         let file = settings.with_modeline("# oomlint: gpu=A100_80GB headroom=0.2\nkey: 1\n");
         assert_eq!(file.gpu.as_deref(), Some("A100 80GB"));
         assert_eq!(file.headroom, Some(0.2));
+    }
+
+    #[test]
+    fn gpus_is_a_whole_number_and_a_modeline_wins() {
+        let settings = Settings::from_toml("gpus = 8\n").unwrap();
+        assert_eq!((settings.gpus, settings.gpus_from_modeline), (Some(8), false));
+        let file = settings.with_modeline("# oomlint: gpus=4\nkey: 1\n");
+        assert_eq!((file.gpus, file.gpus_from_modeline), (Some(4), true));
+        assert_eq!(settings.with_modeline("# oomlint: gpus=0\n").gpus, Some(8), "0 GPUs is no world size");
+        for bad in ["gpus = 0\n", "gpus = 2.5\n", "gpus = \"8\"\n"] {
+            assert!(Settings::from_toml(bad).is_err(), "{bad}");
+        }
     }
 }

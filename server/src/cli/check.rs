@@ -35,6 +35,9 @@ pub struct CheckArgs {
     /// Target GPU: a name such as A10G or `A100 80GB`, or `auto` to detect it.
     #[arg(long)]
     gpu: Option<String>,
+    /// World size (GPUs in all) of runs whose launch is not in the file; a launch in the file wins.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    gpus: Option<u64>,
     #[arg(long, value_enum, default_value = "full")]
     output_format: OutputFormat,
     /// oomlint.toml (or pyproject.toml with [tool.oomlint]) to use instead of the nearest one.
@@ -195,6 +198,7 @@ impl parallel::Task for Job<'_> {
             options.settings.with_selection(&self.args.select, &self.args.ignore).map_err(|e| e.to_string())?;
         let options = Options {
             gpu: self.gpu.clone(),
+            gpus: self.args.gpus,
             settings: Arc::new(settings),
             levers: Levers::ForFindings,
             named_by_user: self.named.contains(file),

@@ -28,6 +28,9 @@ pub struct EstimateArgs {
     /// Target GPU: a name such as A10G or `A100 80GB`, or `auto` to detect it.
     #[arg(long)]
     gpu: Option<String>,
+    /// World size (GPUs in all) when the file leaves it to its launch; a launch in the file wins.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    gpus: Option<u64>,
     #[arg(long, value_enum, default_value = "table")]
     format: EstimateFormat,
     /// Write the output to this file instead of standard output.
@@ -46,7 +49,7 @@ pub fn run(args: &EstimateArgs) -> ExitCode {
     };
     // Local checkpoints and the Hugging Face cache answer before the catalog.
     let resolver: Arc<dyn Resolver> = Arc::new(Project::from_environment());
-    let options = Options { gpu, resolver: Some(resolver), ..Options::default() };
+    let options = Options { gpu, gpus: args.gpus, resolver: Some(resolver), ..Options::default() };
     let analysis = analyze_bytes(&args.file, &bytes, &options);
     let Some(estimate) = &analysis.estimate else {
         let why = match &analysis.model {

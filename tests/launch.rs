@@ -230,7 +230,9 @@ fn a_config_opened_alone_is_read_with_the_launch_beside_it() {
     assert_eq!(json["gradient_accumulation"]["origin"]["kind"], "file", "{json:#}");
     assert!(json["linked_files"][0]["path"].as_str().is_some_and(|p| p.ends_with("train.sh")), "{json:#}");
     let estimate = analysis.estimate.as_ref().expect("estimate");
-    assert_eq!(estimate.notes, ["analysed with the launch in train.sh (8 processes)"]);
+    assert_eq!(estimate.notes.len(), 2, "{:?}", estimate.notes);
+    assert!(estimate.notes[0].starts_with("per rank: each of the 8 ranks holds"), "{:?}", estimate.notes);
+    assert_eq!(estimate.notes[1], "analysed with the launch in train.sh (8 processes)");
     // Without a resolver (no directory to look in) the config is read alone.
     let alone = analyze_text(&path, text, &Options::default());
     assert_eq!(alone.plan.as_ref().and_then(|p| p.stated_world_size()), None);

@@ -31,6 +31,7 @@ mod vllm_share;
 mod weights;
 mod zero;
 
+use crate::plan::Sharding;
 pub(crate) use vllm_share::VllmClaim;
 
 pub use context::Context;
@@ -262,6 +263,7 @@ pub(crate) fn estimate_with(
     let solve = gpu.filter(|_| wanted).map(|g| levers::solve(plan, arch, g, context));
     let levers = if wanted { levers::levers(plan, arch, gpu, context, &core, solve.as_ref()) } else { Vec::new() };
     let per_world_size = per_world_size(plan, arch, gpu, context, &setup);
+    let notes = rank_note(&setup).into_iter().collect();
     Estimate {
         parameters: setup.counts.total,
         trainable_parameters: setup.trainable,
@@ -273,9 +275,41 @@ pub(crate) fn estimate_with(
         levers,
         solve,
         missing_inputs: setup.missing,
-        notes: Vec::new(),
+        notes,
         per_world_size,
     }
+}
+
+/// Which rank the estimate describes when there are several, and why: data parallelism gives
+/// every rank the same state (a replica under DDP, an equal 1/N shard under ZeRO and FSDP, which
+/// pad their flat buffers to equal sizes) and the same micro batch size, so no rank holds more
+/// by construction; what differs is the data each draws.
+fn rank_note(setup: &Setup) -> Option<String> {
+    let n = setup.world;
+    if n <= 1 {
+        return None;
+    }
+    let state = match setup.sharding {
+        Sharding::None | Sharding::Zero { stage: 0, .. } => {
+            "a full replica of the model and optimizer state".to_string()
+        }
+        Sharding::Zero { stage, .. } => format!("an equal 1/{n} shard of what ZeRO-{stage} partitions"),
+        Sharding::Fsdp { full_shard: true, .. } => {
+            format!("an equal 1/{n} shard of the parameters, gradients and optimizer state")
+        }
+        Sharding::Fsdp { full_shard: false, .. } => {
+            format!("an equal 1/{n} shard of the gradients and optimizer state")
+        }
+    };
+    let data = if setup.length_from_data {
+        "; batches are padded per rank, so the rank that draws the longest samples peaks highest"
+    } else {
+        ""
+    };
+    Some(format!(
+        "per rank: each of the {n} ranks holds {state} and a micro batch of {}, so the ranks peak alike and this is any one of them{data}",
+        setup.micro_batch
+    ))
 }
 
 /// `exceeds` becomes `may-exceed` where a batch's tokens depend on its samples' lengths (padded

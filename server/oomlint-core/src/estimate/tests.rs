@@ -805,3 +805,25 @@ fn openrlhf_log_probs_hold_fp32_logits_and_their_gradient_for_every_token() {
     assert!(logits.bytes >= setup_tokens * 8 * weights::vocab_rows(a), "{}", logits.formula);
     assert!(logits.formula.contains("fp32 logits 4·V + their fp32 gradient 4·V"), "{}", logits.formula);
 }
+
+#[test]
+fn several_ranks_say_which_rank_the_estimate_is() {
+    let a = arch("Gemma-2b");
+    let mut zero3 = Plan::new(Framework::Trl);
+    zero3.method = Some(d(Method::Full));
+    zero3.micro_batch_size = Some(d(2));
+    zero3.max_seq_length = Some(d(512));
+    zero3.sharding = Some(d(crate::plan::Sharding::Zero { stage: 3, offload_optimizer: false, offload_params: false }));
+    assert!(estimate(&zero3, a, None).notes.is_empty(), "one GPU: no rank to name");
+    zero3.devices = Some(Sourced::file(4, Span::new(0, 1), Span::new(0, 1)));
+    let notes = estimate(&zero3, a, None).notes;
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].starts_with(
+            "per rank: each of the 4 ranks holds an equal 1/4 shard of what ZeRO-3 partitions and a micro batch of 2"
+        ),
+        "{notes:?}"
+    );
+    zero3.sharding = Some(d(crate::plan::Sharding::None));
+    assert!(estimate(&zero3, a, None).notes[0].contains("a full replica"));
+}

@@ -306,7 +306,8 @@ fn the_gpus_flag_states_the_world_size() {
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .output()
             .expect("oomlint runs");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        // 1 when the estimate exceeds the card (one GPU holding a full fp32 fine-tune of 8B).
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{}", String::from_utf8_lossy(&out.stderr));
         serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("JSON")
     };
     let (alone, eight) = (run(&[]), run(&["--gpus", "8"]));

@@ -83,8 +83,9 @@ pub(crate) struct Setup {
     pub(crate) log_prob_pass: Option<(u64, bool)>,
     /// FSDP's mixed precision casts each unit's parameters to the compute dtype when it gathers
     /// them (verl: `MixedPrecision(param_dtype=bf16)` over fp32 shards, `fsdp_workers.py`
-    /// `_build_model_optimizer`): the layers run on the gathered 16-bit copy, so autocast makes
-    /// no weight copies and the gathered units are 16-bit.
+    /// `_build_model_optimizer`; accelerate's FSDP over the fp32 shards it upcast): the layers
+    /// run on the gathered 16-bit copy, so autocast makes no weight copies and the gathered
+    /// units are 16-bit.
     pub(crate) params_cast_per_unit: bool,
 }
 
@@ -254,6 +255,19 @@ impl Setup {
                 seq_len.min(MAX_SEQ_LEN)
             ));
         }
+        // accelerate holds trainable parameters in fp32 under FSDP when mixed precision is on: it
+        // upcasts them before sharding ("FSDP upcast of low precision parameters to fp32",
+        // `fsdp2_prepare_model` in `utils/fsdp_utils.py`, `Accelerator.prepare_model` for FSDP1),
+        // and FSDP's mixed-precision policy gathers each unit in the 16-bit dtype. Frozen
+        // parameters (LoRA's base) and quantized ones keep their dtype.
+        let fsdp_upcast = implementation == Implementation::Hf
+            && matches!(sharding, Sharding::Fsdp { .. })
+            && matches!(plan.precision.as_ref().map(|p| p.value), Some(Precision::Mixed(_)))
+            && quantization.is_none()
+            && method == Method::Full
+            && param_bytes < 4;
+        let (param_bytes, trainable_bytes, mixed) =
+            if fsdp_upcast { (4, 4, true) } else { (param_bytes, trainable_bytes, mixed) };
         let mut setup = Setup {
             implementation,
             arch: arch.clone(),
@@ -303,7 +317,8 @@ impl Setup {
             log_prob_pass: plan.rl_phases.as_ref().and_then(|p| {
                 Some((p.log_prob_tokens.as_ref()?.value.clamp(1, MAX_SEQ_LEN), p.log_prob_entropy == Some(true)))
             }),
-            params_cast_per_unit: plan.framework == Framework::Verl && matches!(sharding, Sharding::Fsdp { .. }),
+            params_cast_per_unit: fsdp_upcast
+                || plan.framework == Framework::Verl && matches!(sharding, Sharding::Fsdp { .. }),
         };
         setup.trainable = trainable_parameters(&setup);
         setup

@@ -827,3 +827,26 @@ fn several_ranks_say_which_rank_the_estimate_is() {
     zero3.sharding = Some(d(crate::plan::Sharding::None));
     assert!(estimate(&zero3, a, None).notes[0].contains("a full replica"));
 }
+
+#[test]
+fn accelerate_fsdp_with_mixed_precision_trains_fp32_shards_on_16_bit_gathered_units() {
+    let a = arch("Qwen2.5-1.5B");
+    let mut p = trl_sft(Method::Full, None);
+    p.load_dtype = Some(d(Dtype::Bf16));
+    p.sharding = Some(d(crate::plan::Sharding::Fsdp { full_shard: true, offload_params: false }));
+    p.devices = Some(Sourced::file(8, Span::new(0, 1), Span::new(0, 1)));
+    let component = |e: &Estimate, name: &str| e.components.iter().find(|c| c.name == name).cloned();
+    // bf16 autocast: accelerate upcasts the trainable parameters to fp32 before sharding.
+    p.precision = Some(d(Precision::Mixed(Dtype::Bf16)));
+    let mixed = estimate(&p, a, None);
+    let weights = component(&mixed, "weights").expect("weights");
+    assert!(weights.formula.contains("× 4 B"), "{}", weights.formula);
+    let gathered = component(&mixed, "gathered-parameters").expect("gathered units");
+    assert!(gathered.formula.contains("× 2 B"), "{}", gathered.formula);
+    assert!(component(&mixed, "autocast-weight-copies").is_none(), "the gathered unit is the 16-bit copy");
+    // Pure bf16 (no mixed precision): the shards stay in the load dtype.
+    p.precision = Some(d(Precision::True(Dtype::Bf16)));
+    let pure = estimate(&p, a, None);
+    assert!(component(&pure, "weights").expect("weights").formula.contains("× 2 B"));
+    assert!(mixed.peak.allocated_bytes > pure.peak.allocated_bytes);
+}

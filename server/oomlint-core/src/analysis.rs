@@ -248,6 +248,7 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
         _ => None,
     };
     if let Some(plan) = plan.as_mut() {
+        format::checkpoint_quantization::apply(plan, model.as_ref().and_then(ModelLookup::architecture));
         format::python::unsloth_grpo_batch(plan, &versions);
         // The release a notebook's saved outputs record decides what its loss allocated; rules
         // keep the stated pins, since the banner names no TRL release to pair it with.

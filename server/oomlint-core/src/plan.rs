@@ -205,8 +205,16 @@ pub enum Quantization {
     },
     /// bitsandbytes LLM.int8 weights.
     Int8,
-    /// FP8 weights (Unsloth `load_in_fp8`).
+    /// FP8 weights (Unsloth `load_in_fp8`, or a checkpoint stored in FP8).
     Fp8,
+    /// A GPTQ checkpoint: `bits`-bit weights packed in int32, an fp16 scale and a packed zero
+    /// point per group of 128 input features (optimum / GPTQModel `QuantLinear`).
+    Gptq {
+        bits: u8,
+    },
+    /// An AWQ checkpoint: 4-bit weights, an fp16 scale and a 4-bit zero point per group of 128
+    /// (AutoAWQ `WQLinear_GEMM`).
+    Awq,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -72,7 +72,8 @@ fn linear_inputs_saved(s: &Setup) -> bool {
             Some(Quantization::Nf4 { .. } | Quantization::Fp4 { .. }) => {
                 s.behaviour.matmul_4bit_keeps_input || s.implementation == Implementation::Unsloth
             }
-            Some(Quantization::Int8 | Quantization::Fp8) => true,
+            // GPTQ/AWQ kernels and FP8 linears keep their input for the input gradient.
+            Some(Quantization::Int8 | Quantization::Fp8 | Quantization::Gptq { .. } | Quantization::Awq) => true,
             None => false,
         }
 }

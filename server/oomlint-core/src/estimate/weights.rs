@@ -127,5 +127,13 @@ pub(super) fn quantized_bytes_per_param(q: Quantization) -> (f64, &'static str) 
         }
         Quantization::Int8 => (1.0, "1 B (LLM.int8) + fp32 row statistics"),
         Quantization::Fp8 => (1.0, "1 B (fp8) + per-tensor scales"),
+        // Packed codes + per group of 128: an fp16 scale and a zero point of the same width.
+        Quantization::Gptq { bits: 8 } => {
+            (1.0 + 2.0 / 128.0 + 1.0 / 128.0, "1 B (GPTQ int8) + fp16 scale and zero per 128")
+        }
+        Quantization::Gptq { .. } => {
+            (0.5 + 2.0 / 128.0 + 0.5 / 128.0, "0.5 B (GPTQ int4) + fp16 scale and 4-bit zero per 128")
+        }
+        Quantization::Awq => (0.5 + 2.0 / 128.0 + 0.5 / 128.0, "0.5 B (AWQ int4) + fp16 scale and 4-bit zero per 128"),
     }
 }

@@ -10,6 +10,7 @@ mod read;
 
 pub(crate) mod accelerate;
 pub(crate) mod axolotl;
+pub(crate) mod checkpoint_quantization;
 pub(crate) mod deepspeed;
 pub(crate) mod env;
 pub(crate) mod facts;

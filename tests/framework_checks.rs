@@ -88,7 +88,10 @@ fn check(table: &str, prefix: &str) {
         let rule = row.fixture.split('/').nth(2).unwrap_or_default();
         let errors = errors(&row.fixture);
         if rejected && !errors.iter().any(|(r, _)| r == rule) {
-            problems.push(format!("{}: the framework rejects it ({}), oomlint has no {rule} error", row.fixture, row.message));
+            problems.push(format!(
+                "{}: the framework rejects it ({}), oomlint has no {rule} error",
+                row.fixture, row.message
+            ));
         }
         if !rejected && !errors.is_empty() {
             problems.push(format!("{}: the framework accepts it, oomlint reports {errors:?}", row.fixture));

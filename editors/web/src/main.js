@@ -34,9 +34,10 @@ function language(name) {
 }
 
 class Playground {
-  constructor(engine, info, examples) {
-    this.engine = engine;
-    this.info = info;
+  /** The editor comes up first; the engine joins when its WebAssembly has compiled (`attach`). */
+  constructor(examples) {
+    this.engine = null;
+    this.info = null;
     this.examples = examples;
     /** @type {Map<string, EditorState>} one state per file: its own undo history */
     this.states = new Map();
@@ -46,8 +47,19 @@ class Playground {
     this.answer = null;
     this.scheduled = false;
     this.view = new EditorView({ parent: $("#editor"), state: EditorState.create({ doc: "" }) });
-    this.fillPickers();
     this.bind();
+  }
+
+  /** Takes the engine: the GPU picker, the charts' style, and the first analysis. */
+  attach(engine) {
+    this.engine = engine;
+    this.info = engine.call("info", {});
+    performance.mark("oomlint-info");
+    const style = document.createElement("style");
+    style.textContent = this.info.chart_style;
+    document.head.append(style);
+    this.fillPickers();
+    this.analyze();
   }
 
   extensions(name) {
@@ -68,6 +80,7 @@ class Playground {
 
   fillPickers() {
     const gpu = $("#gpu");
+    gpu.replaceChildren();
     gpu.append(new Option("no GPU (no verdict)", ""));
     for (const g of this.info.gpus) {
       const option = new Option(`${g.name} — ${(g.memory_bytes / 2 ** 30).toFixed(1)} GiB`, g.name);
@@ -75,6 +88,7 @@ class Playground {
       gpu.append(option);
     }
     const examples = $("#examples");
+    examples.replaceChildren();
     examples.append(new Option("Examples…", ""));
     this.examples.forEach((example, i) => examples.append(new Option(example.title, String(i))));
   }
@@ -167,6 +181,7 @@ class Playground {
   }
 
   analyze() {
+    if (!this.engine) return;
     const project = this.project();
     const answer = this.engine.call("analyze", project);
     this.answer = answer;
@@ -270,6 +285,7 @@ class Playground {
   }
 
   hover(pos) {
+    if (!this.engine) return null;
     const answer = this.engine.call("hover", { ...this.project(), offset: pos });
     if (!answer || answer.error || !answer.markdown) return null;
     return {
@@ -287,22 +303,17 @@ class Playground {
 }
 
 async function main() {
-  const [engine, examples] = await Promise.all([
-    fetch("oomlint_web.wasm").then((response) => Engine.load(response)),
-    fetch("examples.json").then((response) => response.json()),
-  ]);
-  performance.mark("oomlint-compiled");
-  const info = engine.call("info", {});
-  performance.mark("oomlint-info");
-  const style = document.createElement("style");
-  style.textContent = info.chart_style;
-  document.head.append(style);
-  const playground = new Playground(engine, info, examples);
+  // The engine downloads and compiles (off the main thread, as it streams) while the editor
+  // comes up with the project.
+  const engine = fetch("oomlint_web.wasm").then((response) => Engine.load(response));
+  const examples = await fetch("examples.json").then((response) => response.json());
+  const playground = new Playground(examples);
+  window.oomlint = playground;
   const shared = parseFragment(location.hash);
   const first = examples[0];
   playground.load(shared ?? { files: first.files, active: first.files[0].name, gpu: first.gpu ?? "" });
+  playground.attach(await engine);
   document.body.dataset.ready = "true";
-  window.oomlint = playground;
 }
 
 main().catch((error) => {

@@ -456,6 +456,10 @@ pub struct Plan {
     pub(crate) packing: Option<Sourced<bool>>,
     pub(crate) padding_free: Option<Sourced<bool>>,
     pub gradient_checkpointing: Option<Sourced<Checkpointing>>,
+    /// Ranks one sequence is split over (Ulysses sequence parallelism, context parallelism):
+    /// each rank holds its 1/n of the tokens' activations and logits.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) sequence_parallel: Option<Sourced<u64>>,
     pub attention: Option<Sourced<Attention>>,
     pub optimizer: Option<Sourced<Optimizer>>,
     pub loss: Option<Sourced<LossImpl>>,
@@ -964,6 +968,7 @@ impl Plan {
             packing: None,
             padding_free: None,
             gradient_checkpointing: None,
+            sequence_parallel: None,
             attention: None,
             optimizer: None,
             loss: None,

@@ -306,8 +306,12 @@ fn rank_note(setup: &Setup) -> Option<String> {
     } else {
         ""
     };
+    let split = match setup.sequence_parallel {
+        1 => String::new(),
+        sp => format!(" ({} tokens each: sequences are split over {sp} ranks)", setup.seq_len),
+    };
     Some(format!(
-        "per rank: each of the {n} ranks holds {state} and a micro batch of {}, so the ranks peak alike and this is any one of them{data}",
+        "per rank: each of the {n} ranks holds {state} and a micro batch of {}{split}, so the ranks peak alike and this is any one of them{data}",
         setup.micro_batch
     ))
 }

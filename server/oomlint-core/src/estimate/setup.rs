@@ -87,6 +87,8 @@ pub(crate) struct Setup {
     /// run on the gathered 16-bit copy, so autocast makes no weight copies and the gathered
     /// units are 16-bit.
     pub(crate) params_cast_per_unit: bool,
+    /// Ranks each sequence is split over; `seq_len` is one rank's share.
+    pub(crate) sequence_parallel: u64,
 }
 
 impl Setup {
@@ -154,6 +156,9 @@ impl Setup {
                 assumed
             }
         };
+        // Sequence (Ulysses) or context parallelism: each rank holds its share of every sequence.
+        let sequence_parallel = plan.sequence_parallel.as_ref().map_or(1, |n| n.value.clamp(1, seq_len));
+        let seq_len = seq_len.div_ceil(sequence_parallel);
         let grad_accumulation = plan.gradient_accumulation.as_ref().map_or(1, |g| g.value.max(1));
         let world = plan.world_size();
         let sharding = plan.sharding.as_ref().map_or(Sharding::None, |s| s.value);
@@ -317,6 +322,7 @@ impl Setup {
             log_prob_pass: plan.rl_phases.as_ref().and_then(|p| {
                 Some((p.log_prob_tokens.as_ref()?.value.clamp(1, MAX_SEQ_LEN), p.log_prob_entropy == Some(true)))
             }),
+            sequence_parallel,
             params_cast_per_unit: fsdp_upcast
                 || plan.framework == Framework::Verl && matches!(sharding, Sharding::Fsdp { .. }),
         };

@@ -850,3 +850,20 @@ fn accelerate_fsdp_with_mixed_precision_trains_fp32_shards_on_16_bit_gathered_un
     assert!(component(&pure, "weights").expect("weights").formula.contains("× 2 B"));
     assert!(mixed.peak.allocated_bytes > pure.peak.allocated_bytes);
 }
+
+#[test]
+fn sequence_parallelism_splits_each_sequence_over_its_ranks() {
+    let a = arch("Qwen2.5-1.5B");
+    let mut p = trl_sft(Method::Full, None);
+    p.max_seq_length = Some(d(8192));
+    p.sharding = Some(d(crate::plan::Sharding::Fsdp { full_shard: true, offload_params: false }));
+    p.devices = Some(Sourced::file(4, Span::new(0, 1), Span::new(0, 1)));
+    let activations = |e: &Estimate| e.components.iter().find(|c| c.name == "activations").map_or(0, |c| c.bytes);
+    let whole = estimate(&p, a, None);
+    p.sequence_parallel = Some(d(2));
+    let split = estimate(&p, a, None);
+    let ratio = activations(&split) as f64 / activations(&whole) as f64;
+    assert!((0.45..=0.55).contains(&ratio), "half the tokens per rank: {ratio}");
+    assert!(split.peak.allocated_bytes < whole.peak.allocated_bytes);
+    assert!(split.notes[0].contains("4096 tokens each: sequences are split over 2 ranks"), "{:?}", split.notes);
+}

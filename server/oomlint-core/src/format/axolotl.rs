@@ -378,6 +378,9 @@ pub(crate) fn plan(r: &Reader) -> Plan {
     );
     plan.packing = Some(r.flag("sample_packing").unwrap_or_else(|| default(false, "sample_packing=None (off)")));
     plan.gradient_checkpointing = Some(checkpointing(r));
+    // `context_parallel_size` (ring attention over the ranks; `sequence_parallel_degree` is its
+    // deprecated alias, `utils/schemas/fsdp.py`) splits each sequence.
+    plan.sequence_parallel = r.u64("context_parallel_size").or_else(|| r.u64("sequence_parallel_degree"));
     plan.attention = Some(attention(r));
     plan.optimizer = Some(
         r.str("optimizer")
@@ -682,5 +685,14 @@ lora_target_linear: true
             }
             assert!(p.method.is_some() && p.max_seq_length.is_some(), "{}", path.display());
         });
+    }
+
+    #[test]
+    fn context_parallelism_and_its_deprecated_alias_split_sequences() {
+        let plan = plan_of("base_model: NousResearch/Meta-Llama-3-8B\ncontext_parallel_size: 4\n");
+        assert_eq!(plan.sequence_parallel.map(|n| n.value), Some(4));
+        let plan = plan_of("base_model: NousResearch/Meta-Llama-3-8B\nsequence_parallel_degree: 2\n");
+        assert_eq!(plan.sequence_parallel.map(|n| n.value), Some(2));
+        assert!(plan_of("base_model: NousResearch/Meta-Llama-3-8B\n").sequence_parallel.is_none());
     }
 }

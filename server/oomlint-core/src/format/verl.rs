@@ -267,6 +267,13 @@ fn common(config: &Config, prefix: &str, plan: &mut Plan) {
     plan.num_nodes = known(config.int("trainer.nnodes"));
     plan.gradient_checkpointing = known(config.bool(&format!("{prefix}model.enable_gradient_checkpointing")))
         .map(|s| s.map(|on| if on { Checkpointing::Full } else { Checkpointing::None }));
+    // Ulysses splits each sequence over this many ranks (the actor's, or the SFT trainer's).
+    let ulysses = if prefix.is_empty() {
+        "ulysses_sequence_parallel_size".to_string()
+    } else {
+        format!("{prefix}actor.ulysses_sequence_parallel_size")
+    };
+    plan.sequence_parallel = known(config.int(&ulysses)).filter(|n| n.value > 1);
     plan.optimizer = Some(Sourced::default_of(Optimizer::AdamW, "verl FSDPOptimizerConfig optimizer: AdamW"));
     // FSDP keeps fp32 parameters (`fsdp_config.model_dtype: fp32`) and computes in bf16
     // (`mixed_precision.param_dtype`, `verl/workers/fsdp_workers.py` `_build_model_optimizer`).

@@ -14,6 +14,8 @@
 //!
 //! Sizes come from `format_size`: `N bytes` up to 1024, else two decimals in KiB, MiB or GiB.
 
+use super::cursor::Cursor;
+
 /// Which template the message follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Form {
@@ -57,76 +59,6 @@ pub struct Numbers {
     pub(crate) advice_variable: Option<String>,
 }
 
-/// A parse position in compact text.
-struct Cursor<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl Cursor<'_> {
-    fn eat(&mut self, literal: &str) -> bool {
-        let lit = literal.as_bytes();
-        if self.bytes.get(self.at..self.at + lit.len()) == Some(lit) {
-            self.at += lit.len();
-            true
-        } else {
-            false
-        }
-    }
-
-    fn expect(&mut self, literal: &str) -> Option<()> {
-        self.eat(literal).then_some(())
-    }
-
-    /// Tries `f`; rewinds when it fails.
-    fn attempt<T>(&mut self, f: impl FnOnce(&mut Self) -> Option<T>) -> Option<T> {
-        let saved = self.at;
-        let result = f(self);
-        if result.is_none() {
-            self.at = saved;
-        }
-        result
-    }
-
-    fn integer(&mut self) -> Option<u64> {
-        let digits = self.bytes[self.at..].iter().take_while(|b| b.is_ascii_digit()).count();
-        let text = std::str::from_utf8(&self.bytes[self.at..self.at + digits]).ok()?;
-        let value = text.parse().ok()?;
-        self.at += digits;
-        Some(value)
-    }
-
-    /// `20.00MiB`, `0bytes`, `1.50GiB` (whitespace already removed).
-    fn size(&mut self) -> Option<u64> {
-        self.attempt(|c| {
-            let len = c.bytes[c.at..].iter().take_while(|b| b.is_ascii_digit() || **b == b'.').count();
-            let number: f64 = std::str::from_utf8(&c.bytes[c.at..c.at + len]).ok()?.parse().ok()?;
-            c.at += len;
-            let unit: f64 =
-                [("bytes", 1.0), ("KiB", 1024.0), ("MiB", 1048576.0), ("GiB", 1073741824.0), ("TiB", 1099511627776.0)]
-                    .into_iter()
-                    .find(|(name, _)| c.eat(name))?
-                    .1;
-            let bytes = (number * unit).round();
-            (0.0..1.8e19).contains(&bytes).then_some(bytes as u64)
-        })
-    }
-
-    /// Skips to just after the next occurrence of `literal` within `limit` bytes.
-    fn skip_past(&mut self, literal: &str, limit: usize) -> bool {
-        let lit = literal.as_bytes();
-        let end = (self.at + limit).min(self.bytes.len());
-        let found = self.bytes[self.at..end].windows(lit.len()).position(|w| w == lit);
-        match found {
-            Some(p) => {
-                self.at += p + lit.len();
-                true
-            }
-            None => false,
-        }
-    }
-}
-
 /// The anchor every variant shares, lower-cased and without whitespace.
 pub(crate) const ANCHOR: &[u8] = b"outofmemory.triedtoallocate";
 
@@ -139,7 +71,7 @@ pub(crate) fn parse(bytes: &[u8], anchor: usize) -> Option<(Numbers, usize)> {
         return legacy(&mut c, requested);
     }
     c.expect(".GPU")?;
-    let device = u32::try_from(c.integer()?).ok()?;
+    let device = u32::try_from(c.digits()?).ok()?;
     c.expect("hasatotalcapac")?;
     let form = if c.eat("ity") {
         Form::Current
@@ -167,7 +99,7 @@ pub(crate) fn parse(bytes: &[u8], anchor: usize) -> Option<(Numbers, usize)> {
         }
         if let Some(p) = c.attempt(|c| {
             c.expect("Process")?;
-            let pid = u32::try_from(c.integer()?).ok()?;
+            let pid = u32::try_from(c.digits()?).ok()?;
             c.expect("has")?;
             let bytes = c.size()?;
             c.expect("memoryinuse.")?;
@@ -216,7 +148,7 @@ pub(crate) fn parse(bytes: &[u8], anchor: usize) -> Option<(Numbers, usize)> {
 
 /// `(GPU d; T total capacity; P already allocated; F free; [M allowed; ]R reserved in total by PyTorch)`.
 fn legacy(c: &mut Cursor, requested: u64) -> Option<(Numbers, usize)> {
-    let device = u32::try_from(c.integer()?).ok()?;
+    let device = u32::try_from(c.digits()?).ok()?;
     c.expect(";")?;
     let total = c.size()?;
     c.expect("totalcapacity;")?;

@@ -11,6 +11,7 @@
 //! ([`vllm`], [`ray`]), advised by `failure_advice`, in the config's keys via [`run_settings`].
 
 pub mod advice;
+mod cursor;
 pub(crate) mod diagnose;
 pub mod failure;
 pub(crate) mod failure_advice;

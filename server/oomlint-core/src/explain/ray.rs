@@ -18,6 +18,7 @@
 //! Both may be followed by `Top 10 memory users:` and `PID MEM(GB) COMMAND` rows. Ray's `GB`
 //! is bytes / 1024³ (a DGX Spark's 121.63 GiB prints as `121.63GB`).
 
+use super::cursor::Cursor;
 use super::scan::Log;
 
 const GIB: f64 = 1_073_741_824.0;
@@ -48,57 +49,6 @@ pub(crate) const ANCHOR: &[u8] = b"memoryonthenode";
 /// The sentence before the anchor, kept in the message when present.
 const LEADS: [&[u8]; 2] = [b"killedduetothenoderunninglowonmemory.", b"killedduetothenoderunninglowonmemory"];
 
-struct Cursor<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl Cursor<'_> {
-    fn eat(&mut self, literal: &str) -> bool {
-        let lit = literal.as_bytes();
-        if self.bytes.get(self.at..self.at + lit.len()) == Some(lit) {
-            self.at += lit.len();
-            true
-        } else {
-            false
-        }
-    }
-
-    /// `12`, `0.95`: digits, then a fraction only when a digit follows the point (a
-    /// sentence's full stop is not part of the number).
-    fn number(&mut self) -> Option<f64> {
-        let digits = |from: usize| self.bytes[from..].iter().take_while(|b| b.is_ascii_digit()).count();
-        let mut len = digits(self.at);
-        if len > 0 && self.bytes.get(self.at + len) == Some(&b'.') && digits(self.at + len + 1) > 0 {
-            len += 1 + digits(self.at + len + 1);
-        }
-        let value = std::str::from_utf8(&self.bytes[self.at..self.at + len]).ok()?.parse().ok()?;
-        self.at += len;
-        Some(value)
-    }
-
-    fn gb(&mut self) -> Option<u64> {
-        let value = self.number()?;
-        self.eat("gb").then_some(())?;
-        let bytes = (value * GIB).round();
-        (0.0..1.8e19).contains(&bytes).then_some(bytes as u64)
-    }
-
-    /// Text up to (not including) the first of `stops`, at most `limit` bytes.
-    fn until(&mut self, stops: &[u8], limit: usize) -> Option<String> {
-        let len = self.bytes[self.at..].iter().take(limit).position(|b| stops.contains(b))?;
-        let text = String::from_utf8_lossy(&self.bytes[self.at..self.at + len]).into_owned();
-        self.at += len;
-        Some(text)
-    }
-
-    fn find(&self, literal: &str, limit: usize) -> Option<usize> {
-        let lit = literal.as_bytes();
-        let end = (self.at + limit).min(self.bytes.len());
-        self.bytes.get(self.at..end)?.windows(lit.len()).position(|w| w == lit).map(|p| self.at + p)
-    }
-}
-
 /// Parses the message whose anchor (`memoryonthenode`) starts at `anchor` of `lower`;
 /// returns its numbers and the compact range of the message. `original` is the same compact
 /// text before lower-casing (task names keep their case).
@@ -122,9 +72,9 @@ pub(crate) fn parse(lower: &[u8], original: &[u8], anchor: usize) -> Option<(Ray
         c.eat("wherethetaskwasrunning");
     }
     (c.eat("was")).then_some(())?;
-    oom.used_bytes = c.gb()?;
+    oom.used_bytes = c.gib(&["gb"], true)?;
     c.eat("/").then_some(())?;
-    oom.total_bytes = c.gb()?;
+    oom.total_bytes = c.gib(&["gb"], true)?;
     c.eat("(").then_some(())?;
     oom.fraction = c.number()?;
     c.eat("),whichexceedsthememoryusagethresholdof").then_some(())?;
@@ -182,7 +132,7 @@ fn read_killed(inside: &Cursor, original: &[u8], oom: &mut RayOom, name_key: &st
         oom.killed_pid = std::str::from_utf8(&inside.bytes[at..at + len]).ok().and_then(|p| p.parse().ok());
     }
     if let Some((at, _)) = field(memory_key) {
-        oom.killed_bytes = Cursor { bytes: inside.bytes, at }.gb();
+        oom.killed_bytes = Cursor { bytes: inside.bytes, at }.gib(&["gb"], true);
     }
 }
 

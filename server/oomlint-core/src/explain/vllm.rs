@@ -25,9 +25,8 @@
 //! `worker.py` `determine_num_available_blocks`, early V1 `gpu_worker.py`), and V1's `Available
 //! KV cache memory: K GiB` (`gpu_worker.py` `determine_available_memory`).
 
+use super::cursor::Cursor;
 use super::scan::Log;
-
-const GIB: f64 = 1_073_741_824.0;
 
 /// Which start-up check failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -129,67 +128,6 @@ pub(crate) const ANCHORS: [(&[u8], VllmCheck); 4] = [
     (b"toserveatleastonerequestwiththemodel", VllmCheck::MaxLenKvCache),
 ];
 
-/// A parse position in lower-cased compact text.
-struct Cursor<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl Cursor<'_> {
-    fn eat(&mut self, literal: &str) -> bool {
-        let lit = literal.as_bytes();
-        if self.bytes.get(self.at..self.at + lit.len()) == Some(lit) {
-            self.at += lit.len();
-            true
-        } else {
-            false
-        }
-    }
-
-    fn expect(&mut self, literal: &str) -> Option<()> {
-        self.eat(literal).then_some(())
-    }
-
-    /// `12`, `0.95`: digits, then a fraction only when a digit follows the point (a
-    /// sentence's full stop is not part of the number).
-    fn number(&mut self) -> Option<f64> {
-        let digits = |from: usize| self.bytes[from..].iter().take_while(|b| b.is_ascii_digit()).count();
-        let mut len = digits(self.at);
-        if len > 0 && self.bytes.get(self.at + len) == Some(&b'.') && digits(self.at + len + 1) > 0 {
-            len += 1 + digits(self.at + len + 1);
-        }
-        let value = std::str::from_utf8(&self.bytes[self.at..self.at + len]).ok()?.parse().ok()?;
-        self.at += len;
-        Some(value)
-    }
-
-    fn integer(&mut self) -> Option<u64> {
-        let value = self.number()?;
-        (value.fract() == 0.0 && (0.0..1e15).contains(&value)).then_some(value as u64)
-    }
-
-    /// `12.50gib` or `12.50gb` (vLLM's `GB` is bytes / 1024³ too).
-    fn gib(&mut self) -> Option<u64> {
-        let value = self.number()?;
-        (self.eat("gib") || self.eat("gb")).then_some(())?;
-        let bytes = (value * GIB).round();
-        (0.0..1.8e19).contains(&bytes).then_some(bytes as u64)
-    }
-
-    /// Skips to just after the next `literal` within `limit` bytes.
-    fn skip_past(&mut self, literal: &str, limit: usize) -> bool {
-        let lit = literal.as_bytes();
-        let end = (self.at + limit).min(self.bytes.len());
-        match self.bytes[self.at..end].windows(lit.len()).position(|w| w == lit) {
-            Some(p) => {
-                self.at += p + lit.len();
-                true
-            }
-            None => false,
-        }
-    }
-}
-
 /// Parses the message whose anchor (one of [`ANCHORS`]) starts at `anchor` of `lower`
 /// (lower-cased compact text); returns the check, its numbers, and the compact range of the message.
 pub(crate) fn parse(lower: &[u8], anchor: usize) -> Option<(VllmCheck, VllmNumbers, usize, usize)> {
@@ -206,13 +144,13 @@ pub(crate) fn parse(lower: &[u8], anchor: usize) -> Option<(VllmCheck, VllmNumbe
         // An optional device name (`cuda:0`) before the parenthesis.
         let name = c.bytes[c.at..].iter().take(24).position(|&b| b == b'(')?;
         c.at += name + 1;
-        n.free_bytes = Some(c.gib_or_bare()?);
+        n.free_bytes = Some(c.gib(&["gib", "gb"], false)?);
         c.expect("/")?;
-        n.total_bytes = Some(c.gib()?);
+        n.total_bytes = Some(c.gib(&["gib", "gb"], true)?);
         c.expect(")onstartupislessthandesiredgpumemoryutilization(")?;
         n.gpu_memory_utilization = Some(c.number()?);
         c.expect(",")?;
-        n.requested_bytes = Some(c.gib()?);
+        n.requested_bytes = Some(c.gib(&["gib", "gb"], true)?);
         c.expect(").")?;
         c.eat("decreasegpumemoryutilizationorreducegpumemoryusedbyotherprocesses.");
         return Some((VllmCheck::FreeMemory, n, start, c.at));
@@ -227,19 +165,19 @@ pub(crate) fn parse(lower: &[u8], anchor: usize) -> Option<(VllmCheck, VllmNumbe
                 start = anchor - prefix.len();
             }
         }
-        n.max_model_len = Some(c.integer()?);
+        n.max_model_len = Some(c.whole()?);
         c.expect(")")?;
         if c.eat("islargerthanthemaximumnumberoftokensthatcanbestoredinkvcache(") {
-            n.kv_cache_tokens = Some(c.integer()?);
+            n.kv_cache_tokens = Some(c.whole()?);
             c.expect(").")?;
         } else {
             c.expect(",(")?;
-            n.needed_kv_bytes = Some(c.gib()?);
+            n.needed_kv_bytes = Some(c.gib(&["gib", "gb"], true)?);
             c.expect("kvcacheisneeded,whichislargerthantheavailablekvcachememory(")?;
-            n.available_kv_bytes = Some(c.gib()?);
+            n.available_kv_bytes = Some(c.gib(&["gib", "gb"], true)?);
             c.expect(").")?;
             if c.eat("basedontheavailablememory,theestimatedmaximummodellengthis") {
-                n.estimated_max_len = Some(c.integer()?);
+                n.estimated_max_len = Some(c.whole()?);
                 c.expect(".")?;
             }
         }
@@ -247,16 +185,6 @@ pub(crate) fn parse(lower: &[u8], anchor: usize) -> Option<(VllmCheck, VllmNumbe
     };
     n.knob = tail(&mut c);
     Some((check, n, start, c.at))
-}
-
-impl Cursor<'_> {
-    /// `F/T GiB` prints the unit once, after the total.
-    fn gib_or_bare(&mut self) -> Option<u64> {
-        let value = self.number()?;
-        let _ = self.eat("gib") || self.eat("gb");
-        let bytes = (value * GIB).round();
-        (0.0..1.8e19).contains(&bytes).then_some(bytes as u64)
-    }
 }
 
 /// The advice sentence (`Try increasing `X` …`) and the documentation link, when present;
@@ -291,7 +219,7 @@ mod tests {
     }
 
     fn gib(x: f64) -> u64 {
-        (x * GIB).round() as u64
+        (x * 1_073_741_824.0).round() as u64
     }
 
     #[test]

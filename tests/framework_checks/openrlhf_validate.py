@@ -36,12 +36,13 @@ import argparse
 import importlib.machinery
 import json
 import runpy
-import re
 import shlex
 import subprocess
 import sys
 import types
 from pathlib import Path
+
+from launch_script import NotRunnable, command_lines, expand
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "rules"
@@ -62,40 +63,17 @@ STUBBED = (
 )
 
 
-class NotRunnable(Exception):
-    pass
-
-
 class ReachedTrain(BaseException):
     """A stub was used: `__main__` got past its checks (when argparse has returned)."""
 
 
 def script_command(text):
-    joined = re.sub(r"\\\r?\n", " ", text)
-    env = {}
-    for raw in joined.splitlines():
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        m = re.match(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(\S*)$", line)
-        if m:
-            env[m.group(1)] = m.group(2)
-            continue
+    for line, env in command_lines(text, expand_values=False):
         words = shlex.split(line, comments=True)
         for i, w in enumerate(words):
             if w.startswith("openrlhf.cli."):
-                return w, [_expand(a, env) for a in words[i + 1 :]]
+                return w, [expand(a, env) for a in words[i + 1 :]]
     raise NotRunnable("no openrlhf.cli command")
-
-
-def _expand(word, env):
-    def sub(m):
-        name = m.group(1) or m.group(2)
-        if name not in env:
-            raise NotRunnable(f"`${name}` is not set by the script (the value is only known at run time)")
-        return env[name]
-
-    return re.sub(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)", sub, word)
 
 
 class Stub(types.ModuleType):

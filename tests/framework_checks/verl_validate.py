@@ -50,13 +50,14 @@ import; the script aliases it to `AutoModelForImageTextToText` (neither is used 
 import argparse
 import json
 import os
-import re
 import shlex
 import subprocess
 import sys
 import tempfile
 import traceback
 from pathlib import Path
+
+from launch_script import NotRunnable, command_lines, expand
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "rules"
@@ -92,40 +93,17 @@ STAND_INS = {
 }
 
 
-class NotRunnable(Exception):
-    """A step that cannot run on CPU (or without the model's files); no verdict."""
-
-
 # Reading the launch script.
 
 
 def script_command(text):
     """The `main_ppo` command's arguments, or raise NotRunnable."""
-    joined = re.sub(r"\\\r?\n", " ", text)
-    env = {}
-    for raw in joined.splitlines():
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        m = re.match(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(\S*)$", line)
-        if m:
-            env[m.group(1)] = _expand(shlex.split(m.group(2))[0] if m.group(2) else "", env)
-            continue
+    for line, env in command_lines(text, expand_values=True):
         if TRAINER_MODULE in line:
             words = shlex.split(line, comments=True)
             start = words.index(TRAINER_MODULE) + 1
-            return [_expand(w, env) for w in words[start:]]
+            return [expand(w, env) for w in words[start:]]
     raise NotRunnable(f"no `{TRAINER_MODULE}` command")
-
-
-def _expand(word, env):
-    def sub(m):
-        name = m.group(1) or m.group(2)
-        if name not in env:
-            raise NotRunnable(f"`${name}` is not set by the script (the value is only known at run time)")
-        return env[name]
-
-    return re.sub(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)", sub, word)
 
 
 def split_hydra(args):

@@ -6,7 +6,8 @@
 //! `GPU = <name>. Max memory = X GB.` and `Peak reserved memory = Y GB.`: Y is
 //! `torch.cuda.max_memory_reserved() / 1024**3`, so it is compared with the reserved view in GiB,
 //! on the card the notebook ran on. Encoder-only embedding models and speech models are listed
-//! apart: they are not decoder-LM training. Nothing is fitted to these rows.
+//! apart: they are not decoder-LM training; so are notebooks whose training added nothing to a
+//! peak set before it. Nothing is fitted to these rows.
 
 use oomlint::analysis::{analyze_bytes, Options};
 use oomlint::catalog::resolve_gpu;
@@ -88,7 +89,11 @@ fn row(path: &Path) -> Option<Row> {
     let measured_gib: f64 = between(&output, "Peak reserved memory = ", " GB.")?.trim().parse().ok()?;
     let gpu = gpu.trim_start_matches("NVIDIA ").trim_start_matches("Tesla ").to_string();
     let name = path.file_name()?.to_string_lossy().into_owned();
-    let outcome = if let Some(why) = excluded(&source) { Outcome::Excluded(why) } else { estimate(path, &bytes, &gpu) };
+    let outcome = if let Some(why) = excluded(&source).or_else(|| peak_before_training(&output)) {
+        Outcome::Excluded(why)
+    } else {
+        estimate(path, &bytes, &gpu)
+    };
     Some(Row { name, gpu, measured_gib, outcome })
 }
 
@@ -100,6 +105,14 @@ fn excluded(source: &str) -> Option<&'static str> {
     }
     let speech = ["WhisperForConditionalGeneration", "CsmForConditionalGeneration", "snac", "Orpheus"];
     speech.iter().any(|m| source.contains(m)).then_some("speech model")
+}
+
+/// The notebook's own `Peak reserved memory for training` (the peak minus what was reserved
+/// before `trainer.train()`) is zero: the peak was set before training (loading, or inference
+/// cells that run first), so it does not measure the training step.
+fn peak_before_training(output: &str) -> Option<&'static str> {
+    let added: f64 = between(output, "Peak reserved memory for training = ", " GB.")?.trim().parse().ok()?;
+    (added <= 0.0).then_some("peak set before `trainer.train()` (its `Peak reserved memory for training` is 0): a loading or inference peak, not training")
 }
 
 fn estimate(path: &Path, bytes: &[u8], gpu: &str) -> Outcome {
@@ -221,7 +234,7 @@ fn report(rows: &[Row]) {
     for (r, why) in failed {
         println!("| {} | {} | {:.2} | {why} |", r.name, r.gpu, r.measured_gib);
     }
-    println!("\n## Excluded (not decoder-LM training)\n");
+    println!("\n## Excluded (not decoder-LM training, or the peak is not training's)\n");
     println!("| notebook | GPU | measured GiB | why |");
     println!("|---|---|---|---|");
     for (r, why) in excluded {

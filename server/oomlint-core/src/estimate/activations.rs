@@ -363,18 +363,30 @@ fn adapter_terms(s: &Setup) -> Vec<Term> {
                         term("LoRA A outputs", n * cast * r),
                     ]
                 }
-                // Unsloth's fused LoRA kernels keep each group's input once.
+                // Unsloth runs a group through its fused kernel (`unsloth/kernels/fast_lora.py`
+                // `LoRA_QKV`, `LoRA_W`, `LoRA_MLP`) when every linear of the group is adapted and
+                // dropout is 0 (`unsloth/models/llama.py` `patch_peft_model`). The kernel saves the
+                // group's input X, which the layer terms above already count as the linear's
+                // input, and for the MLP `e` and `g` (the fused gate/up outputs above); it
+                // recomputes X·A and the down projection's input in backward. A group adapted in
+                // part keeps PEFT's Linear: its input and its A output.
                 Implementation::Unsloth => {
-                    let groups: u64 = [
-                        modules.iter().any(|m| matches!(m.0, "q" | "k" | "v")).then_some(h),
-                        modules.iter().any(|m| m.0 == "o").then_some(q),
-                        modules.iter().any(|m| matches!(m.0, "gate" | "up")).then_some(h),
-                        modules.iter().any(|m| m.0 == "down").then_some(mlp_width(s)),
+                    let has = |name: &str| modules.iter().any(|m| m.0 == name);
+                    let mlp = if a.mlp == MlpKind::Gelu { &["up", "down"][..] } else { &["gate", "up", "down"][..] };
+                    let group = |name: &str| -> &[&str] {
+                        match name {
+                            "q" | "k" | "v" => &["q", "k", "v"],
+                            "o" => &["o"],
+                            _ => mlp,
+                        }
+                    };
+                    let fused = |name: &str| !s.lora_dropout && group(name).iter().all(|m| has(m));
+                    let unfused: Vec<_> = modules.iter().filter(|m| !fused(m.0)).collect();
+                    let inputs: u64 = unfused.iter().map(|m| m.1).sum();
+                    vec![
+                        term("inputs of adapters outside a fused group (β + mask)·d_in", inputs * (beta + mask)),
+                        term("their LoRA A outputs β·r", unfused.len() as u64 * beta * r),
                     ]
-                    .into_iter()
-                    .flatten()
-                    .sum();
-                    vec![term("fused LoRA group inputs β·d_in", beta * groups), term("LoRA A outputs", n * beta * r)]
                 }
             }
         }

@@ -140,6 +140,21 @@ impl Setup {
             (Implementation::Hf | Implementation::Unsloth, Method::Lora | Method::Qlora) => 4,
             _ => param_bytes,
         };
+        // Unsloth's full fine-tuning of a float16 model (a GPU without bf16, or `dtype=float16`)
+        // casts every trainable parameter to float32 ("Float16 full finetuning uses more memory
+        // since we upcast weights to float32": `unsloth_zoo/training_utils.py`
+        // `prepare_model_for_training`, mixed_precision_dtype float32); a bfloat16 model stays in
+        // bfloat16 (`float32_mixed_precision` defaults to False there).
+        let model_fp16 = match plan.load_dtype.as_ref().map(|d| d.value) {
+            Some(Dtype::Auto) | None => gpu.is_some_and(|g| !g.bf16),
+            Some(d) => d == Dtype::F16,
+        };
+        let (param_bytes, trainable_bytes) =
+            if implementation == Implementation::Unsloth && method == Method::Full && model_fp16 {
+                (4, 4)
+            } else {
+                (param_bytes, trainable_bytes)
+            };
         // Every plan builder sets it (from the file or the framework's default).
         let micro_batch = match &plan.micro_batch_size {
             Some(m) => m.value,
@@ -148,8 +163,12 @@ impl Setup {
                 1
             }
         };
+        // Unsloth stretches the context to `max_seq_length` with linear RoPE scaling when it
+        // is longer than the model's (`unsloth/models/llama.py` `from_pretrained`: `factor =
+        // max_seq_length / model_max_seq_length`), so its batches are not capped at the context.
+        let longest = if implementation == Implementation::Unsloth { u64::MAX } else { arch.block_size.max(1) };
         let seq_len = match &plan.max_seq_length {
-            Some(s) => s.value.min(arch.block_size.max(1)).max(1),
+            Some(s) => s.value.min(longest).max(1),
             None => {
                 let assumed = default_seq_len(plan, arch);
                 missing.push(format!("sequence length not set; assumed {assumed} tokens"));

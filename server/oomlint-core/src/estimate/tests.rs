@@ -487,6 +487,52 @@ fn unsloth_gemma3_on_a_card_without_bf16_keeps_float32_activations() {
     assert!(activations(&t4) > activations(&a100) * 3 / 2, "{} vs {}", activations(&t4), activations(&a100));
 }
 
+#[test]
+fn unsloth_full_finetuning_of_a_float16_model_holds_float32_parameters() {
+    // `prepare_model_for_training`: float16 models train their parameters in float32.
+    let mut p = Plan::new(Framework::Unsloth);
+    p.method = Some(d(Method::Full));
+    p.micro_batch_size = Some(d(1));
+    p.max_seq_length = Some(d(512));
+    let weights = |g: &Gpu| {
+        let est = estimate(&p, arch("Qwen2.5-0.5B"), Some(g));
+        est.components.iter().find(|c| c.name == "weights").map_or(0, |c| c.bytes)
+    };
+    let mut t4 = gpu(16);
+    t4.bf16 = false;
+    assert_eq!(weights(&t4), 2 * weights(&gpu(16)));
+}
+
+#[test]
+fn unsloth_sequences_may_outgrow_the_model_context() {
+    // Unsloth scales RoPE to `max_seq_length`; LitGPT stops at the block size.
+    let tokens = |framework: Framework| {
+        let mut p = Plan::new(framework);
+        p.method = Some(d(Method::Lora));
+        p.micro_batch_size = Some(d(1));
+        p.max_seq_length = Some(d(4 * arch("tiny-llama-1.1b").block_size));
+        let est = estimate(&p, arch("tiny-llama-1.1b"), Some(&gpu(80)));
+        est.components.iter().find(|c| c.name == "activations").map_or(0, |c| c.bytes)
+    };
+    assert!(tokens(Framework::Unsloth) > 3 * tokens(Framework::Litgpt) / 2);
+}
+
+#[test]
+fn unsloth_fused_lora_groups_save_nothing_beyond_the_layer_inputs() {
+    // `fast_lora.py` saves X (and e, g) for a fully adapted group; a partial group runs PEFT's Linear.
+    let activations = |targets: LoraTargets| {
+        let mut p = Plan::new(Framework::Unsloth);
+        p.method = Some(d(Method::Lora));
+        p.micro_batch_size = Some(d(1));
+        p.max_seq_length = Some(d(1024));
+        p.lora = Some(LoraPlan { rank: d(16), alpha: d(16.0), dropout: d(0.0), targets: d(targets) });
+        let est = estimate(&p, arch("Llama-3.2-1B"), Some(&gpu(80)));
+        est.components.iter().find(|c| c.name == "activations").map_or(0, |c| c.bytes)
+    };
+    let (all, partial) = (activations(LoraTargets::all_linear()), activations(qv()));
+    assert!(partial > all, "{partial} vs {all}");
+}
+
 /// Plans whose timelines differ: adapters, RL with vLLM awake and asleep, FSDP's end of
 /// backward, a DeepSpeed-style reference model.
 fn timeline_plans() -> Vec<(&'static str, Plan, &'static str)> {

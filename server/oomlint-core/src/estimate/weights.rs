@@ -96,12 +96,15 @@ pub(super) fn count(arch: &Architecture, implementation: Implementation) -> Para
         + arch.per_layer_linear_parameters();
     let bias = if arch.bias || arch.attn_bias { q_proj_width(arch) + 2 * kv_width(arch) } else { 0 };
     let latent_norms = arch.mla.map_or(0, |m| m.norm_parameters());
-    // A vision or audio tower stays in 16-bit: quantizing loaders skip it.
+    // A vision or audio tower stays in 16-bit: quantizing loaders skip it. LitGPT converts the
+    // text decoder alone (`litgpt/scripts/convert_hf_checkpoint.py` `copy_weights_gemma_3`:
+    // "For Gemma3 models only the text component is supported").
+    let tower = if implementation == Implementation::Litgpt { 0 } else { arch.tower_parameters };
     let small = arch.n_layer * (arch.block_norms() + bias)
         + attention_layers * (arch.qk_norms() + latent_norms)
         + arch.norm_parameters(h)
         + arch.per_layer_norm_parameters()
-        + arch.tower_parameters;
+        + tower;
     let expert_width = arch.moe_intermediate_size.unwrap_or(arch.intermediate_size);
     let largest_linear = [
         h * (q_width(arch) + 2 * kv_width(arch)),

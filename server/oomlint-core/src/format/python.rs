@@ -275,6 +275,15 @@ impl Builder<'_> {
         plan.load_dtype = Some(self.dtype().unwrap_or_else(|| {
             Sourced::default_of(Dtype::Auto, "Unsloth dtype=None: bfloat16 where supported, else float16")
         }));
+        // Unsloth rewrites TRL's config classes with `bf16=False, fp16=False` defaults and its
+        // trainer then picks bf16 autocast where the GPU has it, else fp16
+        // (`unsloth/models/rl.py`: `replacements`, and the mixed-precision fix-up of the trainer).
+        if let Some(trainer) = plan.trainer.as_mut().filter(|t| !t.bf16.is_from_file()) {
+            trainer.bf16 = Sourced::default_of(
+                false,
+                "Unsloth's TRL configs default bf16=False; its trainer picks bf16 where the GPU has it, else fp16",
+            );
+        }
         plan.lora = peft.filter(|_| full.is_none()).map(|p| self.lora(p, facts::Framework::Unsloth, unsloth_targets()));
         plan.attention = Some(self.attention().unwrap_or_else(|| {
             Sourced::default_of(

@@ -64,7 +64,8 @@ fn published_counts_are_met_exactly_where_the_source_is_a_checkpoint() {
         ("mistralai/Mixtral-8x7B-v0.1", 46_702_792_704),
         ("EleutherAI/pythia-70m", 70_426_624),
         // keras-hub preset parameter counts.
-        ("google/gemma-3-4b-it", 3_880_099_328),
+        // The Hub checkpoint holds the vision tower: the vision+text preset.
+        ("google/gemma-3-4b-it", 4_299_915_632),
         ("Qwen/Qwen3-30B-A3B", 30_532_122_624),
         ("mistralai/Magistral-Small-2506", 23_572_403_200),
         ("microsoft/Phi-3-mini-128k-instruct", 3_821_079_552),

@@ -83,7 +83,9 @@ impl Callee {
             (Some("PeftModel"), "from_pretrained") => Callee::PeftFromPretrained,
             (Some(class), "from_pretrained") if is_model_class(class) => Callee::HfFromPretrained,
             (_, "TrainingArguments") => Callee::TrainingArguments,
-            (_, "SFTConfig") => Callee::SftConfig,
+            // Unsloth's subclasses of TRL's (`unsloth/trainer.py`: `UnslothTrainingArguments(SFTConfig)`
+            // when TRL is installed, `UnslothTrainer(SFTTrainer)`), adding only an embedding learning rate.
+            (_, "SFTConfig" | "UnslothTrainingArguments") => Callee::SftConfig,
             (_, "GRPOConfig") => Callee::GrpoConfig,
             (_, "DPOConfig") => Callee::DpoConfig,
             (_, name) if name.strip_suffix("Config").and_then(Preference::of).is_some() => {
@@ -95,7 +97,7 @@ impl Callee {
             (_, "LoraConfig") => Callee::LoraConfig,
             (None, "get_peft_model") | (Some("peft"), "get_peft_model") => Callee::GetPeftModel,
             (_, "BitsAndBytesConfig") => Callee::BitsAndBytesConfig,
-            (_, "SFTTrainer") => Callee::SftTrainer,
+            (_, "SFTTrainer" | "UnslothTrainer") => Callee::SftTrainer,
             (_, "GRPOTrainer") => Callee::GrpoTrainer,
             (_, "DPOTrainer") => Callee::DpoTrainer,
             (_, "Trainer") => Callee::Trainer,

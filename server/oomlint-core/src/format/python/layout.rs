@@ -15,13 +15,18 @@ use crate::syntax::{Entry, Mapping, Node, Scalar, ScalarKind, ScalarStyle, Value
 const SFT_TRAINER_CONFIG_ARGS: &[&str] =
     &["max_seq_length", "packing", "eval_packing", "dataset_text_field", "dataset_num_proc", "neftune_noise_alpha"];
 
+/// Fields `UnslothTrainingArguments` adds to the `SFTConfig` it extends (`unsloth/trainer.py`).
+const UNSLOTH_CONFIG_FIELDS: &[&str] = &["embedding_learning_rate"];
+
 /// The root node of a script's document (see the module docs).
 pub(super) fn root(script: &Script) -> Node {
     let roles = script.roles();
     let mut root = Mapping::default();
     let config = script.call(roles.config);
     if let Some(config) = config {
-        root.entries.extend(config.args.iter().filter_map(|a| known_entry(&a.name, a)));
+        let unsloth = config.path.last().is_some_and(|c| c == "UnslothTrainingArguments");
+        let own = |a: &&Arg| !(unsloth && UNSLOTH_CONFIG_FIELDS.contains(&a.name.as_str()));
+        root.entries.extend(config.args.iter().filter(own).filter_map(|a| known_entry(&a.name, a)));
     }
     let trainer_call = script.call(roles.trainer);
     if let Some(trainer) = trainer_call.filter(|t| t.callee == Callee::SftTrainer) {

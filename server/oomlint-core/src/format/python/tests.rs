@@ -430,3 +430,16 @@ fn unsloths_cross_entropy_follows_the_release() {
     );
     assert!(format!("{:?}", unsloth_cross_entropy(&pinned("2025.8.9"), true).origin).contains("unsloth==2025.8.9"));
 }
+
+#[test]
+fn unsloth_trainer_and_arguments_are_trl_sft_with_unsloth_defaults() {
+    // `UnslothTrainingArguments(SFTConfig)` adds `embedding_learning_rate`; Unsloth's TRL
+    // configs default bf16 to False (its trainer then picks the GPU's half precision).
+    let text = "from unsloth import FastLanguageModel, UnslothTrainer, UnslothTrainingArguments\nmodel, tok = FastLanguageModel.from_pretrained(model_name=\"unsloth/Llama-3.2-1B\", load_in_4bit=False)\ntrainer = UnslothTrainer(model=model, args=UnslothTrainingArguments(per_device_train_batch_size=2, embedding_learning_rate=5e-6))\n";
+    let (format, p) = plan_of(text);
+    assert_eq!(format, Format::TrlSft);
+    assert_eq!(p.micro_batch_size.unwrap().value, 2);
+    assert!(!p.trainer.as_ref().unwrap().bf16.value);
+    let doc = format::document(text, Language::Python);
+    assert!(doc.root_mapping().unwrap().entry("embedding_learning_rate").is_none());
+}

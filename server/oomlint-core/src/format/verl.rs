@@ -323,7 +323,7 @@ fn ppo_plan(config: &Config, command: Span) -> Plan {
         plan.max_seq_length = known(config.int(&actor("ppo_max_token_len_per_gpu")));
         plan.packing = Some(settings.dynamic_bsz.clone().map(|_| true));
     } else {
-        plan.micro_batch_size = known(settings.micro_per_gpu.clone());
+        plan.micro_batch_size = known(micro_per_gpu(&settings));
         plan.gradient_accumulation = accumulation(&settings);
         plan.max_seq_length = seq;
         plan.padding_free = known(settings.remove_padding.clone());
@@ -368,6 +368,30 @@ fn ppo_plan(config: &Config, command: Span) -> Plan {
     plan
 }
 
+/// A deprecated global micro batch (`ppo_micro_batch_size`, `log_prob_micro_batch_size`) per
+/// GPU: `fsdp_workers.py` `ActorRolloutRefWorker.__init__` divides it by the data-parallel size
+/// (`//= device_mesh.size() // ulysses_sequence_parallel_size`) and makes the result the
+/// `*_micro_batch_size_per_gpu` (unlike the mini batch, not multiplied by `rollout.n`).
+fn legacy_per_gpu(global: &Sourced<Option<u64>>, settings: &VerlSettings) -> Sourced<Option<u64>> {
+    let ranks = settings.n_gpus.value.map(|g| g / settings.ulysses.value.unwrap_or(1).max(1));
+    match (global.value, ranks) {
+        (Some(m), Some(r)) if r > 0 => Sourced::derived(Some(m / r), "global micro batch ÷ (GPUs ÷ Ulysses size)"),
+        _ => Sourced { value: None, origin: global.origin.clone() },
+    }
+}
+
+/// The actor's micro batch per GPU: `ppo_micro_batch_size_per_gpu`, or the deprecated global
+/// `ppo_micro_batch_size` divided as `fsdp_workers.py` does ([`legacy_per_gpu`]).
+fn micro_per_gpu(settings: &VerlSettings) -> Sourced<Option<u64>> {
+    if settings.micro_per_gpu.value.is_some() {
+        return settings.micro_per_gpu.clone();
+    }
+    if settings.micro_batch.value.is_some() {
+        return legacy_per_gpu(&settings.micro_batch, settings);
+    }
+    settings.micro_per_gpu.clone()
+}
+
 /// Micro batches per optimizer step, as `fsdp_workers.py` normalises the mini batch
 /// (`ppo_mini_batch_size *= rollout.n`, `//= n_gpus // ulysses_sequence_parallel_size`) and
 /// `dp_actor.py` `update_policy` splits it (`mini_batch.split(ppo_micro_batch_size_per_gpu)`):
@@ -376,7 +400,7 @@ fn accumulation(settings: &VerlSettings) -> Option<Sourced<u64>> {
     let n = settings.rollout_n.value?;
     let gpus = settings.n_gpus.value?;
     let ranks = gpus / settings.ulysses.value.unwrap_or(1).max(1);
-    let micro = settings.micro_per_gpu.value.filter(|m| *m > 0)?;
+    let micro = micro_per_gpu(settings).value.filter(|m| *m > 0)?;
     let per_rank = settings.mini_batch.value? * n / ranks.max(1);
     Some(Sourced::derived(
         (per_rank / micro).max(1),
@@ -422,7 +446,8 @@ fn rl_phases(config: &Config, settings: &VerlSettings, seq: Option<u64>) -> RlPh
             if config.bool(&key("log_prob_use_dynamic_bsz")).value == Some(true) {
                 return known(config.int(&key("log_prob_max_token_len_per_gpu")));
             }
-            let micro = known(config.int(&key("log_prob_micro_batch_size_per_gpu")))?;
+            let micro = known(config.int(&key("log_prob_micro_batch_size_per_gpu")))
+                .or_else(|| known(legacy_per_gpu(&config.int(&key("log_prob_micro_batch_size")), settings)))?;
             Some(micro.map(|m| m * seq.unwrap_or(0)))
         })
         .filter(|t| t.value > 0)

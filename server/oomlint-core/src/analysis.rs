@@ -247,18 +247,20 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
             .then(|| format!("world size {n}, as {from} states (the file leaves it to the launch)")),
         _ => None,
     };
+    // The releases a notebook's saved outputs record decide what its run allocated (the loss,
+    // the experts); rules keep the stated pins, since the banner names no TRL release to pair
+    // it with.
+    let recorded = match document.language {
+        Language::Notebook => crate::versions::from_recorded_run(&text),
+        _ => Versions::default(),
+    };
+    let run_versions = versions.clone().with_recorded_run(recorded);
     if let Some(plan) = plan.as_mut() {
         format::checkpoint_quantization::apply(plan, model.as_ref().and_then(ModelLookup::architecture));
         format::python::unsloth_grpo_batch(plan, &versions);
-        // The release a notebook's saved outputs record decides what its loss allocated; rules
-        // keep the stated pins, since the banner names no TRL release to pair it with.
-        let recorded = match document.language {
-            Language::Notebook => crate::versions::from_recorded_run(&text),
-            _ => Versions::default(),
-        };
-        format::python::unsloth_loss(plan, &versions.clone().with_recorded_run(recorded));
+        format::python::unsloth_loss(plan, &run_versions);
     }
-    let releases = estimate::Context::from_versions(&versions);
+    let releases = estimate::Context::from_versions(&run_versions);
     let estimate = match (&plan, model.as_ref().and_then(ModelLookup::architecture)) {
         (Some(plan), Some(arch)) if format.framework().is_some_and(|f| f.trains()) && plan.trains() => {
             Some(estimate::estimate_with(plan, arch, gpu.as_ref(), &releases, options.levers))

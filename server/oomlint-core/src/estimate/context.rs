@@ -14,6 +14,12 @@ pub struct Context {
     pub litgpt: Option<Version>,
     /// The installed `trl`, when known: its release decides the SFT/DPO/GRPO loss path.
     pub trl: Option<Version>,
+    /// The installed `transformers`, when known: from 5.0 its mixture-of-experts layers hold
+    /// their experts as fused 3-D parameters.
+    pub transformers: Option<Version>,
+    /// The installed `unsloth`, when known: its release decides how it quantizes and adapts
+    /// fused experts.
+    pub unsloth: Option<Version>,
     /// The longest micro-batch is the first of the run (LitGPT's resource tables force the
     /// longest sample into iteration 0), so nothing from an earlier iteration is alive at
     /// the peak.
@@ -89,6 +95,8 @@ impl Context {
             bitsandbytes: versions.newest("bitsandbytes"),
             litgpt: versions.newest("litgpt"),
             trl: versions.newest("trl"),
+            transformers: versions.newest("transformers"),
+            unsloth: versions.newest("unsloth"),
             first_batch_longest: false,
         }
     }

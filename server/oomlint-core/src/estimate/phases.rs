@@ -2,7 +2,7 @@
 
 use super::context::Implementation;
 use super::setup::Setup;
-use super::weights::quantized_bytes_per_param;
+use super::weights::{self, quantized_bytes_per_param};
 use super::{activations, fsdp, generation, optimizer, views, zero, Component, Peak, Phase, PhaseTotal, Provenance};
 use crate::plan::Sharding;
 
@@ -163,10 +163,13 @@ fn data_band(s: &Setup, band: (f64, f64), components: &[Component], top: PhaseTo
 /// Linear parameters that 4/8-bit quantization replaces: every block linear, and in LitGPT
 /// also `lm_head` (Fabric's bitsandbytes plugin converts every `nn.Linear`; transformers
 /// keeps `lm_head` in 16 bits).
+/// Experts that stay fused 3-D parameters are not `nn.Linear` modules and keep the load dtype
+/// ([`Setup::experts`]).
 fn quantized_linear_params(s: &Setup) -> u64 {
+    let unquantized = if s.experts.quantized { 0 } else { weights::routed_expert_parameters(&s.arch) };
     match s.implementation {
         Implementation::Litgpt => s.counts.block_linear + s.counts.head,
-        _ => s.counts.block_linear,
+        _ => s.counts.block_linear.saturating_sub(unquantized),
     }
 }
 

@@ -9,6 +9,7 @@ use crate::plan::{
     Attention, Checkpointing, Dtype, Framework, LoraTargets, LossImpl, Method, Optimizer, Plan, Precision,
     Quantization, RlAlgorithm, RlPlan, Sharding,
 };
+use crate::versions::Version;
 
 /// Everything the model needs, resolved from the plan with defaults.
 #[derive(Debug, Clone)]
@@ -89,6 +90,15 @@ pub(crate) struct Setup {
     pub(crate) params_cast_per_unit: bool,
     /// Ranks each sequence is split over; `seq_len` is one rank's share.
     pub(crate) sequence_parallel: u64,
+    /// How the run treats a mixture of experts' routed experts (both true for dense models).
+    pub(crate) experts: ExpertHandling,
+}
+
+/// Whether a 4/8-bit load quantizes the routed experts and whether LoRA adapts them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ExpertHandling {
+    pub(crate) quantized: bool,
+    pub(crate) adapted: bool,
 }
 
 impl Setup {
@@ -342,6 +352,7 @@ impl Setup {
                 Some((p.log_prob_tokens.as_ref()?.value.clamp(1, MAX_SEQ_LEN), p.log_prob_entropy == Some(true)))
             }),
             sequence_parallel,
+            experts: unsloth_experts(implementation, arch, context),
             params_cast_per_unit: fsdp_upcast
                 || plan.framework == Framework::Verl && matches!(sharding, Sharding::Fsdp { .. }),
         };
@@ -368,6 +379,44 @@ fn unsloth_forces_float32(plan: &Plan, implementation: Implementation, arch: &Ar
     }
     let fp16_asked = plan.load_dtype.as_ref().is_some_and(|d| d.value == Dtype::F16);
     fp16_asked || gpu.is_some_and(|g| !g.bf16)
+}
+
+/// Unsloth's handling of routed experts by release, where the experts are fused 3-D parameters
+/// (`transformers` 5 for every mixture of experts; gpt-oss, Llama 4, DBRX and Granite's MoE in
+/// every release) rather than one `nn.Linear` per expert:
+///
+/// * bitsandbytes replaces `nn.Linear` only, so a 4-bit load leaves fused experts in 16 bits
+///   (bitsandbytes issue #1849) until unsloth-zoo 2026.6.2 quantizes them itself
+///   (`temporary_patches/moe_utils_bnb4bit.py`, "[MoE] Quantisation support", merged 2026-06-04);
+/// * PEFT's `target_modules` adapt modules, not parameters: Unsloth passes the fused experts as
+///   `target_parameters` from the release after 2026.2.1 (`unsloth/models/_utils.py`
+///   `get_moe_target_parameters`, merged minutes after the 2026.2.1 version bump: 2026.3.1 is
+///   the first release that surely has it), and finds Gemma 4's (`experts.*` beside its dense
+///   MLP) from 2026.4.5 (`_resolve_moe_parameter_name`);
+/// * gpt-oss loads as Unsloth's pre-quantized checkpoint with one 4-bit `Linear` per expert
+///   (`gate_up_projs.<i>`), which plain names do not match until 2026.7.2
+///   (`get_moe_target_modules`).
+///
+/// Without pins the newest releases are assumed: experts quantized and adapted.
+fn unsloth_experts(implementation: Implementation, arch: &Architecture, context: &Context) -> ExpertHandling {
+    let all = ExpertHandling { quantized: true, adapted: true };
+    if implementation != Implementation::Unsloth || arch.mlp != MlpKind::Moe {
+        return all;
+    }
+    let at_least = |v: &Option<Version>, parts: &[u64]| v.as_ref().is_none_or(|v| *v >= Version::release(parts));
+    let family = arch.family.to_ascii_lowercase();
+    if family == "gpt-oss" {
+        return ExpertHandling { quantized: true, adapted: at_least(&context.unsloth, &[2026, 7, 2]) };
+    }
+    let fused_always = matches!(family.as_str(), "llama-4" | "dbrx") || family.starts_with("granite");
+    if !fused_always && !at_least(&context.transformers, &[5, 0]) {
+        return all;
+    }
+    let adapted_from: &[u64] = if family == "gemma-4" { &[2026, 4, 5] } else { &[2026, 3, 1] };
+    ExpertHandling {
+        quantized: at_least(&context.unsloth, &[2026, 6, 2]),
+        adapted: at_least(&context.unsloth, adapted_from),
+    }
 }
 
 /// verl removes padding (`use_remove_padding`) or packs micro batches by tokens
@@ -574,7 +623,9 @@ fn lora_parameters(s: &Setup) -> u64 {
     let kv = weights::kv_width(a);
     let gated = a.mlp != MlpKind::Gelu;
     let (i, experts) = match a.mlp {
-        MlpKind::Moe => (a.expert_intermediate_size(), a.n_expert.max(1)),
+        MlpKind::Moe if s.experts.adapted => (a.expert_intermediate_size(), a.n_expert.max(1)),
+        // Experts left unadapted: only the shared (or dense) MLP beside them takes adapters.
+        MlpKind::Moe => (a.shared_expert_intermediate_size.unwrap_or(0), 1),
         _ => (a.intermediate_size, 1),
     };
     let width = |on: bool, d_in: u64, d_out: u64| if on { d_in + d_out } else { 0 };

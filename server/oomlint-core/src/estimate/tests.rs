@@ -533,6 +533,35 @@ fn unsloth_fused_lora_groups_save_nothing_beyond_the_layer_inputs() {
     assert!(partial > all, "{partial} vs {all}");
 }
 
+#[test]
+fn unsloth_before_its_moe_support_leaves_fused_experts_in_16_bits_and_unadapted() {
+    // transformers 5 fuses the experts; unsloth-zoo quantizes them from 2026.6.2 and Unsloth
+    // adapts them from 2026.3.1.
+    let mut p = Plan::new(Framework::Unsloth);
+    p.method = Some(d(Method::Qlora));
+    p.quantization = Some(d(Some(Quantization::Nf4 { double_quant: true })));
+    p.micro_batch_size = Some(d(1));
+    p.max_seq_length = Some(d(512));
+    p.lora = Some(LoraPlan { rank: d(16), alpha: d(16.0), dropout: d(0.0), targets: d(LoraTargets::all_linear()) });
+    let run = |unsloth: &str, transformers: &str| {
+        let context = Context {
+            unsloth: crate::versions::Version::parse(unsloth),
+            transformers: crate::versions::Version::parse(transformers),
+            ..Context::default()
+        };
+        let est = estimate_with(&p, arch("Qwen/Qwen3-30B-A3B"), Some(&gpu(80)), &context, Levers::ForFindings);
+        let bytes = |name: &str| est.components.iter().find(|c| c.name == name).map_or(0, |c| c.bytes);
+        (bytes("weights"), bytes("trainable"))
+    };
+    let (old_weights, old_adapters) = run("2026.1.3", "5.1.0");
+    let (new_weights, new_adapters) = run("2026.8.1", "5.5.0");
+    let (v4_weights, v4_adapters) = run("2026.1.3", "4.57.1");
+    assert!(old_weights > 3 * new_weights, "{old_weights} vs {new_weights}");
+    assert!(new_adapters > 10 * old_adapters, "{new_adapters} vs {old_adapters}");
+    // Before transformers 5 the experts are `nn.Linear` modules: quantized and adapted.
+    assert_eq!((v4_weights, v4_adapters), (new_weights, new_adapters));
+}
+
 /// Plans whose timelines differ: adapters, RL with vLLM awake and asleep, FSDP's end of
 /// backward, a DeepSpeed-style reference model.
 fn timeline_plans() -> Vec<(&'static str, Plan, &'static str)> {

@@ -72,6 +72,15 @@ fn mlp_linear(arch: &Architecture) -> u64 {
     }
 }
 
+/// The routed experts' linear parameters (every MoE layer's `n_expert` gated MLPs).
+pub(super) fn routed_expert_parameters(arch: &Architecture) -> u64 {
+    if arch.mlp != MlpKind::Moe {
+        return 0;
+    }
+    let moe_layers = arch.n_layer.saturating_sub(arch.dense_mlp_layer_count());
+    moe_layers * arch.n_expert * 3 * arch.n_embd * arch.expert_intermediate_size()
+}
+
 pub(super) fn count(arch: &Architecture, implementation: Implementation) -> ParamCounts {
     let h = arch.n_embd;
     let rows = vocab_rows(arch);

@@ -1,13 +1,12 @@
-//! The local GPUs, read through NVML (`nvml-wrapper`, which loads `libnvidia-ml` at run
-//! time, so the binary runs on machines without a driver), behind [`GpuProbe`] so the
-//! logic is tested without a GPU.
-//!
-//! Only NVIDIA drivers are read. On an AMD GPU (PyTorch on ROCm, which presents it as a
-//! `cuda` device) `--gpu auto` says so and asks for the card's name (`--gpu MI300X`): there
-//! is no maintained crate that loads the ROCm SMI library at run time, and the catalog
-//! already holds the capacity ROCm reports for each Instinct card.
+//! The local GPUs, behind [`GpuProbe`] so the logic is tested without a GPU: NVIDIA cards
+//! through NVML (`nvml-wrapper`, which loads `libnvidia-ml` at run time), and, where no NVIDIA
+//! driver is found, AMD cards through the ROCm SMI library ([`rocm`], loaded at run time too),
+//! which PyTorch on ROCm presents as `cuda` devices. Without either, `--gpu auto` says so and
+//! asks for the card's name.
 
-use crate::catalog::{gpu_from_nvml_name, Gpu};
+mod rocm;
+
+use crate::catalog::{gpu_from_driver_name, Gpu, Vendor};
 use std::fmt;
 
 /// A process using a GPU.
@@ -24,6 +23,7 @@ pub struct DetectedGpu {
     pub index: u32,
     pub name: String,
     pub uuid: String,
+    pub vendor: Vendor,
     /// Installed memory, as `nvidia-smi --query-gpu=memory.total` shows it.
     pub total_bytes: u64,
     /// Memory the driver sets aside (NVML v2); CUDA sees `total − reserved`.
@@ -54,7 +54,7 @@ impl fmt::Display for ProbeError {
         match self {
             ProbeError::NoDriver(why) => write!(
                 f,
-                "no NVIDIA driver found ({why}); oomlint reads NVIDIA GPUs only (through NVML), so on an AMD or other GPU name the card instead, e.g. `--gpu MI300X`"
+                "no GPU driver found ({why}); oomlint reads NVIDIA GPUs through NVML and AMD GPUs through the ROCm SMI library, so elsewhere name the card instead, e.g. `--gpu MI300X`"
             ),
             ProbeError::Driver(why) => write!(f, "the NVIDIA driver reported an error: {why}"),
         }
@@ -68,8 +68,26 @@ pub trait GpuProbe {
     fn devices(&self) -> Result<Vec<DetectedGpu>, ProbeError>;
 }
 
-/// The real GPUs, through NVML.
-pub struct NvmlProbe;
+/// The local GPUs: NVIDIA's through NVML, else AMD's through ROCm SMI.
+pub struct LocalProbe;
+
+impl GpuProbe for LocalProbe {
+    fn devices(&self) -> Result<Vec<DetectedGpu>, ProbeError> {
+        match NvmlProbe.devices() {
+            Err(ProbeError::NoDriver(nvidia)) => rocm::devices().map_err(|e| match e {
+                ProbeError::NoDriver(amd) => {
+                    let amd = with_rocm_hint(amd, std::path::Path::new(ROCM_DEVICE).exists());
+                    ProbeError::NoDriver(format!("NVML: {nvidia}; ROCm SMI: {amd}"))
+                }
+                driver => driver,
+            }),
+            answer => answer,
+        }
+    }
+}
+
+/// The NVIDIA GPUs, through NVML.
+struct NvmlProbe;
 
 impl GpuProbe for NvmlProbe {
     fn devices(&self) -> Result<Vec<DetectedGpu>, ProbeError> {
@@ -77,7 +95,7 @@ impl GpuProbe for NvmlProbe {
         use nvml_wrapper::error::NvmlError;
         let nvml = nvml_wrapper::Nvml::init().map_err(|e| match e {
             NvmlError::LibloadingError(_) | NvmlError::LibraryNotFound | NvmlError::DriverNotLoaded => {
-                ProbeError::NoDriver(with_rocm_hint(one_line(&e), std::path::Path::new(ROCM_DEVICE).exists()))
+                ProbeError::NoDriver(one_line(&e))
             }
             other => ProbeError::Driver(one_line(&other)),
         })?;
@@ -104,6 +122,7 @@ impl GpuProbe for NvmlProbe {
                 index,
                 name: device.name().map_err(driver)?,
                 uuid: device.uuid().unwrap_or_default(),
+                vendor: Vendor::Nvidia,
                 total_bytes: memory.total,
                 reserved_bytes: memory.reserved,
                 free_bytes: memory.free,
@@ -118,7 +137,7 @@ impl GpuProbe for NvmlProbe {
 /// The device node of ROCm's kernel driver (amdkfd), present where PyTorch on ROCm can run.
 const ROCM_DEVICE: &str = "/dev/kfd";
 
-/// Why NVML could not load, with a word on an AMD GPU when ROCm's device node is present.
+/// Why ROCm SMI could not load, with a word on an AMD GPU when ROCm's device node is present.
 fn with_rocm_hint(why: String, rocm: bool) -> String {
     if rocm {
         format!("{why}; {ROCM_DEVICE} is present, so this looks like an AMD GPU under ROCm")
@@ -209,7 +228,7 @@ pub fn resolve_auto_in(probe: &dyn GpuProbe, fallback: Option<&Gpu>, visible: Op
         ));
     }
     AutoGpu {
-        gpu: Some(gpu_from_nvml_name(&device.name, device.cuda_total_bytes())),
+        gpu: Some(gpu_from_driver_name(&device.name, device.cuda_total_bytes(), device.vendor)),
         free_bytes: Some(device.free_bytes),
         warnings,
     }
@@ -235,6 +254,7 @@ pub(crate) mod tests {
             index,
             name: "NVIDIA H100 80GB HBM3".into(),
             uuid: format!("GPU-0000000{index}-aaaa"),
+            vendor: Vendor::Nvidia,
             total_bytes: 81_559_000_000,
             reserved_bytes: 536_870_912,
             free_bytes: 81_559_000_000 - 536_870_912 - used,
@@ -265,11 +285,47 @@ pub(crate) mod tests {
         assert_eq!(auto.free_bytes, None);
         assert_eq!(
             auto.warnings,
-            ["--gpu auto: no NVIDIA driver found (libnvidia-ml.so.1: cannot open shared object file); oomlint reads NVIDIA GPUs only (through NVML), so on an AMD or other GPU name the card instead, e.g. `--gpu MI300X`; using A10G instead"]
+            ["--gpu auto: no GPU driver found (libnvidia-ml.so.1: cannot open shared object file); oomlint reads NVIDIA GPUs through NVML and AMD GPUs through the ROCm SMI library, so elsewhere name the card instead, e.g. `--gpu MI300X`; using A10G instead"]
         );
         let none = resolve_auto_in(&probe, None, None);
         assert_eq!(none.gpu, None);
         assert!(none.warnings[0].ends_with("no GPU given to fall back to"));
+    }
+
+    #[test]
+    fn an_amd_device_resolves_to_its_catalog_entry_or_stays_amd() {
+        let mi300x = DetectedGpu {
+            index: 0,
+            name: "AMD Instinct MI300X".into(),
+            uuid: String::new(),
+            vendor: Vendor::Amd,
+            total_bytes: 206_141_652_992,
+            reserved_bytes: 0,
+            free_bytes: 205_000_000_000,
+            used_bytes: 1_141_652_992,
+            processes: vec![],
+        };
+        let unknown = DetectedGpu { name: "AMD Radeon Future 9999".into(), ..mi300x.clone() };
+        let auto = resolve_auto_in(&FakeProbe(Ok(vec![mi300x])), None, None);
+        let gpu = auto.gpu.unwrap();
+        assert_eq!((gpu.name.as_str(), gpu.vendor, gpu.bf16), ("MI300X", Vendor::Amd, true));
+        let auto = resolve_auto_in(&FakeProbe(Ok(vec![unknown])), None, None);
+        let gpu = auto.gpu.unwrap();
+        assert_eq!((gpu.vendor, gpu.bf16, gpu.memory_bytes), (Vendor::Amd, false, 206_141_652_992));
+    }
+
+    #[test]
+    fn without_either_library_the_local_probe_names_both() {
+        // Neither NVML nor ROCm SMI is installed where the tests run (the GPU machine runs
+        // `oomlint gpus` itself).
+        if std::path::Path::new("/dev/nvidia0").exists() || std::path::Path::new(ROCM_DEVICE).exists() {
+            eprintln!("notice: a GPU driver is present; skipping");
+            return;
+        }
+        match LocalProbe.devices() {
+            Err(ProbeError::NoDriver(why)) => assert!(why.contains("NVML: ") && why.contains("; ROCm SMI: "), "{why}"),
+            other => panic!("expected no driver, got {other:?}"),
+        }
     }
 
     #[test]
@@ -319,7 +375,10 @@ pub(crate) mod tests {
         assert_eq!(auto.gpu, None);
         let warning = &auto.warnings[0];
         assert!(warning.contains("/dev/kfd is present, so this looks like an AMD GPU under ROCm"), "{warning}");
-        assert!(warning.contains("reads NVIDIA GPUs only") && warning.contains("`--gpu MI300X`"), "{warning}");
+        assert!(
+            warning.contains("AMD GPUs through the ROCm SMI library") && warning.contains("`--gpu MI300X`"),
+            "{warning}"
+        );
         assert_eq!(with_rocm_hint("no library".into(), false), "no library");
     }
 

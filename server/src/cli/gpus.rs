@@ -1,10 +1,11 @@
-//! `oomlint gpus [--format text|json]`: the local GPUs as the NVIDIA driver reports them.
+//! `oomlint gpus [--format text|json]`: the local GPUs as the NVIDIA driver (NVML) or ROCm SMI
+//! reports them.
 //!
 //! Exit 0 with the list, 2 with one line on stderr when no driver can be read.
 
 use super::usage_error;
 use crate::explain::units::format_size;
-use crate::gpu_detect::{DetectedGpu, GpuProbe, NvmlProbe};
+use crate::gpu_detect::{DetectedGpu, GpuProbe, LocalProbe};
 use clap::{Args, ValueEnum};
 use serde_json::json;
 use std::process::ExitCode;
@@ -22,7 +23,7 @@ pub struct GpusArgs {
 }
 
 pub fn run(args: &GpusArgs) -> ExitCode {
-    run_with(args, &NvmlProbe)
+    run_with(args, &LocalProbe)
 }
 
 /// `run` with the GPUs read from `probe`.
@@ -101,7 +102,7 @@ mod tests {
     fn no_driver_is_one_line() {
         let probe = FakeProbe(Err(ProbeError::NoDriver("libnvidia-ml.so.1: cannot open shared object file".into())));
         let err = listing(&GpusArgs { format: GpusFormat::Text }, &probe).unwrap_err();
-        assert!(err.starts_with("no NVIDIA driver found (libnvidia-ml.so.1: cannot open shared object file); oomlint reads NVIDIA GPUs only"), "{err}");
+        assert!(err.starts_with("no GPU driver found (libnvidia-ml.so.1: cannot open shared object file); oomlint reads NVIDIA GPUs through NVML and AMD GPUs"), "{err}");
         assert_eq!(text(&[]), "No GPU found.\n");
     }
 }

@@ -36,7 +36,7 @@ enum Command {
     /// Explain a PyTorch CUDA out-of-memory message, a vLLM start-up memory error or a Ray
     /// OOM kill in a log (a file or `-` for stdin).
     Explain(explain::ExplainArgs),
-    /// List the local GPUs through the NVIDIA driver (NVML).
+    /// List the local GPUs through the NVIDIA driver (NVML) or AMD's ROCm SMI library.
     Gpus(gpus::GpusArgs),
     /// Print the normalized training plan of one config.
     Plan(plan::PlanArgs),

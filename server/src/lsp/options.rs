@@ -6,7 +6,7 @@
 
 use crate::catalog::{resolve_gpu, Gpu};
 use crate::diagnostic::Diagnostic;
-use crate::gpu_detect::{resolve_auto, NvmlProbe};
+use crate::gpu_detect::{resolve_auto, LocalProbe};
 use serde_json::Value;
 
 /// The settings an editor can send.
@@ -66,7 +66,7 @@ impl ClientOptions {
 /// The GPU a setting names, or why it names none. `auto` reads the local driver.
 pub fn resolve_gpu_setting(setting: &str) -> Result<Gpu, String> {
     if setting.eq_ignore_ascii_case("auto") {
-        let auto = resolve_auto(&NvmlProbe, None);
+        let auto = resolve_auto(&LocalProbe, None);
         return auto.gpu.ok_or_else(|| auto.warnings.join("; "));
     }
     resolve_gpu(setting).cloned().map_err(|e| e.to_string())

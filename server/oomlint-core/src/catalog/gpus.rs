@@ -178,9 +178,10 @@ fn suggest(key: &str) -> Vec<String> {
 /// The GPU a driver reports: the catalog entry's facts with the reported capacity, or, for
 /// a name the catalog lacks, a GPU with that capacity and unknown compute capability.
 ///
-/// `total_bytes` should be the capacity CUDA reports (NVML v2 `total - reserved`); it also
-/// picks between the sizes of an ambiguous name.
-pub fn gpu_from_nvml_name(name: &str, total_bytes: u64) -> Gpu {
+/// `total_bytes` should be the capacity CUDA (or HIP) reports (NVML v2 `total - reserved`,
+/// ROCm SMI's VRAM total); it also picks between the sizes of an ambiguous name. `vendor` is
+/// the driver's: it stays on a GPU the catalog lacks.
+pub fn gpu_from_driver_name(name: &str, total_bytes: u64, vendor: Vendor) -> Gpu {
     let known = match resolve_gpu(name) {
         Ok(gpu) => Some(gpu),
         Err(e) if e.ambiguous => e
@@ -202,7 +203,7 @@ pub fn gpu_from_nvml_name(name: &str, total_bytes: u64) -> Gpu {
             bf16: false,
             fp8: false,
             compute_capability: "unknown".to_string(),
-            vendor: Vendor::Nvidia,
+            vendor,
             aliases: Vec::new(),
             note: None,
             source: "reported by the driver; not in the catalog, so bf16 support is not assumed".to_string(),
@@ -417,13 +418,13 @@ mod tests {
 
     #[test]
     fn nvml_names_keep_the_reported_capacity() {
-        let a10g = gpu_from_nvml_name("NVIDIA A10G", 23_000_000_000);
+        let a10g = gpu_from_driver_name("NVIDIA A10G", 23_000_000_000, Vendor::Nvidia);
         assert_eq!((a10g.name.as_str(), a10g.memory_bytes, a10g.bf16), ("A10G", 23_000_000_000, true));
-        let a100 = gpu_from_nvml_name("NVIDIA A100", 85_000_000_000);
+        let a100 = gpu_from_driver_name("NVIDIA A100", 85_000_000_000, Vendor::Nvidia);
         assert_eq!(a100.name, "A100-80GB");
-        let small = gpu_from_nvml_name("NVIDIA A100", 42_000_000_000);
+        let small = gpu_from_driver_name("NVIDIA A100", 42_000_000_000, Vendor::Nvidia);
         assert_eq!(small.name, "A100-40GB");
-        let odd = gpu_from_nvml_name(" NVIDIA Future GPU 9000 ", 1 << 40);
+        let odd = gpu_from_driver_name(" NVIDIA Future GPU 9000 ", 1 << 40, Vendor::Nvidia);
         assert_eq!(
             (odd.name.as_str(), odd.memory_bytes, odd.bf16, odd.compute_capability.as_str()),
             ("NVIDIA Future GPU 9000", 1 << 40, false, "unknown")

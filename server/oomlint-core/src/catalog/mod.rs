@@ -7,7 +7,7 @@ pub mod local;
 pub(crate) mod models;
 pub(crate) mod names;
 
-pub use gpus::{gpu_from_nvml_name, resolve_gpu, Gpu, Vendor};
+pub use gpus::{gpu_from_driver_name, resolve_gpu, Gpu, Vendor};
 pub use local::{from_checkpoint, Checkpoint, CheckpointConfig, LocalModelError, ShardHeader};
 pub use models::{resolve_model, Architecture, MlpKind};
 pub(crate) use models::{HfProjections, NormKind};

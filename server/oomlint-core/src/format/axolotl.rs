@@ -11,7 +11,8 @@ use super::hf_names::{attention_kind, lora_targets, optimizer_kind};
 use super::{accelerate, deepspeed, Reader};
 use crate::plan::{
     Attention, AxolotlSettings, Checkpointing, Dtype, Framework, LoraPlan, LoraTargets, LossImpl, Method, ModelRef,
-    Optimizer, Plan, Precision, Quantization, RlAlgorithm, RlPlan, Sharding, Sourced, VllmMode, VllmPlan,
+    Optimizer, Plan, Precision, Quantization, RlAlgorithm, RlPlan, Sharding, Sourced, TensorParallel, TpLayout,
+    VllmMode, VllmPlan,
 };
 
 use super::facts::{self, Framework::Axolotl};
@@ -381,6 +382,14 @@ pub(crate) fn plan(r: &Reader) -> Plan {
     // `context_parallel_size` (ring attention over the ranks; `sequence_parallel_degree` is its
     // deprecated alias, `utils/schemas/fsdp.py`) splits each sequence.
     plan.sequence_parallel = r.u64("context_parallel_size").or_else(|| r.u64("sequence_parallel_degree"));
+    // `tensor_parallel_size` loads the model with transformers' TP plan over that many ranks
+    // (`loaders/model.py` `ModelLoader._build_model`: `tp_size`, `tp_plan="auto"`, the device
+    // mesh of `utils/distributed.py` `build_parallelism_config`); the rest of the world is the
+    // data-parallel (FSDP) dimension.
+    plan.tensor_parallel = r
+        .u64("tensor_parallel_size")
+        .filter(|n| n.value > 1)
+        .map(|n| n.map(|size| TensorParallel { size: Some(size), layout: TpLayout::Transformers }));
     plan.attention = Some(attention(r));
     plan.optimizer = Some(
         r.str("optimizer")
@@ -694,5 +703,16 @@ lora_target_linear: true
         let plan = plan_of("base_model: NousResearch/Meta-Llama-3-8B\nsequence_parallel_degree: 2\n");
         assert_eq!(plan.sequence_parallel.map(|n| n.value), Some(2));
         assert!(plan_of("base_model: NousResearch/Meta-Llama-3-8B\n").sequence_parallel.is_none());
+    }
+
+    #[test]
+    fn tensor_parallel_size_splits_the_model_with_transformers_plan() {
+        let text = "base_model: NousResearch/Meta-Llama-3-8B\ntensor_parallel_size: 2\n";
+        let tp = plan_of(text).tensor_parallel.expect("tensor parallel");
+        assert_eq!(tp.value, TensorParallel { size: Some(2), layout: TpLayout::Transformers });
+        assert_eq!(crate::format::test_support::spanned(text, &tp), "2");
+        assert!(plan_of("base_model: NousResearch/Meta-Llama-3-8B\ntensor_parallel_size: 1\n")
+            .tensor_parallel
+            .is_none());
     }
 }

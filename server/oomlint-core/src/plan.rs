@@ -499,6 +499,12 @@ pub struct Plan {
     /// shard the rest are the world over this size.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) tensor_parallel: Option<Sourced<TensorParallel>>,
+    /// Ranks one FSDP shard group spans when the file sizes it (hybrid sharding: the rest of the
+    /// data-parallel ranks hold replicas of the group): accelerate's `dp_shard_size × cp_size`
+    /// (the `dp_shard_cp` mesh FSDP2 shards over), Axolotl's `dp_shard_size × context_parallel_size`.
+    /// Without it FSDP shards over every data-parallel rank.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) shard_group: Option<Sourced<u64>>,
     pub attention: Option<Sourced<Attention>>,
     pub optimizer: Option<Sourced<Optimizer>>,
     pub loss: Option<Sourced<LossImpl>>,
@@ -1027,6 +1033,7 @@ impl Plan {
             gradient_checkpointing: None,
             sequence_parallel: None,
             tensor_parallel: None,
+            shard_group: None,
             attention: None,
             optimizer: None,
             loss: None,

@@ -294,18 +294,26 @@ fn rank_note(setup: &Setup) -> Option<String> {
     if n <= 1 {
         return None;
     }
-    let (tp, dp) = (setup.tensor_parallel, setup.data_parallel);
+    let (tp, dp, group) = (setup.tensor_parallel, setup.data_parallel, setup.shard_group);
     let whole = if tp > 1 { "its tensor-parallel slice" } else { "a full replica" };
     let state = match setup.sharding {
         Sharding::None | Sharding::Zero { stage: 0, .. } => format!("{whole} of the model and optimizer state"),
-        _ if dp <= 1 => format!("{whole} of the model and optimizer state (one data-parallel rank: nothing to shard)"),
-        Sharding::Zero { stage, .. } => format!("an equal 1/{dp} shard of what ZeRO-{stage} partitions"),
+        _ if group <= 1 => {
+            format!("{whole} of the model and optimizer state (one data-parallel rank: nothing to shard)")
+        }
+        Sharding::Zero { stage, .. } => format!("an equal 1/{group} shard of what ZeRO-{stage} partitions"),
         Sharding::Fsdp { full_shard: true, .. } => {
-            format!("an equal 1/{dp} shard of the parameters, gradients and optimizer state")
+            format!("an equal 1/{group} shard of the parameters, gradients and optimizer state")
         }
         Sharding::Fsdp { full_shard: false, .. } => {
-            format!("an equal 1/{dp} shard of the gradients and optimizer state")
+            format!("an equal 1/{group} shard of the gradients and optimizer state")
         }
+    };
+    let state = match dp / group.max(1) {
+        replicas if replicas > 1 && !matches!(setup.sharding, Sharding::None | Sharding::Zero { stage: 0, .. }) => {
+            format!("{state} (hybrid sharding: {replicas} replicas of a {group}-rank shard group)")
+        }
+        _ => state,
     };
     let slice = match setup.tp_layout {
         Some(layout) if tp > 1 => format!(

@@ -283,7 +283,7 @@ fn autocast_weight_copies(s: &Setup) -> Option<Component> {
 /// Gathered parameters and communication buckets of sharded training (over the data-parallel
 /// ranks: a tensor-parallel group alone shards nothing).
 fn sharding_buffers(s: &Setup) -> Vec<Component> {
-    if s.data_parallel <= 1 {
+    if s.shard_group <= 1 {
         return Vec::new();
     }
     let a = &s.arch;

@@ -94,8 +94,11 @@ pub(crate) struct Setup {
     /// of the model (`tensor_parallel.rs`).
     pub(crate) tensor_parallel: u64,
     pub(crate) tp_layout: Option<TpLayout>,
-    /// Data-parallel ranks, `world / tensor_parallel`: what FSDP and ZeRO shard over.
+    /// Data-parallel ranks, `world / tensor_parallel`.
     pub(crate) data_parallel: u64,
+    /// Ranks FSDP and ZeRO shard over: every data-parallel rank, or the shard group the file
+    /// sizes (hybrid sharding replicates it over the others).
+    pub(crate) shard_group: u64,
     /// Parameters and trainable parameters of the whole model (what the estimate reports;
     /// `counts` and `trainable` are one tensor-parallel rank's).
     pub(crate) model_parameters: u64,
@@ -204,6 +207,7 @@ impl Setup {
         let tensor_parallel = tp.map_or(1, |(n, _)| n);
         let world = world.max(tensor_parallel);
         let data_parallel = (world / tensor_parallel).max(1);
+        let shard_group = plan.shard_group.as_ref().map_or(data_parallel, |g| g.value.clamp(1, data_parallel));
         if let Some(note) = tp.and_then(|(n, layout)| tensor_parallel::assumptions(layout, n)) {
             missing.push(note);
         }
@@ -245,7 +249,7 @@ impl Setup {
         };
         let behaviour = context.behaviour(plan.framework);
         let (loss, fused_head) = trl_loss(plan.framework, loss, behaviour.trl_loss);
-        let (shard_params, shard_grads, shard_optimizer) = shard_factors(sharding, data_parallel, implementation);
+        let (shard_params, shard_grads, shard_optimizer) = shard_factors(sharding, shard_group, implementation);
         // The launch sets the world size unless the file states it; sharding divides by it,
         // so one GPU (the most memory per GPU) is an assumption the estimate states.
         // LitGPT refuses to quantize on more than one device, so a quantized run has one.
@@ -378,6 +382,7 @@ impl Setup {
             tensor_parallel: 1,
             tp_layout: None,
             data_parallel,
+            shard_group,
             model_parameters: 0,
             model_trainable: 0,
             params_cast_per_unit: fsdp_upcast

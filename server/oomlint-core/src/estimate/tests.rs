@@ -1026,3 +1026,16 @@ fn a_fixed_tensor_parallel_group_is_the_least_world_assumed() {
     // What 4 and 8 GPUs (2 and 4 data-parallel ranks) would hold; 2 GPUs is the assumption itself.
     assert_eq!(est.per_world_size.iter().map(|w| w.gpus).collect::<Vec<_>>(), vec![4, 8]);
 }
+
+#[test]
+fn hybrid_sharding_shards_over_its_group_and_replicates_the_rest() {
+    let a = arch("Llama-3-8B");
+    let mut p = on_gpus(trl_sft(Method::Full, None), 8);
+    p.sharding = Some(d(crate::plan::Sharding::Fsdp { full_shard: true, offload_params: false }));
+    p.tensor_parallel = Some(tensor_parallel(Some(2), crate::plan::TpLayout::Transformers));
+    p.shard_group = Some(d(2));
+    let s = Setup::resolve(&p, a, None, &Context::default());
+    assert_eq!((s.data_parallel, s.shard_group, s.shard_params), (4, 2, 2));
+    let note = &estimate(&p, a, None).notes[0];
+    assert!(note.contains("an equal 1/2 shard") && note.contains("2 replicas of a 2-rank shard group"), "{note}");
+}

@@ -177,6 +177,9 @@ pub(crate) fn plan(r: &Reader) -> Plan {
     if let Some(sizes) = settings.parallelism.as_ref().filter(|_| parallelism_applies(kind.as_deref())) {
         plan.tensor_parallel = tensor_parallel(sizes);
         plan.sequence_parallel = sequence_parallel(sizes);
+        if kind.as_deref() == Some("FSDP") {
+            plan.shard_group = shard_group(sizes);
+        }
     }
     plan.accelerate = Some(settings);
     plan
@@ -203,6 +206,18 @@ fn tensor_parallel(sizes: &ParallelismSizes) -> Option<Sourced<TensorParallel>> 
 /// (DeepSpeed's ALST/Ulysses) above 1: each rank holds its share of every sequence.
 fn sequence_parallel(sizes: &ParallelismSizes) -> Option<Sourced<u64>> {
     [&sizes.cp, &sizes.sp].into_iter().find(|n| n.value > 1).cloned().map(|n| n.map(|v| v as u64))
+}
+
+/// A written `parallelism_config_dp_shard_size`: FSDP2 shards over the `dp_shard_cp` mesh,
+/// `dp_shard_size × cp_size` ranks (`parallelism_config.py` `ParallelismConfig.fsdp_dim_names`,
+/// with `dp_replicate` holding replicas of it: hybrid sharding).
+fn shard_group(sizes: &ParallelismSizes) -> Option<Sourced<u64>> {
+    let shard = Some(sizes.dp_shard.clone()).filter(|n| n.is_from_file() && n.value > 0)?;
+    let cp = sizes.cp.value.max(1);
+    Some(Sourced::derived(
+        (shard.value * cp) as u64,
+        "parallelism_config_dp_shard_size × parallelism_config_cp_size (FSDP's dp_shard_cp mesh)",
+    ))
 }
 
 /// The `parallelism_config` block's sizes, each as written or the launcher's default of 1.
@@ -351,6 +366,7 @@ mod tests {
         assert_eq!(tp.value, TensorParallel { size: Some(2), layout: TpLayout::Transformers });
         assert_eq!(spanned(text, tp), "2");
         assert_eq!(p.sequence_parallel.as_ref().map(|n| n.value), Some(2));
+        assert_eq!(p.shard_group.as_ref().map(|n| n.value), Some(4));
         let sizes = p.accelerate.as_ref().and_then(|a| a.parallelism.clone()).expect("sizes");
         assert_eq!((sizes.dp_shard.value, sizes.tp.value, sizes.cp.value, sizes.sp.value), (2, 2, 2, 1));
         assert!(matches!(sizes.dp_replicate.origin, Origin::Default { .. }));

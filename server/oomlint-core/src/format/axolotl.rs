@@ -398,6 +398,16 @@ pub(crate) fn plan(r: &Reader) -> Plan {
     );
     plan.loss = Some(loss(r));
     plan.sharding = Some(sharding(r));
+    // `dp_shard_size` sizes the FSDP shard group (with `context_parallel_size`, the `dp_shard_cp`
+    // mesh); the ranks left over become `dp_replicate_size` replicas of it
+    // (`utils/distributed.py` `_get_parallel_config_kwargs`).
+    if plan.sharding.as_ref().is_some_and(|s| matches!(s.value, Sharding::Fsdp { .. })) {
+        let cp = plan.sequence_parallel.as_ref().map_or(1, |n| n.value.max(1));
+        plan.shard_group = r
+            .u64("dp_shard_size")
+            .filter(|n| n.value > 0)
+            .map(|n| Sourced::derived(n.value * cp, "dp_shard_size × context_parallel_size (FSDP's dp_shard_cp mesh)"));
+    }
 
     let algorithm = algorithm(r);
     if let Some(rl) = r.str("rl").map(|rl| rl.value.to_ascii_lowercase()) {
@@ -714,5 +724,7 @@ lora_target_linear: true
         assert!(plan_of("base_model: NousResearch/Meta-Llama-3-8B\ntensor_parallel_size: 1\n")
             .tensor_parallel
             .is_none());
+        let fsdp = "base_model: NousResearch/Meta-Llama-3-8B\ntensor_parallel_size: 2\ndp_shard_size: 2\nfsdp_version: 2\nfsdp_config:\n  reshard_after_forward: true\n";
+        assert_eq!(plan_of(fsdp).shard_group.map(|n| n.value), Some(2));
     }
 }

@@ -463,6 +463,9 @@ fn apply_accelerate_config(
     if plan.sequence_parallel.is_none() {
         plan.sequence_parallel = accelerate.sequence_parallel.clone();
     }
+    if plan.shard_group.is_none() {
+        plan.shard_group = accelerate.shard_group.clone();
+    }
     settings.deepspeed = deepspeed.map(|ds| deepspeed::settings(&Reader::new(&ds), ""));
     // The Trainer takes accelerate's mixed precision when its own arguments set neither
     // fp16 nor bf16 (`TrainingArguments.__post_init__` reads ACCELERATE_MIXED_PRECISION).

@@ -264,15 +264,21 @@ impl Setup {
             };
             // `tp_plan="auto"` without `tp_size` splits the block linears over every process.
             let sharded = sharded.or_else(|| tensor_parallel::spans_the_world(plan).then_some("block linears"));
-            if let Some(sharded) = sharded {
-                one_gpu_assumed = true;
-                let assumed = match tensor_parallel {
-                    1 => "one GPU".to_string(),
-                    n => format!("{n} GPUs (one tensor-parallel group)"),
-                };
-                missing.push(format!(
-                    "world size not in the file (set at launch); assumed {assumed}, which shards nothing (more GPUs divide the {sharded})"
-                ));
+            match (sharded, tensor_parallel) {
+                (Some(sharded), n) => {
+                    one_gpu_assumed = true;
+                    let assumed = match n {
+                        1 => "one GPU".to_string(),
+                        n => format!("{n} GPUs (one tensor-parallel group)"),
+                    };
+                    missing.push(format!(
+                        "world size not in the file (set at launch); assumed {assumed}, which shards nothing (more GPUs divide the {sharded})"
+                    ));
+                }
+                (None, 1) => {}
+                (None, n) => missing.push(format!(
+                    "world size not in the file (set at launch); assumed {n} GPUs (one tensor-parallel group)"
+                )),
             }
         }
         let (lora_rank, lora_dropout, lora_targets) = match &plan.lora {

@@ -1039,3 +1039,17 @@ fn hybrid_sharding_shards_over_its_group_and_replicates_the_rest() {
     let note = &estimate(&p, a, None).notes[0];
     assert!(note.contains("an equal 1/2 shard") && note.contains("2 replicas of a 2-rank shard group"), "{note}");
 }
+
+#[test]
+fn a_replicated_tensor_parallel_run_says_which_world_it_assumed() {
+    let mut p = trl_sft(Method::Full, None);
+    p.tensor_parallel = Some(tensor_parallel(Some(4), crate::plan::TpLayout::Transformers));
+    let est = estimate(&p, arch("Llama-3-8B"), None);
+    assert!(
+        est.missing_inputs.iter().any(|m| m.ends_with("assumed 4 GPUs (one tensor-parallel group)")),
+        "{:?}",
+        est.missing_inputs
+    );
+    assert!(est.per_world_size.is_empty());
+    assert!(est.notes[0].starts_with("per rank: each of the 4 ranks holds 1/4"), "{:?}", est.notes);
+}

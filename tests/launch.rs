@@ -213,6 +213,29 @@ fn named_config_files_are_read_and_merged_under_the_flags() {
 }
 
 #[test]
+fn an_accelerate_parallelism_config_splits_the_program_over_tensor_and_data_parallel_ranks() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/launch/accelerate_tensor_parallel.sh");
+    let text = std::fs::read_to_string(&path).expect("fixture");
+    let resolver: std::sync::Arc<dyn oomlint::model::Resolver> =
+        std::sync::Arc::new(oomlint::project::Project::default());
+    let analysis = analyze_text(&path, text, &Options { resolver: Some(resolver), ..Options::default() });
+    let plan = analysis.plan.as_ref().expect("a plan");
+    assert_eq!(plan.stated_world_size(), Some(8));
+    let json = serde_json::to_value(plan).expect("json");
+    assert_eq!(json["tensor_parallel"]["value"]["size"], 2, "{json:#}");
+    assert_eq!(json["tensor_parallel"]["value"]["layout"], "transformers", "{json:#}");
+    assert_eq!(json["tensor_parallel"]["origin"]["kind"], "linked", "{json:#}");
+    let estimate = analysis.estimate.expect("estimate");
+    let note = &estimate.notes[0];
+    assert!(note.contains("tensor parallelism over 2 ranks × 4 data-parallel"), "{note}");
+    assert!(note.contains("an equal 1/4 shard of the parameters"), "{note}");
+    // The whole model's parameters are reported; each rank holds a quarter of its slice.
+    let weights = estimate.components.iter().find(|c| c.name == "weights").expect("weights");
+    assert!(weights.formula.ends_with("/ 4 ranks"), "{}", weights.formula);
+    assert!(estimate.parameters > 7_000_000_000, "{}", estimate.parameters);
+}
+
+#[test]
 fn a_config_opened_alone_is_read_with_the_launch_beside_it() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/launch/beside/sft.yaml");
     let text = std::fs::read_to_string(&path).expect("fixture");

@@ -272,6 +272,8 @@ def accelerate_run(fixture: Path):
             from accelerate.utils import FullyShardedDataParallelPlugin
 
             FullyShardedDataParallelPlugin()
+            if env.get("ACCELERATE_USE_PARALLELISM_CONFIG") == "true":
+                accelerate_parallelism(args)
         elif args.use_deepspeed:
             fields = list(defaults.deepspeed_config.keys()) if defaults else []
             if mp_from_config:
@@ -285,6 +287,23 @@ def accelerate_run(fixture: Path):
     except (ValueError, AssertionError, NotImplementedError) as exc:
         verdict("raises", raised(exc))
     verdict("accepts")
+
+
+def accelerate_parallelism(args):
+    """What `Accelerator.__init__` does with the `PARALLELISM_CONFIG_*` variables the launcher set:
+    `ParallelismConfig()` reads them and `_validate_accelerator` checks them against the world size
+    (the device mesh, which needs the processes, is not built)."""
+    from accelerate.parallelism_config import ParallelismConfig
+    from accelerate.utils import DistributedType
+
+    class Processes:
+        num_processes = int(args.num_processes)
+        multi_device = False
+        is_fsdp2 = str(getattr(args, "fsdp_version", "1")) == "2"
+        distributed_type = DistributedType.FSDP
+        is_main_process = True
+
+    ParallelismConfig()._validate_accelerator(Processes())
 
 
 # --- Axolotl -------------------------------------------------------------------------------

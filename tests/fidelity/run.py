@@ -69,6 +69,7 @@ RULES = {
     "accelerate-fsdp2-reshard-not-bool": ("accelerate", "error"),
     "accelerate-cpu-ram-efficient-loading": ("accelerate", "error"),
     "accelerate-fsdp2-local-state-dict": ("accelerate", "error"),
+    "accelerate-parallelism-size-mismatch": ("accelerate", "error"),
     "deepspeed-batch-arithmetic": ("deepspeed", "error"),
     "deepspeed-offload-param-stage": ("deepspeed", "silent"),
     "deepspeed-partial-offload-stage": ("deepspeed", "error"),

@@ -324,6 +324,40 @@ pub(crate) enum Sharding {
     },
 }
 
+/// How a framework lays a model out over its tensor-parallel ranks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum TpLayout {
+    /// transformers' TP plan (`from_pretrained(tp_plan="auto")`, which accelerate's
+    /// `ParallelismConfig(tp_size=…)` and Axolotl's `tensor_parallel_size` load through): the
+    /// config's `base_model_tp_plan` makes `q_proj`/`k_proj`/`v_proj`/`gate_proj`/`up_proj`
+    /// `colwise` and `o_proj`/`down_proj` `rowwise` (`models/llama/configuration_llama.py`);
+    /// the embedding is not in the plan (replicated) and the model's `_tp_plan` makes `lm_head`
+    /// `colwise_rep` / `colwise_gather_output`: its weight is split over the vocabulary and
+    /// its logits gathered whole on every rank (`integrations/tensor_parallel.py`
+    /// `ColwiseParallel(output_layouts=Replicate())`).
+    Transformers,
+    /// Megatron-core (verl's Megatron workers): column- and row-parallel linears in every
+    /// block (`tensor_parallel/layers.py` `ColumnParallelLinear`, `RowParallelLinear`), a
+    /// `VocabParallelEmbedding`, and a column-parallel output layer whose logits stay split
+    /// over the vocabulary for the vocab-parallel cross-entropy and log-probs
+    /// (`tensor_parallel/cross_entropy.py`, verl `utils/megatron/tensor_parallel.py`).
+    Megatron {
+        /// Megatron's sequence parallelism (`sequence_parallel`, verl's default with TP): the
+        /// norms' and residual's activations are split over the same ranks along the sequence.
+        sequence_parallel: bool,
+    },
+}
+
+/// Tensor parallelism: each block's linears split over `size` ranks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub(crate) struct TensorParallel {
+    /// Ranks in one tensor-parallel group; None: every process of the launch
+    /// (`from_pretrained(tp_plan="auto")` without `tp_size` builds its mesh over the world).
+    pub(crate) size: Option<u64>,
+    pub(crate) layout: TpLayout,
+}
+
 /// One of DeepSpeed ZeRO's sizes in elements, or `"auto"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ZeroSize {
@@ -460,6 +494,17 @@ pub struct Plan {
     /// each rank holds its 1/n of the tokens' activations and logits.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) sequence_parallel: Option<Sourced<u64>>,
+    /// Tensor parallelism: ranks each block linear is split over, and how the framework
+    /// splits the model (the embedding and head, the logits). The data-parallel ranks that
+    /// shard the rest are the world over this size.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) tensor_parallel: Option<Sourced<TensorParallel>>,
+    /// Ranks one FSDP shard group spans when the file sizes it (hybrid sharding: the rest of the
+    /// data-parallel ranks hold replicas of the group): accelerate's `dp_shard_size × cp_size`
+    /// (the `dp_shard_cp` mesh FSDP2 shards over), Axolotl's `dp_shard_size × context_parallel_size`.
+    /// Without it FSDP shards over every data-parallel rank.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) shard_group: Option<Sourced<u64>>,
     pub attention: Option<Sourced<Attention>>,
     pub optimizer: Option<Sourced<Optimizer>>,
     pub loss: Option<Sourced<LossImpl>>,
@@ -661,6 +706,24 @@ pub(crate) struct AccelerateSettings {
     /// `fsdp_config.fsdp_reshard_after_forward` when written as a string or number (which
     /// accelerate parses with `str_to_bool`), not as a YAML boolean or null.
     pub(crate) fsdp_reshard_after_forward: Option<Sourced<String>>,
+    /// The `parallelism_config` block (accelerate ≥ 1.10), when it holds a key.
+    pub(crate) parallelism: Option<ParallelismSizes>,
+}
+
+/// The sizes of an accelerate config's `parallelism_config` block as the launcher passes them
+/// to `ParallelismConfig` (`utils/launch.py` `prepare_extend_env_parallelism_config`: each
+/// `PARALLELISM_CONFIG_*_SIZE` from the `--parallelism_config_*` argument, default 1).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ParallelismSizes {
+    /// The `parallelism_config` key, where a finding about defaulted sizes goes.
+    pub(crate) key: Span,
+    pub(crate) dp_replicate: Sourced<i64>,
+    pub(crate) dp_shard: Sourced<i64>,
+    pub(crate) tp: Sourced<i64>,
+    pub(crate) cp: Sourced<i64>,
+    /// `sp_size` (accelerate ≥ 1.12: DeepSpeed's ALST/Ulysses sequence parallelism).
+    pub(crate) sp: Sourced<i64>,
+    pub(crate) sp_backend: Sourced<String>,
 }
 
 /// The precision flags of a script's `FastLanguageModel.from_pretrained` /
@@ -969,6 +1032,8 @@ impl Plan {
             padding_free: None,
             gradient_checkpointing: None,
             sequence_parallel: None,
+            tensor_parallel: None,
+            shard_group: None,
             attention: None,
             optimizer: None,
             loss: None,

@@ -25,6 +25,7 @@ mod levers;
 mod optimizer;
 mod phases;
 mod setup;
+mod tensor_parallel;
 mod timeline;
 mod views;
 mod vllm_share;
@@ -210,8 +211,11 @@ fn per_world_size(
     if !setup.one_gpu_assumed {
         return Vec::new();
     }
+    // A tensor-parallel group of fixed size fills whole multiples of itself.
+    let group = if tensor_parallel::spans_the_world(plan) { 1 } else { setup.tensor_parallel };
     WHAT_IF_GPUS
         .into_iter()
+        .filter(|gpus| *gpus > group && gpus % group == 0)
         .map(|gpus| {
             let mut what_if = plan.clone();
             what_if.devices = Some(crate::plan::Sourced::derived(gpus, "a world size the launch could set"));
@@ -265,8 +269,8 @@ pub(crate) fn estimate_with(
     let per_world_size = per_world_size(plan, arch, gpu, context, &setup);
     let notes = rank_note(&setup).into_iter().collect();
     Estimate {
-        parameters: setup.counts.total,
-        trainable_parameters: setup.trainable,
+        parameters: setup.model_parameters,
+        trainable_parameters: setup.model_trainable,
         components: core.components,
         phases: core.phases,
         peak: core.peak,
@@ -282,24 +286,41 @@ pub(crate) fn estimate_with(
 
 /// Which rank the estimate describes when there are several, and why: data parallelism gives
 /// every rank the same state (a replica under DDP, an equal 1/N shard under ZeRO and FSDP, which
-/// pad their flat buffers to equal sizes) and the same micro batch size, so no rank holds more
-/// by construction; what differs is the data each draws.
+/// pad their flat buffers to equal sizes) and the same micro batch size, and tensor parallelism
+/// gives each rank of a group an equal slice of every block, so no rank holds more by
+/// construction; what differs is the data each draws.
 fn rank_note(setup: &Setup) -> Option<String> {
     let n = setup.world;
     if n <= 1 {
         return None;
     }
+    let (tp, dp, group) = (setup.tensor_parallel, setup.data_parallel, setup.shard_group);
+    let whole = if tp > 1 { "its tensor-parallel slice" } else { "a full replica" };
     let state = match setup.sharding {
-        Sharding::None | Sharding::Zero { stage: 0, .. } => {
-            "a full replica of the model and optimizer state".to_string()
+        Sharding::None | Sharding::Zero { stage: 0, .. } => format!("{whole} of the model and optimizer state"),
+        _ if group <= 1 => {
+            format!("{whole} of the model and optimizer state (one data-parallel rank: nothing to shard)")
         }
-        Sharding::Zero { stage, .. } => format!("an equal 1/{n} shard of what ZeRO-{stage} partitions"),
+        Sharding::Zero { stage, .. } => format!("an equal 1/{group} shard of what ZeRO-{stage} partitions"),
         Sharding::Fsdp { full_shard: true, .. } => {
-            format!("an equal 1/{n} shard of the parameters, gradients and optimizer state")
+            format!("an equal 1/{group} shard of the parameters, gradients and optimizer state")
         }
         Sharding::Fsdp { full_shard: false, .. } => {
-            format!("an equal 1/{n} shard of the gradients and optimizer state")
+            format!("an equal 1/{group} shard of the gradients and optimizer state")
         }
+    };
+    let state = match dp / group.max(1) {
+        replicas if replicas > 1 && !matches!(setup.sharding, Sharding::None | Sharding::Zero { stage: 0, .. }) => {
+            format!("{state} (hybrid sharding: {replicas} replicas of a {group}-rank shard group)")
+        }
+        _ => state,
+    };
+    let slice = match setup.tp_layout {
+        Some(layout) if tp > 1 => format!(
+            " 1/{tp} of every block's attention heads and MLP width (tensor parallelism over {tp} ranks × {dp} data-parallel; {}),",
+            tensor_parallel::vocabulary(layout)
+        ),
+        _ => String::new(),
     };
     let data = if setup.length_from_data {
         "; batches are padded per rank, so the rank that draws the longest samples peaks highest"
@@ -311,7 +332,7 @@ fn rank_note(setup: &Setup) -> Option<String> {
         sp => format!(" ({} tokens each: sequences are split over {sp} ranks)", setup.seq_len),
     };
     Some(format!(
-        "per rank: each of the {n} ranks holds {state} and a micro batch of {}{split}, so the ranks peak alike and this is any one of them{data}",
+        "per rank: each of the {n} ranks holds{slice} {state} and a micro batch of {}{split}, so the ranks peak alike and this is any one of them{data}",
         setup.micro_batch
     ))
 }

@@ -193,6 +193,10 @@ fn weights_component(s: &Setup) -> Component {
         }
         None => (c.total as f64 * b, format!("{} params × {} B", c.total, s.param_bytes), Provenance::Exact),
     };
+    let formula = match s.tensor_parallel {
+        1 => formula,
+        tp => format!("{formula}, one of {tp} tensor-parallel ranks' slice"),
+    };
     if zero::params_offloaded(s) {
         let kept = zero::persistent(s);
         return Component {
@@ -279,10 +283,10 @@ fn autocast_weight_copies(s: &Setup) -> Option<Component> {
     })
 }
 
-/// Gathered parameters and communication buckets of sharded training.
+/// Gathered parameters and communication buckets of sharded training (over the data-parallel
+/// ranks: a tensor-parallel group alone shards nothing).
 fn sharding_buffers(s: &Setup) -> Vec<Component> {
-    let n = s.world.max(1);
-    if n == 1 {
+    if s.shard_group <= 1 {
         return Vec::new();
     }
     let a = &s.arch;

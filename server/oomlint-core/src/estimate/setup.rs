@@ -2,12 +2,13 @@
 
 use super::buckets::Buckets;
 use super::context::{Behaviour, Context, Implementation, TrlLoss};
+use super::tensor_parallel;
 use super::weights::{self, ParamCounts};
 use crate::catalog::{Architecture, Gpu, HfProjections, MlpKind};
 use crate::format::facts::{self, Framework::*};
 use crate::plan::{
     Attention, Checkpointing, Dtype, Framework, LoraTargets, LossImpl, Method, Optimizer, Plan, Precision,
-    Quantization, RlAlgorithm, RlPlan, Sharding,
+    Quantization, RlAlgorithm, RlPlan, Sharding, TpLayout,
 };
 use crate::versions::Version;
 
@@ -90,6 +91,19 @@ pub(crate) struct Setup {
     pub(crate) params_cast_per_unit: bool,
     /// Ranks each sequence is split over; `seq_len` is one rank's share.
     pub(crate) sequence_parallel: u64,
+    /// Ranks of one tensor-parallel group (1: none); `arch` and `counts` are one rank's share
+    /// of the model (`tensor_parallel.rs`).
+    pub(crate) tensor_parallel: u64,
+    pub(crate) tp_layout: Option<TpLayout>,
+    /// Data-parallel ranks, `world / tensor_parallel`.
+    pub(crate) data_parallel: u64,
+    /// Ranks FSDP and ZeRO shard over: every data-parallel rank, or the shard group the file
+    /// sizes (hybrid sharding replicates it over the others).
+    pub(crate) shard_group: u64,
+    /// Parameters and trainable parameters of the whole model (what the estimate reports;
+    /// `counts` and `trainable` are one tensor-parallel rank's).
+    pub(crate) model_parameters: u64,
+    pub(crate) model_trainable: u64,
     /// How the run treats a mixture of experts' routed experts (both true for dense models).
     pub(crate) experts: ExpertHandling,
 }
@@ -190,6 +204,23 @@ impl Setup {
         let seq_len = seq_len.div_ceil(sequence_parallel);
         let grad_accumulation = plan.gradient_accumulation.as_ref().map_or(1, |g| g.value.max(1));
         let world = plan.world_size();
+        // Tensor parallelism needs a whole group: the world is at least its size. FSDP and ZeRO
+        // shard over the data-parallel ranks only, the world over the tensor-parallel size:
+        // accelerate's FSDP mesh is `dp_shard_cp` (`parallelism_config.py`
+        // `ParallelismConfig.fsdp_dim_names`: the data-parallel shard ranks with the context-
+        // parallel ones, never the `tp` dimension), Axolotl fills `dp_shard_size` with
+        // `world // tp // cp` and FSDP shards over `dp_shard × cp` (`utils/distributed.py`
+        // `_get_parallel_config_kwargs`), Megatron's distributed optimizer over the data-parallel
+        // group with context parallelism (`parallel_state.get_data_parallel_group(
+        // with_context_parallel=True)`). Sequence- and context-parallel ranks shard too.
+        let tp = tensor_parallel::size(plan, world);
+        let tensor_parallel = tp.map_or(1, |(n, _)| n);
+        let world = world.max(tensor_parallel);
+        let data_parallel = (world / tensor_parallel).max(1);
+        let shard_group = plan.shard_group.as_ref().map_or(data_parallel, |g| g.value.clamp(1, data_parallel));
+        if let Some(note) = tp.and_then(|(n, layout)| tensor_parallel::assumptions(layout, n)) {
+            missing.push(note);
+        }
         let sharding = plan.sharding.as_ref().map_or(Sharding::None, |s| s.value);
         let checkpointing = match &plan.gradient_checkpointing {
             Some(c) => c.value,
@@ -228,7 +259,7 @@ impl Setup {
         };
         let behaviour = context.behaviour(plan.framework);
         let (loss, fused_head) = trl_loss(plan.framework, loss, behaviour.trl_loss);
-        let (shard_params, shard_grads, shard_optimizer) = shard_factors(sharding, world, implementation);
+        let (shard_params, shard_grads, shard_optimizer) = shard_factors(sharding, shard_group, implementation);
         // The launch sets the world size unless the file states it; sharding divides by it,
         // so one GPU (the most memory per GPU) is an assumption the estimate states.
         // LitGPT refuses to quantize on more than one device, so a quantized run has one.
@@ -241,11 +272,23 @@ impl Setup {
                 (1, _, _) => Some("gradients and optimizer state"),
                 _ => Some("parameters, gradients and optimizer state"),
             };
-            if let Some(sharded) = sharded {
-                one_gpu_assumed = true;
-                missing.push(format!(
-                    "world size not in the file (set at launch); assumed one GPU, which shards nothing (more GPUs divide the {sharded})"
-                ));
+            // `tp_plan="auto"` without `tp_size` splits the block linears over every process.
+            let sharded = sharded.or_else(|| tensor_parallel::spans_the_world(plan).then_some("block linears"));
+            match (sharded, tensor_parallel) {
+                (Some(sharded), n) => {
+                    one_gpu_assumed = true;
+                    let assumed = match n {
+                        1 => "one GPU".to_string(),
+                        n => format!("{n} GPUs (one tensor-parallel group)"),
+                    };
+                    missing.push(format!(
+                        "world size not in the file (set at launch); assumed {assumed}, which shards nothing (more GPUs divide the {sharded})"
+                    ));
+                }
+                (None, 1) => {}
+                (None, n) => missing.push(format!(
+                    "world size not in the file (set at launch); assumed {n} GPUs (one tensor-parallel group)"
+                )),
             }
         }
         let (lora_rank, lora_dropout, lora_targets) = match &plan.lora {
@@ -262,7 +305,7 @@ impl Setup {
         let reward = algorithm == Some(RlAlgorithm::Reward);
         let mut counts = weights::count(arch, implementation);
         if reward {
-            score_head(&mut counts, arch);
+            weights::score_head(&mut counts, arch);
         }
         let head_rows = if reward { 1 } else { weights::vocab_rows(arch) };
         // The fused LM head is attached by SFT, DPO and GRPO (`TrlLoss::FusedHead`); ORPO, CPO
@@ -353,10 +396,26 @@ impl Setup {
             }),
             sequence_parallel,
             experts: unsloth_experts(implementation, arch, context),
+            tensor_parallel: 1,
+            tp_layout: None,
+            data_parallel,
+            shard_group,
+            model_parameters: 0,
+            model_trainable: 0,
             params_cast_per_unit: fsdp_upcast
                 || plan.framework == Framework::Verl && matches!(sharding, Sharding::Fsdp { .. }),
         };
         setup.trainable = trainable_parameters(&setup);
+        setup.model_parameters = setup.counts.total;
+        setup.model_trainable = setup.trainable;
+        if let Some((n, layout)) = tp {
+            let (arch, counts, head_rows) =
+                tensor_parallel::split(&setup.arch, implementation, setup.head_rows, n, layout);
+            (setup.arch, setup.counts, setup.head_rows) = (arch, counts, head_rows);
+            setup.tensor_parallel = n;
+            setup.tp_layout = Some(layout);
+            setup.trainable = trainable_parameters(&setup);
+        }
         setup
     }
 }
@@ -504,14 +563,6 @@ fn default_seq_len(plan: &Plan, arch: &Architecture) -> u64 {
 /// the scores in two; LLaMA-Factory likewise). KTO is unpaired: one sequence per example.
 fn sequences_per_example(plan: &Plan) -> u64 {
     plan.algorithm.as_ref().map_or(1, |a| a.value.sequences_per_example())
-}
-
-/// A reward model (`AutoModelForSequenceClassification`, `num_labels=1`, TRL `reward_trainer.py`)
-/// replaces the LM head by a score head of one row: the weights have no `V × h` head and the
-/// logits are one score per token, pooled at the last one.
-fn score_head(counts: &mut ParamCounts, arch: &Architecture) {
-    counts.total = counts.total - counts.head + arch.n_embd;
-    counts.head = arch.n_embd;
 }
 
 /// The loss TRL runs for the file's `loss_type` in this release: (loss, fused LM head). The

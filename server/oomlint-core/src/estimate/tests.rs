@@ -942,3 +942,143 @@ fn sequence_parallelism_splits_each_sequence_over_its_ranks() {
     assert!(split.peak.allocated_bytes < whole.peak.allocated_bytes);
     assert!(split.notes[0].contains("4096 tokens each: sequences are split over 2 ranks"), "{:?}", split.notes);
 }
+
+fn tensor_parallel(size: Option<u64>, layout: crate::plan::TpLayout) -> Sourced<crate::plan::TensorParallel> {
+    d(crate::plan::TensorParallel { size, layout })
+}
+
+fn on_gpus(mut p: Plan, gpus: u64) -> Plan {
+    p.devices = Some(Sourced::file(gpus, Span::new(0, 1), Span::new(0, 1)));
+    p
+}
+
+#[test]
+fn tensor_parallelism_halves_the_block_linears_and_the_mlp_width_activations() {
+    let a = arch("Llama-3-8B");
+    let mut p = on_gpus(trl_sft(Method::Full, None), 2);
+    p.gradient_checkpointing = Some(d(Checkpointing::None));
+    let whole = Setup::resolve(&p, a, None, &Context::default());
+    p.tensor_parallel = Some(tensor_parallel(Some(2), crate::plan::TpLayout::Transformers));
+    let split = Setup::resolve(&p, a, None, &Context::default());
+    assert_eq!((split.tensor_parallel, split.data_parallel), (2, 1));
+    // Column- and row-parallel linears: half of every block linear; the embedding stays whole
+    // and the untied head is split over the vocabulary.
+    let c = whole.counts;
+    assert_eq!(split.counts.block_linear, c.block_linear / 2);
+    assert_eq!(split.counts.embedding, c.embedding);
+    assert_eq!(split.counts.head, c.head / 2);
+    assert_eq!(split.counts.total, c.block_linear / 2 + c.embedding + c.head / 2 + c.small);
+    assert_eq!(split.trainable, split.counts.total);
+    let bytes =
+        |s: &Setup, name: &str| phases::evaluate(s).components.iter().find(|c| c.name == name).map_or(0, |c| c.bytes);
+    assert_eq!(bytes(&split, "weights"), split.counts.total * 2);
+    assert_eq!(bytes(&split, "gradients"), split.counts.total * 2);
+    // The MLP-width and head-width activations halve; the norms' inputs are replicated.
+    let term = |s: &Setup, label: &str| {
+        activations::attention_layer_terms(s).iter().find(|t| t.label.starts_with(label)).map_or(0, |t| t.bytes)
+    };
+    assert_eq!(term(&split, "gate, activation, up"), term(&whole, "gate, activation, up") / 2);
+    assert_eq!(term(&split, "roped Q"), term(&whole, "roped Q") / 2);
+    assert_eq!(term(&split, "K, V"), term(&whole, "K, V") / 2);
+    assert_eq!(term(&split, "norm input"), term(&whole, "norm input"));
+    assert_eq!(term(&split, "QKV input"), term(&whole, "QKV input"));
+    // The logits are gathered whole on every rank.
+    assert_eq!(split.head_rows, whole.head_rows);
+    // The estimate reports the whole model.
+    let est = estimate(&p, a, None);
+    assert_eq!(est.parameters, c.total);
+    assert_eq!(est.trainable_parameters, c.total);
+    assert!(est.notes[0].contains("1/2 of every block's attention heads and MLP width"), "{:?}", est.notes);
+}
+
+#[test]
+fn fsdp_shards_over_the_data_parallel_ranks_of_a_tensor_parallel_run() {
+    let a = arch("Llama-3-8B");
+    let mut p = on_gpus(trl_sft(Method::Full, None), 8);
+    p.sharding = Some(d(crate::plan::Sharding::Fsdp { full_shard: true, offload_params: false }));
+    let fsdp = Setup::resolve(&p, a, None, &Context::default());
+    p.tensor_parallel = Some(tensor_parallel(Some(2), crate::plan::TpLayout::Transformers));
+    let both = Setup::resolve(&p, a, None, &Context::default());
+    assert_eq!((fsdp.data_parallel, fsdp.shard_params), (8, 8));
+    assert_eq!((both.data_parallel, both.shard_params, both.shard_optimizer), (4, 4, 4));
+    let weights =
+        |s: &Setup| phases::evaluate(s).components.iter().find(|c| c.name == "weights").map_or(0, |c| c.bytes);
+    assert_eq!(weights(&both), both.counts.total * 2 / 4);
+    let note = &estimate(&p, a, None).notes[0];
+    assert!(note.contains("tensor parallelism over 2 ranks") && note.contains("an equal 1/4 shard"), "{note}");
+    // A tensor-parallel group alone shards nothing: no gathered units.
+    p.devices = Some(Sourced::file(2, Span::new(0, 1), Span::new(0, 1)));
+    let group = estimate(&p, a, None);
+    assert!(group.components.iter().all(|c| c.name != "gathered-parameters"));
+    assert!(group.notes[0].contains("nothing to shard"), "{:?}", group.notes);
+}
+
+#[test]
+fn megatron_splits_the_embedding_head_and_logits_over_the_vocabulary() {
+    let a = arch("Llama-3-8B");
+    let mut p = on_gpus(trl_sft(Method::Full, None), 4);
+    let whole = Setup::resolve(&p, a, None, &Context::default());
+    let layout = crate::plan::TpLayout::Megatron { sequence_parallel: true };
+    p.tensor_parallel = Some(tensor_parallel(Some(4), layout));
+    let split = Setup::resolve(&p, a, None, &Context::default());
+    assert_eq!(split.counts.embedding, whole.counts.embedding / 4);
+    assert_eq!(split.counts.head, whole.counts.head / 4);
+    assert_eq!(split.head_rows, whole.head_rows / 4);
+    assert!(split.missing.iter().any(|m| m.contains("sequence_parallel")), "{:?}", split.missing);
+}
+
+#[test]
+fn a_tp_plan_over_every_process_follows_the_world_size() {
+    let a = arch("Llama-3-8B");
+    let mut p = trl_sft(Method::Full, None);
+    p.tensor_parallel = Some(tensor_parallel(None, crate::plan::TpLayout::Transformers));
+    let alone = estimate(&p, a, None);
+    assert!(alone.missing_inputs.iter().any(|m| m.contains("assumed one GPU") && m.contains("block linears")));
+    assert_eq!(alone.per_world_size.len(), 3);
+    assert!(alone.per_world_size[2].device_bytes < alone.per_world_size[0].device_bytes);
+    let four = Setup::resolve(&on_gpus(p, 4), a, None, &Context::default());
+    assert_eq!((four.tensor_parallel, four.data_parallel), (4, 1));
+}
+
+#[test]
+fn a_fixed_tensor_parallel_group_is_the_least_world_assumed() {
+    let a = arch("Llama-3-8B");
+    let mut p = trl_sft(Method::Full, None);
+    p.sharding = Some(d(crate::plan::Sharding::Fsdp { full_shard: true, offload_params: false }));
+    p.tensor_parallel = Some(tensor_parallel(Some(2), crate::plan::TpLayout::Transformers));
+    let est = estimate(&p, a, None);
+    assert!(
+        est.missing_inputs.iter().any(|m| m.contains("assumed 2 GPUs (one tensor-parallel group)")),
+        "{:?}",
+        est.missing_inputs
+    );
+    // What 4 and 8 GPUs (2 and 4 data-parallel ranks) would hold; 2 GPUs is the assumption itself.
+    assert_eq!(est.per_world_size.iter().map(|w| w.gpus).collect::<Vec<_>>(), vec![4, 8]);
+}
+
+#[test]
+fn hybrid_sharding_shards_over_its_group_and_replicates_the_rest() {
+    let a = arch("Llama-3-8B");
+    let mut p = on_gpus(trl_sft(Method::Full, None), 8);
+    p.sharding = Some(d(crate::plan::Sharding::Fsdp { full_shard: true, offload_params: false }));
+    p.tensor_parallel = Some(tensor_parallel(Some(2), crate::plan::TpLayout::Transformers));
+    p.shard_group = Some(d(2));
+    let s = Setup::resolve(&p, a, None, &Context::default());
+    assert_eq!((s.data_parallel, s.shard_group, s.shard_params), (4, 2, 2));
+    let note = &estimate(&p, a, None).notes[0];
+    assert!(note.contains("an equal 1/2 shard") && note.contains("2 replicas of a 2-rank shard group"), "{note}");
+}
+
+#[test]
+fn a_replicated_tensor_parallel_run_says_which_world_it_assumed() {
+    let mut p = trl_sft(Method::Full, None);
+    p.tensor_parallel = Some(tensor_parallel(Some(4), crate::plan::TpLayout::Transformers));
+    let est = estimate(&p, arch("Llama-3-8B"), None);
+    assert!(
+        est.missing_inputs.iter().any(|m| m.ends_with("assumed 4 GPUs (one tensor-parallel group)")),
+        "{:?}",
+        est.missing_inputs
+    );
+    assert!(est.per_world_size.is_empty());
+    assert!(est.notes[0].starts_with("per rank: each of the 4 ranks holds 1/4"), "{:?}", est.notes);
+}

@@ -126,6 +126,14 @@ pub(super) fn count(arch: &Architecture, implementation: Implementation) -> Para
     ParamCounts { embedding, head, block_linear, small, largest_linear, total }
 }
 
+/// A reward model (`AutoModelForSequenceClassification`, `num_labels=1`, TRL `reward_trainer.py`)
+/// replaces the LM head by a score head of one row: the weights have no `V × h` head and the
+/// logits are one score per token, pooled at the last one.
+pub(super) fn score_head(counts: &mut ParamCounts, arch: &Architecture) {
+    counts.total = counts.total - counts.head + arch.n_embd;
+    counts.head = arch.n_embd;
+}
+
 /// Bytes per quantized parameter, with the quantization constants.
 pub(super) fn quantized_bytes_per_param(q: Quantization) -> (f64, &'static str) {
     match q {

@@ -7,7 +7,10 @@
 
 use super::facts::{self, Framework::Accelerate};
 use super::{deepspeed, Reader};
-use crate::plan::{AccelerateSettings, Checkpointing, Dtype, Framework, Plan, Precision, Sharding, Sourced};
+use crate::plan::{
+    AccelerateSettings, Checkpointing, Dtype, Framework, ParallelismSizes, Plan, Precision, Sharding, Sourced,
+    TensorParallel, TpLayout,
+};
 use crate::syntax::ScalarKind;
 
 const VERSION: &str = "accelerate 1.15";
@@ -170,8 +173,76 @@ pub(crate) fn plan(r: &Reader) -> Plan {
         (_, Some(d)) => Some(d.map(|_| Sharding::None)),
         (_, None) => None,
     };
-    plan.accelerate = Some(settings(r));
+    let settings = settings(r);
+    if let Some(sizes) = settings.parallelism.as_ref().filter(|_| parallelism_applies(kind.as_deref())) {
+        plan.tensor_parallel = tensor_parallel(sizes);
+        plan.sequence_parallel = sequence_parallel(sizes);
+        if kind.as_deref() == Some("FSDP") {
+            plan.shard_group = shard_group(sizes);
+        }
+    }
+    plan.accelerate = Some(settings);
     plan
+}
+
+/// Whether the launcher hands a `parallelism_config` to the processes: `accelerate launch`
+/// sets `use_parallelism_config` when the block is not empty (`commands/launch.py`
+/// `_validate_launch_command`), and `prepare_multi_gpu_env` (MULTI_GPU and FSDP) and, from
+/// 1.12, `prepare_deepspeed_cmd_env` export it as `PARALLELISM_CONFIG_*` for
+/// `Accelerator` to read (`utils/launch.py`); a single process (`NO`) gets none.
+fn parallelism_applies(distributed_type: Option<&str>) -> bool {
+    matches!(distributed_type, Some("FSDP" | "DEEPSPEED")) || distributed_type.is_some_and(|d| d.starts_with("MULTI_"))
+}
+
+/// `parallelism_config_tp_size` above 1: the model is loaded with transformers' TP plan
+/// (`Accelerator.prepare_model` refuses a model without one: "Model should undergo tensor
+/// parallel before passing it to accelerate.") over `tp_size` ranks.
+fn tensor_parallel(sizes: &ParallelismSizes) -> Option<Sourced<TensorParallel>> {
+    let tp = Some(sizes.tp.clone()).filter(|n| n.value > 1)?;
+    Some(tp.map(|n| TensorParallel { size: Some(n as u64), layout: TpLayout::Transformers }))
+}
+
+/// `parallelism_config_cp_size` (context parallelism, FSDP2) or `parallelism_config_sp_size`
+/// (DeepSpeed's ALST/Ulysses) above 1: each rank holds its share of every sequence.
+fn sequence_parallel(sizes: &ParallelismSizes) -> Option<Sourced<u64>> {
+    [&sizes.cp, &sizes.sp].into_iter().find(|n| n.value > 1).cloned().map(|n| n.map(|v| v as u64))
+}
+
+/// A written `parallelism_config_dp_shard_size`: FSDP2 shards over the `dp_shard_cp` mesh,
+/// `dp_shard_size × cp_size` ranks (`parallelism_config.py` `ParallelismConfig.fsdp_dim_names`,
+/// with `dp_replicate` holding replicas of it: hybrid sharding).
+fn shard_group(sizes: &ParallelismSizes) -> Option<Sourced<u64>> {
+    let shard = Some(sizes.dp_shard.clone()).filter(|n| n.is_from_file() && n.value > 0)?;
+    let cp = sizes.cp.value.max(1);
+    Some(Sourced::derived(
+        (shard.value * cp) as u64,
+        "parallelism_config_dp_shard_size × parallelism_config_cp_size (FSDP's dp_shard_cp mesh)",
+    ))
+}
+
+/// The `parallelism_config` block's sizes, each as written or the launcher's default of 1.
+fn parallelism_sizes(r: &Reader) -> Option<ParallelismSizes> {
+    let block = r.entry("parallelism_config")?;
+    if block.value.as_mapping().is_none_or(|m| m.entries.is_empty()) {
+        return None;
+    }
+    let size = |name: &str| {
+        let key = format!("parallelism_config_{name}");
+        r.i64(&format!("parallelism_config.{key}"))
+            .unwrap_or_else(|| facts::default(Accelerate, &key, facts::number(Accelerate, &key) as i64))
+    };
+    let backend = "parallelism_config_sp_backend";
+    Some(ParallelismSizes {
+        key: block.key_span,
+        dp_replicate: size("dp_replicate_size"),
+        dp_shard: size("dp_shard_size"),
+        tp: size("tp_size"),
+        cp: size("cp_size"),
+        sp: size("sp_size"),
+        sp_backend: r
+            .str(&format!("parallelism_config.{backend}"))
+            .unwrap_or_else(|| facts::default(Accelerate, backend, facts::text(Accelerate, backend).to_string())),
+    })
 }
 
 /// The `deepspeed_config` keys accelerate ignores next to a `deepspeed_config_file`
@@ -216,6 +287,7 @@ fn settings(r: &Reader) -> AccelerateSettings {
             .entry(reshard)
             .filter(|e| e.value.as_scalar().is_some_and(|s| !matches!(s.kind, ScalarKind::Bool(_) | ScalarKind::Null)))
             .and_then(|_| r.str(reshard)),
+        parallelism: parallelism_sizes(r),
     }
 }
 
@@ -284,6 +356,25 @@ mod tests {
         assert_eq!(single.devices.unwrap().value, 1);
         assert_eq!(single.sharding.unwrap().value, Sharding::None);
         assert_eq!(single.precision.unwrap().value, Precision::True(Dtype::F32));
+    }
+
+    #[test]
+    fn the_parallelism_config_block_sets_tensor_and_context_parallelism() {
+        let text = "distributed_type: FSDP\nfsdp_config:\n  fsdp_version: 2\nnum_processes: 8\nparallelism_config:\n  parallelism_config_dp_shard_size: 2\n  parallelism_config_tp_size: 2\n  parallelism_config_cp_size: 2\n";
+        let p = plan_of(text);
+        let tp = p.tensor_parallel.as_ref().expect("tensor parallel");
+        assert_eq!(tp.value, TensorParallel { size: Some(2), layout: TpLayout::Transformers });
+        assert_eq!(spanned(text, tp), "2");
+        assert_eq!(p.sequence_parallel.as_ref().map(|n| n.value), Some(2));
+        assert_eq!(p.shard_group.as_ref().map(|n| n.value), Some(4));
+        let sizes = p.accelerate.as_ref().and_then(|a| a.parallelism.clone()).expect("sizes");
+        assert_eq!((sizes.dp_shard.value, sizes.tp.value, sizes.cp.value, sizes.sp.value), (2, 2, 2, 1));
+        assert!(matches!(sizes.dp_replicate.origin, Origin::Default { .. }));
+        // A single process gets no parallelism config; an empty block is none.
+        let single = plan_of("distributed_type: 'NO'\nparallelism_config:\n  parallelism_config_tp_size: 2\n");
+        assert!(single.tensor_parallel.is_none());
+        let empty = plan_of("distributed_type: MULTI_GPU\nparallelism_config: {}\n");
+        assert!(empty.accelerate.unwrap().parallelism.is_none());
     }
 
     #[test]

@@ -11,7 +11,8 @@ use super::hf_names::{attention_kind, lora_targets, optimizer_kind};
 use super::{accelerate, deepspeed, Reader};
 use crate::plan::{
     Attention, AxolotlSettings, Checkpointing, Dtype, Framework, LoraPlan, LoraTargets, LossImpl, Method, ModelRef,
-    Optimizer, Plan, Precision, Quantization, RlAlgorithm, RlPlan, Sharding, Sourced, VllmMode, VllmPlan,
+    Optimizer, Plan, Precision, Quantization, RlAlgorithm, RlPlan, Sharding, Sourced, TensorParallel, TpLayout,
+    VllmMode, VllmPlan,
 };
 
 use super::facts::{self, Framework::Axolotl};
@@ -381,6 +382,14 @@ pub(crate) fn plan(r: &Reader) -> Plan {
     // `context_parallel_size` (ring attention over the ranks; `sequence_parallel_degree` is its
     // deprecated alias, `utils/schemas/fsdp.py`) splits each sequence.
     plan.sequence_parallel = r.u64("context_parallel_size").or_else(|| r.u64("sequence_parallel_degree"));
+    // `tensor_parallel_size` loads the model with transformers' TP plan over that many ranks
+    // (`loaders/model.py` `ModelLoader._build_model`: `tp_size`, `tp_plan="auto"`, the device
+    // mesh of `utils/distributed.py` `build_parallelism_config`); the rest of the world is the
+    // data-parallel (FSDP) dimension.
+    plan.tensor_parallel = r
+        .u64("tensor_parallel_size")
+        .filter(|n| n.value > 1)
+        .map(|n| n.map(|size| TensorParallel { size: Some(size), layout: TpLayout::Transformers }));
     plan.attention = Some(attention(r));
     plan.optimizer = Some(
         r.str("optimizer")
@@ -389,6 +398,16 @@ pub(crate) fn plan(r: &Reader) -> Plan {
     );
     plan.loss = Some(loss(r));
     plan.sharding = Some(sharding(r));
+    // `dp_shard_size` sizes the FSDP shard group (with `context_parallel_size`, the `dp_shard_cp`
+    // mesh); the ranks left over become `dp_replicate_size` replicas of it
+    // (`utils/distributed.py` `_get_parallel_config_kwargs`).
+    if plan.sharding.as_ref().is_some_and(|s| matches!(s.value, Sharding::Fsdp { .. })) {
+        let cp = plan.sequence_parallel.as_ref().map_or(1, |n| n.value.max(1));
+        plan.shard_group = r
+            .u64("dp_shard_size")
+            .filter(|n| n.value > 0)
+            .map(|n| Sourced::derived(n.value * cp, "dp_shard_size × context_parallel_size (FSDP's dp_shard_cp mesh)"));
+    }
 
     let algorithm = algorithm(r);
     if let Some(rl) = r.str("rl").map(|rl| rl.value.to_ascii_lowercase()) {
@@ -694,5 +713,18 @@ lora_target_linear: true
         let plan = plan_of("base_model: NousResearch/Meta-Llama-3-8B\nsequence_parallel_degree: 2\n");
         assert_eq!(plan.sequence_parallel.map(|n| n.value), Some(2));
         assert!(plan_of("base_model: NousResearch/Meta-Llama-3-8B\n").sequence_parallel.is_none());
+    }
+
+    #[test]
+    fn tensor_parallel_size_splits_the_model_with_transformers_plan() {
+        let text = "base_model: NousResearch/Meta-Llama-3-8B\ntensor_parallel_size: 2\n";
+        let tp = plan_of(text).tensor_parallel.expect("tensor parallel");
+        assert_eq!(tp.value, TensorParallel { size: Some(2), layout: TpLayout::Transformers });
+        assert_eq!(crate::format::test_support::spanned(text, &tp), "2");
+        assert!(plan_of("base_model: NousResearch/Meta-Llama-3-8B\ntensor_parallel_size: 1\n")
+            .tensor_parallel
+            .is_none());
+        let fsdp = "base_model: NousResearch/Meta-Llama-3-8B\ntensor_parallel_size: 2\ndp_shard_size: 2\nfsdp_version: 2\nfsdp_config:\n  reshard_after_forward: true\n";
+        assert_eq!(plan_of(fsdp).shard_group.map(|n| n.value), Some(2));
     }
 }

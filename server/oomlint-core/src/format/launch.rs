@@ -411,7 +411,8 @@ fn inline_deepspeed_file(flags: &mut Mapping, linked: &mut Vec<LinkedFileRef>, p
 }
 
 /// What an accelerate config sets that the launch flags leave: the processes and machines,
-/// the DeepSpeed or FSDP sharding (when the program names none), `mixed_precision`.
+/// the DeepSpeed or FSDP sharding (when the program names none), `mixed_precision`, and the
+/// tensor- and context-parallel sizes of its `parallelism_config`.
 fn apply_accelerate_config(
     plan: &mut Plan,
     settings: &mut LaunchSettings,
@@ -453,6 +454,17 @@ fn apply_accelerate_config(
         if plan.gradient_checkpointing.is_none() {
             plan.gradient_checkpointing = accelerate.gradient_checkpointing.clone();
         }
+    }
+    // The `parallelism_config` block reaches the program as `PARALLELISM_CONFIG_*` (read by
+    // `Accelerator`), unless the program sets its own.
+    if plan.tensor_parallel.is_none() {
+        plan.tensor_parallel = accelerate.tensor_parallel.clone();
+    }
+    if plan.sequence_parallel.is_none() {
+        plan.sequence_parallel = accelerate.sequence_parallel.clone();
+    }
+    if plan.shard_group.is_none() {
+        plan.shard_group = accelerate.shard_group.clone();
     }
     settings.deepspeed = deepspeed.map(|ds| deepspeed::settings(&Reader::new(&ds), ""));
     // The Trainer takes accelerate's mixed precision when its own arguments set neither

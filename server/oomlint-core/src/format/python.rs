@@ -35,7 +35,7 @@ use super::trl::{self, dtype_of};
 use super::{facts, Format, Reader};
 use crate::plan::{
     Attention, Checkpointing, Dtype, Framework, LoraPlan, LossImpl, Method, ModelRef, Origin, Plan, Quantization,
-    RlAlgorithm, Sourced, UnslothFlag, UnslothSettings, VllmMode, VllmPlan,
+    RlAlgorithm, Sourced, TensorParallel, TpLayout, UnslothFlag, UnslothSettings, VllmMode, VllmPlan,
 };
 use crate::span::Span;
 use crate::syntax::python::{PyValue, Spanned, Static};
@@ -518,6 +518,20 @@ impl Builder<'_> {
         plan.lora = peft.map(|p| self.lora(p, whose, peft_default));
         if let Some(attention) = self.attention() {
             plan.attention = Some(attention);
+        }
+        plan.tensor_parallel = self.tensor_parallel();
+    }
+
+    /// `from_pretrained(tp_plan=…)` (transformers ≥ 4.50): the model is loaded with its TP plan
+    /// over `tp_size` ranks, or over every process without it (`integrations/tensor_parallel.py`
+    /// `initialize_tensor_parallelism`: `tp_size if tp_size is not None else world_size`).
+    /// `tp_plan=None` loads no plan.
+    fn tensor_parallel(&self) -> Option<Sourced<TensorParallel>> {
+        let planned = arg(self.loader(), "tp_plan", |v| (!matches!(v, PyValue::None)).then_some(()))?;
+        let layout = TpLayout::Transformers;
+        match arg(self.loader(), "tp_size", as_u64) {
+            Some(size) => (size.value > 1).then(|| size.map(|n| TensorParallel { size: Some(n), layout })),
+            None => Some(planned.map(|()| TensorParallel { size: None, layout })),
         }
     }
 

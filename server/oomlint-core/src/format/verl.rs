@@ -16,7 +16,7 @@ use super::axolotl::model_ref;
 use super::hf_names::lora_targets;
 use crate::plan::{
     Attention, Checkpointing, Dtype, Framework, LoraPlan, LossImpl, Method, Optimizer, Origin, Plan, Precision,
-    RlAlgorithm, RlPhases, RlPlan, Sharding, Sourced, VerlSettings, VllmMode, VllmPlan,
+    RlAlgorithm, RlPhases, RlPlan, Sharding, Sourced, TensorParallel, TpLayout, VerlSettings, VllmMode, VllmPlan,
 };
 use crate::span::Span;
 use crate::syntax::shell::Word;
@@ -364,8 +364,29 @@ fn ppo_plan(config: &Config, command: Span) -> Plan {
     // `fsdp_workers.py` `_build_model_optimizer`: `override_config.get("attn_implementation", "flash_attention_2")`.
     plan.attention = Some(Sourced::default_of(Attention::Flash, "verl attn_implementation flash_attention_2"));
     plan.rl_phases = Some(rl_phases(config, &settings, plan.max_seq_length.as_ref().map(|s| s.value)));
+    if megatron {
+        megatron_parallelism(config, &settings, &mut plan);
+    }
     plan.verl = Some(settings);
     plan
+}
+
+/// The Megatron actor's tensor and context parallelism (`actor.megatron.*`, which
+/// `workers/megatron_workers.py` hands to `mpu.initialize_model_parallel`): the block linears,
+/// the vocabulary-parallel embedding and output layer split over `tensor_model_parallel_size`
+/// ranks (with `sequence_parallel`, the norms' activations too), and each sequence over
+/// `context_parallel_size` ranks.
+fn megatron_parallelism(config: &Config, settings: &VerlSettings, plan: &mut Plan) {
+    let [tp, _, cp, _] = &settings.megatron_sizes;
+    let sequence_parallel =
+        known(config.bool("actor_rollout_ref.actor.megatron.sequence_parallel")).is_some_and(|s| s.value);
+    plan.tensor_parallel = tp
+        .clone()
+        .filter(|n| n.value > 1)
+        .map(|n| n.map(|size| TensorParallel { size: Some(size), layout: TpLayout::Megatron { sequence_parallel } }));
+    if plan.sequence_parallel.is_none() {
+        plan.sequence_parallel = cp.clone().filter(|n| n.value > 1);
+    }
 }
 
 /// A deprecated global micro batch (`ppo_micro_batch_size`, `log_prob_micro_batch_size`) per
@@ -608,5 +629,21 @@ mod tests {
             config("--config-name=ppo_megatron_trainer actor_rollout_ref.actor.megatron.tensor_model_parallel_size=4");
         assert_eq!(c.trainer, "ppo_megatron_trainer");
         assert_eq!(c.int("actor_rollout_ref.actor.megatron.tensor_model_parallel_size").value, Some(4));
+    }
+
+    #[test]
+    fn the_megatron_actor_splits_the_model_over_its_tensor_parallel_ranks() {
+        let c = config(
+            "--config-name=ppo_megatron_trainer actor_rollout_ref.actor.megatron.tensor_model_parallel_size=4 \
+             actor_rollout_ref.actor.megatron.context_parallel_size=2",
+        );
+        let plan = ppo_plan(&c, Span::new(0, 0));
+        let tp = plan.tensor_parallel.expect("tensor parallel");
+        assert_eq!(tp.value, TensorParallel { size: Some(4), layout: TpLayout::Megatron { sequence_parallel: true } });
+        assert!(tp.value_span().is_some());
+        assert_eq!(plan.sequence_parallel.map(|n| n.value), Some(2));
+        // The FSDP trainer's actor has no tensor parallelism of its own.
+        let fsdp = ppo_plan(&config("actor_rollout_ref.actor.megatron.tensor_model_parallel_size=4"), Span::new(0, 0));
+        assert!(fsdp.tensor_parallel.is_none());
     }
 }

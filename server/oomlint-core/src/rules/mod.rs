@@ -13,6 +13,7 @@ mod accelerate_fsdp2_reshard_not_bool;
 mod accelerate_missing_distributed_type;
 mod accelerate_mixed_precision_mismatch;
 mod accelerate_num_processes_unset;
+mod accelerate_parallelism_size_mismatch;
 mod alloc_conf_both_variables;
 mod alloc_conf_ineffective;
 mod alloc_conf_invalid;
@@ -345,6 +346,14 @@ pub static RULES: &[Rule] = &[
         Always
     ),
     rule!(accelerate_fsdp2_local_state_dict, "OOM406", "accelerate-fsdp2-local-state-dict", Framework, Error, Always),
+    rule!(
+        accelerate_parallelism_size_mismatch,
+        "OOM407",
+        "accelerate-parallelism-size-mismatch",
+        Framework,
+        Error,
+        None
+    ),
     rule!(deepspeed_batch_arithmetic, "OOM411", "deepspeed-batch-arithmetic", Framework, Error, None),
     rule!(deepspeed_offload_param_stage, "OOM412", "deepspeed-offload-param-stage", Framework, Warning, None),
     rule!(deepspeed_partial_offload_stage, "OOM413", "deepspeed-partial-offload-stage", Framework, Error, None),

@@ -258,6 +258,25 @@ Trainer(model=model, args=args).train()
 }
 
 #[test]
+fn a_tp_plan_splits_the_model_over_tp_size_or_every_process() {
+    let script = |args: &str| {
+        format!(
+            "from transformers import AutoModelForCausalLM, Trainer, TrainingArguments\n\
+             model = AutoModelForCausalLM.from_pretrained(\"meta-llama/Llama-3.1-8B\"{args})\n\
+             Trainer(model=model, args=TrainingArguments(output_dir=\"out\")).train()\n"
+        )
+    };
+    let text = script(", tp_plan=\"auto\", tp_size=4");
+    let tp = plan_of(&text).1.tensor_parallel.expect("tensor parallel");
+    assert_eq!(tp.value, TensorParallel { size: Some(4), layout: TpLayout::Transformers });
+    assert_eq!(slice(&text, &tp), "4");
+    let world = plan_of(&script(", tp_plan=\"auto\"")).1.tensor_parallel.expect("tensor parallel");
+    assert_eq!(world.value.size, None);
+    assert!(plan_of(&script(", tp_plan=None")).1.tensor_parallel.is_none());
+    assert!(plan_of(&script("")).1.tensor_parallel.is_none());
+}
+
+#[test]
 fn scripts_without_training_calls_are_unknown() {
     let text = "from transformers import AutoModelForCausalLM\nm = AutoModelForCausalLM.from_pretrained('gpt2')\n";
     assert_eq!(detect(&script(&format::document(text, Language::Python)).unwrap()), Format::Unknown);

@@ -12,8 +12,17 @@
 //! assigned to the empty string is 0, as in bash; one the script never assigns is unknown
 //! here rather than bash's 0, since the environment may set it.
 
+use std::cell::Cell;
+
 /// How deep variables whose values are expressions are evaluated inside each other.
 const MAX_DEPTH: usize = 16;
+
+/// How many expressions (the expansion's and its variables') one expansion evaluates at most:
+/// variables whose values name others several times would otherwise multiply the work.
+const MAX_EVALUATIONS: u32 = 1024;
+
+/// How deep parentheses and unary signs nest in one expression.
+const MAX_NESTING: usize = 256;
 
 /// The value of an arithmetic expansion written as `source` (`$(( … ))` or `$[ … ]`), with
 /// `lookup` giving a variable's value (None: unknown, or never assigned).
@@ -22,21 +31,28 @@ pub(super) fn expand(source: &str, lookup: &dyn Fn(&str) -> Option<String>) -> O
         .strip_prefix("$((")
         .and_then(|s| s.strip_suffix("))"))
         .or_else(|| source.strip_prefix("$[").and_then(|s| s.strip_suffix(']')))?;
-    evaluate(inner, lookup, 0).map(|n| n.to_string())
+    evaluate(inner, lookup, 0, &Cell::new(MAX_EVALUATIONS)).map(|n| n.to_string())
 }
 
-/// An expression's value: its `$` expansions replaced, then parsed and evaluated.
-fn evaluate(expression: &str, lookup: &dyn Fn(&str) -> Option<String>, depth: usize) -> Option<i64> {
-    if depth > MAX_DEPTH {
+/// An expression's value: its `$` expansions replaced, then parsed and evaluated; `budget`
+/// counts down the evaluations left.
+fn evaluate(
+    expression: &str,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    depth: usize,
+    budget: &Cell<u32>,
+) -> Option<i64> {
+    if depth > MAX_DEPTH || budget.get() == 0 {
         return None;
     }
+    budget.set(budget.get() - 1);
     let text = substitute(expression, lookup)?;
     let tokens = tokens(&text)?;
     if tokens.is_empty() {
         // An empty expression (or an empty variable) is 0.
         return Some(0);
     }
-    let mut parser = Parser { tokens: &tokens, at: 0, lookup, depth };
+    let mut parser = Parser { tokens: &tokens, at: 0, lookup, depth, budget, nesting: 0 };
     let value = parser.sum()?;
     (parser.at == tokens.len()).then_some(value)
 }
@@ -139,6 +155,9 @@ struct Parser<'t> {
     at: usize,
     lookup: &'t dyn Fn(&str) -> Option<String>,
     depth: usize,
+    budget: &'t Cell<u32>,
+    /// Parentheses and unary signs open around the token being read.
+    nesting: usize,
 }
 
 impl Parser<'_> {
@@ -172,6 +191,16 @@ impl Parser<'_> {
     }
 
     fn unary(&mut self) -> Option<i64> {
+        if self.nesting >= MAX_NESTING {
+            return None;
+        }
+        self.nesting += 1;
+        let value = self.operand();
+        self.nesting -= 1;
+        value
+    }
+
+    fn operand(&mut self) -> Option<i64> {
         match self.peek()?.clone() {
             Token::Op(b'-') => {
                 self.at += 1;
@@ -193,7 +222,7 @@ impl Parser<'_> {
             }
             Token::Name(name) => {
                 self.at += 1;
-                evaluate(&(self.lookup)(&name)?, self.lookup, self.depth + 1)
+                evaluate(&(self.lookup)(&name)?, self.lookup, self.depth + 1, self.budget)
             }
             Token::Op(_) => None,
         }
@@ -245,6 +274,17 @@ mod tests {
         assert_eq!(eval("$(( empty + 1 ))", &vars).as_deref(), Some("1"));
         // A variable that names itself never ends: unknown, not a hang.
         assert_eq!(eval("$(( x ))", &[("x", "x")]), None);
+        // Nor do variables that each name the next many times (10^15 evaluations unbounded).
+        let mut chain: Vec<(String, String)> =
+            (0..15).map(|i| (format!("v{i}"), vec![format!("v{}", i + 1); 10].join("+"))).collect();
+        chain.push(("v15".into(), "1".into()));
+        let vars: Vec<(&str, &str)> = chain.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+        assert_eq!(eval("$(( v0 ))", &vars), None);
+        // Nor does nesting deep enough to exhaust the stack.
+        let deep = format!("$(( {}1{} ))", "(".repeat(100_000), ")".repeat(100_000));
+        assert_eq!(eval(&deep, &[]), None);
+        assert_eq!(eval(&format!("$(( {}1 ))", "- ".repeat(100_000)), &[]), None);
+        assert_eq!(eval("$(( ((((1)))) + -(-2) ))", &[]).as_deref(), Some("3"));
     }
 
     #[test]

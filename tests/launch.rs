@@ -27,6 +27,7 @@ fn launchers_set_the_world_size_and_programs_read_their_flags() {
         ("openrlhf_ppo.sh", Format::Openrlhf, Some(8), 4),
         ("openrlhf_sft_heredoc.sh", Format::Openrlhf, Some(4), 2),
         ("bash_c_verl.sh", Format::Verl, Some(4), 8),
+        ("verl_arithmetic.sh", Format::Verl, Some(4), 4),
     ];
     for (name, format, world, micro) in cases {
         let analysis = fixture(name);
@@ -67,6 +68,16 @@ fn a_verl_launch_reads_its_hydra_overrides() {
     assert!(estimate.missing_inputs.iter().any(|m| m.contains("use_remove_padding")), "{:?}", estimate.missing_inputs);
     // 64 × 8 sequences per mini batch over 8 GPUs, 4 per micro batch.
     assert_eq!(analysis.plan.as_ref().and_then(|p| p.gradient_accumulation.as_ref()).map(|g| g.value), Some(16));
+}
+
+#[test]
+fn shell_arithmetic_in_a_launch_is_evaluated() {
+    let analysis = fixture("verl_arithmetic.sh");
+    let plan = serde_json::to_value(analysis.plan.as_ref().expect("plan")).expect("json");
+    // 1536 = 512 + $(( 2 * 512 )); 32 prompts × 5 sequences per mini batch over 4 GPUs, 4 per micro batch.
+    assert_eq!(plan["rl"]["max_completion_length"]["value"], 1024);
+    assert_eq!(plan["max_seq_length"]["value"], 1536);
+    assert_eq!(analysis.plan.as_ref().and_then(|p| p.gradient_accumulation.as_ref()).map(|g| g.value), Some(10));
 }
 
 #[test]

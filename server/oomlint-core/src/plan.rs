@@ -830,6 +830,14 @@ pub(crate) struct VerlSettings {
     pub(crate) ref_param_offload: Sourced<Option<bool>>,
     /// The critic's `fsdp_config.param_offload` and `optimizer_offload`.
     pub(crate) critic_offloads: [Sourced<Option<bool>>; 2],
+    /// `need_critic`: `critic.enable` when set, else `algorithm.adv_estimator` is `gae`.
+    pub(crate) need_critic: Sourced<Option<bool>>,
+    /// The critic's (`ppo_micro_batch_size`, `ppo_micro_batch_size_per_gpu`): the per-GPU key
+    /// defaults to `${oc.select:.ppo_micro_batch_size,null}`, so it follows the global one.
+    pub(crate) critic_micro_keys: MicroBatchKeys,
+    /// The critic's `ppo_mini_batch_size` (the actor's unless set) and `use_dynamic_bsz`.
+    pub(crate) critic_mini_batch: Sourced<Option<u64>>,
+    pub(crate) critic_dynamic_bsz: Sourced<Option<bool>>,
     /// `rollout.max_model_len` (null: prompt + response length) and `rollout.max_num_batched_tokens`,
     /// what verl's vLLM rollout passes to the engine (`explain` names them in its advice).
     pub(crate) max_model_len: Sourced<Option<u64>>,

@@ -520,6 +520,14 @@ impl VerlSettings {
             (None, _) => kl_loss.map(|_| None),
             (_, None) => kl_reward.map(|_| None),
         };
+        // `need_critic` (`verl/trainer/ppo/utils.py`): `critic.enable` when it is not null,
+        // else whether the advantage estimator is GAE.
+        let enable = config.bool("critic.enable");
+        let need_critic = if enable.value.is_some() || matches!(enable.origin, Origin::Unknown { .. }) {
+            enable
+        } else {
+            config.string("algorithm.adv_estimator").map(|e| e.map(|e| e == "gae"))
+        };
         VerlSettings {
             command,
             legacy_workers: config.string("trainer.use_legacy_worker_impl"),
@@ -555,6 +563,13 @@ impl VerlSettings {
                 config.bool("critic.model.fsdp_config.param_offload"),
                 config.bool("critic.model.fsdp_config.optimizer_offload"),
             ],
+            need_critic,
+            critic_micro_keys: (
+                config.int("critic.ppo_micro_batch_size"),
+                config.int("critic.ppo_micro_batch_size_per_gpu"),
+            ),
+            critic_mini_batch: config.int("critic.ppo_mini_batch_size"),
+            critic_dynamic_bsz: config.bool("critic.use_dynamic_bsz"),
             max_model_len: config.int("actor_rollout_ref.rollout.max_model_len"),
             max_num_batched_tokens: config.int("actor_rollout_ref.rollout.max_num_batched_tokens"),
             gpu_memory_utilization: config.float("actor_rollout_ref.rollout.gpu_memory_utilization"),
@@ -621,6 +636,21 @@ mod tests {
         assert_eq!(c.int("data.max_prompt_length").value, Some(2048));
         // `${oc.select:.ppo_micro_batch_size,null}` is relative to the critic.
         assert_eq!(c.int("critic.ppo_micro_batch_size_per_gpu").value, None);
+    }
+
+    #[test]
+    fn the_critic_is_needed_for_gae_or_when_enabled() {
+        let settings = |line: &str| VerlSettings::read(&config(line), Span::new(0, 0));
+        // `algorithm.adv_estimator` defaults to gae.
+        assert_eq!(settings("").need_critic.value, Some(true));
+        assert_eq!(settings("algorithm.adv_estimator=grpo").need_critic.value, Some(false));
+        assert_eq!(settings("algorithm.adv_estimator=grpo critic.enable=True").need_critic.value, Some(true));
+        assert_eq!(settings("critic.enable=False").need_critic.value, Some(false));
+        // The critic's per-GPU micro batch follows its global one; its mini batch follows the actor's.
+        let s = settings("critic.ppo_micro_batch_size=16 actor_rollout_ref.actor.ppo_mini_batch_size=32");
+        assert_eq!((s.critic_micro_keys.0.value, s.critic_micro_keys.1.value), (Some(16), Some(16)));
+        assert_eq!(s.critic_mini_batch.value, Some(32));
+        assert_eq!(s.critic_dynamic_bsz.value, Some(false));
     }
 
     #[test]

@@ -3,7 +3,10 @@
 //! per-GPU replacement, or neither, for the actor (`ppo_micro_batch_size` /
 //! `ppo_micro_batch_size_per_gpu`), the reference and the rollout
 //! (`log_prob_micro_batch_size` / `log_prob_micro_batch_size_per_gpu`), when
-//! `actor.use_dynamic_bsz` is off.
+//! `actor.use_dynamic_bsz` is off; and the same for the critic (`critic.ppo_micro_batch_size` /
+//! `critic.ppo_micro_batch_size_per_gpu`) when the run has one (`critic.enable`, or the GAE
+//! estimator, verl's default) and `critic.use_dynamic_bsz` is off, with the critic's global
+//! micro batch not dividing its `ppo_mini_batch_size`.
 //!
 //! ## Why
 //! verl refuses to start: `ActorConfig.__post_init__` raises `ValueError: [actor] You have
@@ -16,11 +19,22 @@
 //! `use_kl_in_reward`) and `actor_rollout_ref.rollout` ("[actor_rollout_ref.rollout] Please set
 //! at least one of …").
 //!
+//! For the critic, `CriticConfig.__post_init__` raises "[critic] Please set at least one of
+//! 'critic.micro_batch_size' or 'critic.micro_batch_size_per_gpu'." (verl's message names the
+//! keys without their `ppo_` prefix), "[critic] You have set both 'critic.micro_batch_size' AND
+//! 'critic.micro_batch_size_per_gpu'. …" or "[critic] ppo_mini_batch_size (64) must be divisible
+//! by ppo_micro_batch_size (48)". The critic's per-GPU key defaults to
+//! `${oc.select:.ppo_micro_batch_size,null}`, so setting the deprecated global key alone sets
+//! both: only the per-GPU key (or the global one with the per-GPU key set to `null`) passes. A
+//! PPO launch that keeps the GAE default and sets no critic micro batch fails the first.
+//!
 //! ## Example
 //! ```sh
 //! python3 -m verl.trainer.main_ppo \
 //!     actor_rollout_ref.actor.ppo_micro_batch_size=64 \
 //!     actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=8   # error: both set
+//! python3 -m verl.trainer.main_ppo algorithm.adv_estimator=gae \
+//!     actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=8   # error: no critic micro batch
 //! ```
 //!
 //! ## Fix
@@ -28,9 +42,12 @@
 //! value was meant is the user's choice.
 //!
 //! ## Source
-//! verl 0.8.0.dev `verl/workers/config/actor.py` (`ActorConfig.__post_init__`) and
-//! `verl/utils/config.py` (`validate_config`, `check_mutually_exclusive`). Older releases ran
-//! the same checks in `verl/trainer/ppo/ray_trainer.py` (`RayPPOTrainer._validate_config`).
+//! verl 0.8.0.dev `verl/workers/config/actor.py` (`ActorConfig.__post_init__`),
+//! `verl/workers/config/critic.py` (`CriticConfig.__post_init__`, `_check_mutually_exclusive`;
+//! the config is built by `validate_config` when `need_critic` in `verl/trainer/ppo/utils.py`
+//! holds) and `verl/utils/config.py` (`validate_config`, `check_mutually_exclusive`). Older
+//! releases ran the same checks in `verl/trainer/ppo/ray_trainer.py`
+//! (`RayPPOTrainer._validate_config`).
 
 use super::support;
 use super::{Context, Reporter};
@@ -38,6 +55,9 @@ use crate::plan::{Sourced, VerlSettings};
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let Some(v) = support::verl(ctx) else { return };
+    if v.need_critic.value == Some(true) && v.critic_dynamic_bsz.value == Some(false) {
+        critic(v, out);
+    }
     if v.dynamic_bsz.value != Some(false) {
         return;
     }
@@ -86,5 +106,56 @@ fn report(
             );
         }
         _ => {}
+    }
+}
+
+/// The critic's checks, in `CriticConfig.__post_init__`'s order; its messages name the keys
+/// `critic.micro_batch_size` and `critic.micro_batch_size_per_gpu`.
+fn critic(v: &VerlSettings, out: &mut Reporter) {
+    let (global, per_gpu) = &v.critic_micro_keys;
+    if unknown(global) || unknown(per_gpu) {
+        return;
+    }
+    match (global.value, per_gpu.value) {
+        (Some(_), Some(_)) if v.span(per_gpu) == v.span(global) => {
+            out.report(
+                v.span(global),
+                "verl raises \"[critic] You have set both 'critic.micro_batch_size' AND \
+                 'critic.micro_batch_size_per_gpu'\": critic.ppo_micro_batch_size_per_gpu defaults to \
+                 ${oc.select:.ppo_micro_batch_size,null}, so the deprecated critic.ppo_micro_batch_size sets both; \
+                 set critic.ppo_micro_batch_size_per_gpu instead",
+            );
+        }
+        (Some(_), Some(_)) => {
+            out.report(
+                v.span(global),
+                "verl raises \"[critic] You have set both 'critic.micro_batch_size' AND \
+                 'critic.micro_batch_size_per_gpu'\": remove the deprecated critic.ppo_micro_batch_size",
+            )
+            .with_related(v.span(per_gpu), "ppo_micro_batch_size_per_gpu is set here");
+        }
+        (None, None) => {
+            out.report(
+                v.command,
+                "verl raises \"[critic] Please set at least one of 'critic.micro_batch_size' or \
+                 'critic.micro_batch_size_per_gpu'\": the run has a critic (GAE, verl's default estimator, or \
+                 critic.enable) and critic.use_dynamic_bsz is off; set critic.ppo_micro_batch_size_per_gpu",
+            );
+        }
+        (Some(micro), None) => {
+            let Some(mini) = v.critic_mini_batch.value.filter(|_| !unknown(&v.critic_mini_batch)) else { return };
+            if micro == 0 || mini % micro == 0 {
+                return;
+            }
+            out.report(
+                v.span(global),
+                format!(
+                    "verl raises \"[critic] ppo_mini_batch_size ({mini}) must be divisible by ppo_micro_batch_size \
+                     ({micro})\""
+                ),
+            )
+            .with_related(v.span(&v.critic_mini_batch), "the critic's ppo_mini_batch_size (the actor's unless set)");
+        }
+        (None, Some(_)) => {}
     }
 }

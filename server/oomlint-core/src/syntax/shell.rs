@@ -2,7 +2,8 @@
 //! spans, expanded from the variables the script assigns before it, and `#SBATCH` lines.
 //!
 //! Expansion follows the shell for what a script writes to configure a launch: `$VAR`,
-//! `${VAR}`, `${VAR:-default}` / `${VAR-default}` / `${VAR:=default}`, quoting and `\`
+//! `${VAR}`, `${VAR:-default}` / `${VAR-default}` / `${VAR:=default}`, integer arithmetic
+//! `$(( … ))` over constants and the script's variables ([`arithmetic`]), quoting and `\`
 //! escapes; a word that expands anything else (a positional parameter, a command
 //! substitution, a variable the script never assigns) has no known text. An unquoted
 //! expansion that is a whole word is split at blanks into words, as the shell's field
@@ -16,6 +17,8 @@
 use crate::span::Span;
 use crate::HashMap;
 use tree_sitter::{Node as TsNode, Parser};
+
+mod arithmetic;
 
 /// One word of a command: its text after expansion (None when unknown) and where it is.
 #[derive(Debug, Clone, PartialEq)]
@@ -436,6 +439,9 @@ impl ScriptReader<'_> {
                 self.variables.get(name).cloned().flatten()
             }
             "expansion" => self.parameter(self.source(node)),
+            "arithmetic_expansion" => {
+                arithmetic::expand(self.source(node), &|name| self.variables.get(name).cloned().flatten())
+            }
             "string" => self.pieces(node, 1, 1, depth),
             "concatenation" => self.pieces(node, 0, 0, depth),
             _ => None,
@@ -697,6 +703,33 @@ mod tests {
         assert_eq!(commands[2], ["trl", "sft", "--lr", "?", "--x", "1"]);
         let x = &script.commands[2].words[4];
         assert_eq!(&text[x.span.start..x.span.end], "--x");
+    }
+
+    #[test]
+    fn arithmetic_expansions_over_the_scripts_variables() {
+        let text = "nproc_per_gpu=32\nnnodes=1\nngpu_per_node=2\ntotal_procs=$(( nproc_per_gpu * nnodes * ngpu_per_node ))\n\
+                    mini_batch_size=$(( total_procs ))\npython3 -m verl.trainer.main_ppo data.train_batch_size=${total_procs} \\\n  \
+                    a.ppo_micro_batch_size=${mini_batch_size} b=\"$(( mini_batch_size / 2 ))x\" c=$((ngpu_per_node*4)) d=$(( n * 2 ))\n";
+        let script = parse(text).unwrap();
+        let launch = script.commands.last().unwrap();
+        assert_eq!(
+            texts(launch),
+            [
+                "python3",
+                "-m",
+                "verl.trainer.main_ppo",
+                "data.train_batch_size=64",
+                "a.ppo_micro_batch_size=64",
+                "b=32x",
+                "c=8",
+                "?"
+            ]
+        );
+        let assigned: Vec<_> = script.assignments.iter().map(|(n, w)| (n.as_str(), w.text.as_deref())).collect();
+        assert_eq!(assigned[3], ("total_procs", Some("64")));
+        // A variable assigned to something unknown leaves what it computes unknown.
+        let script = parse("n=$(nproc)\nm=$(( n * 2 ))\ntorchrun --nproc_per_node $m x.py\n").unwrap();
+        assert_eq!(texts(script.commands.last().unwrap()), ["torchrun", "--nproc_per_node", "?", "x.py"]);
     }
 
     #[test]

@@ -838,6 +838,10 @@ pub(crate) struct VerlSettings {
     /// The critic's `ppo_mini_batch_size` (the actor's unless set) and `use_dynamic_bsz`.
     pub(crate) critic_mini_batch: Sourced<Option<u64>>,
     pub(crate) critic_dynamic_bsz: Sourced<Option<bool>>,
+    /// `critic.strategy` and the FSDP critic's (deprecated, still read) top-level
+    /// `critic.ulysses_sequence_parallel_size`.
+    pub(crate) critic_strategy: Sourced<Option<String>>,
+    pub(crate) critic_ulysses: Sourced<Option<u64>>,
     /// `rollout.max_model_len` (null: prompt + response length) and `rollout.max_num_batched_tokens`,
     /// what verl's vLLM rollout passes to the engine (`explain` names them in its advice).
     pub(crate) max_model_len: Sourced<Option<u64>>,

@@ -570,6 +570,8 @@ impl VerlSettings {
             ),
             critic_mini_batch: config.int("critic.ppo_mini_batch_size"),
             critic_dynamic_bsz: config.bool("critic.use_dynamic_bsz"),
+            critic_strategy: config.string("critic.strategy"),
+            critic_ulysses: config.int("critic.ulysses_sequence_parallel_size"),
             max_model_len: config.int("actor_rollout_ref.rollout.max_model_len"),
             max_num_batched_tokens: config.int("actor_rollout_ref.rollout.max_num_batched_tokens"),
             gpu_memory_utilization: config.float("actor_rollout_ref.rollout.gpu_memory_utilization"),
@@ -651,6 +653,8 @@ mod tests {
         assert_eq!((s.critic_micro_keys.0.value, s.critic_micro_keys.1.value), (Some(16), Some(16)));
         assert_eq!(s.critic_mini_batch.value, Some(32));
         assert_eq!(s.critic_dynamic_bsz.value, Some(false));
+        assert_eq!(s.critic_strategy.value.as_deref(), Some("fsdp"));
+        assert_eq!(s.critic_ulysses.value, Some(1));
     }
 
     #[test]

@@ -81,6 +81,7 @@ mod unrecognized_file;
 mod unsloth_precision_conflict;
 mod unused_suppression;
 mod verl_batch_divisibility;
+mod verl_micro_batch_below_gpus;
 mod verl_micro_batch_keys;
 mod verl_mini_batch_normalization;
 mod verl_sequence_parallel;
@@ -383,6 +384,7 @@ pub static RULES: &[Rule] = &[
     rule!(verl_batch_divisibility, "OOM803", "verl-batch-divisibility", Framework, Error, None),
     rule!(verl_mini_batch_normalization, "OOM804", "verl-mini-batch-normalization", Framework, Error, None),
     rule!(verl_sequence_parallel, "OOM805", "verl-sequence-parallel", Framework, Error, None),
+    rule!(verl_micro_batch_below_gpus, "OOM806", "verl-micro-batch-below-gpus", Framework, Error, None),
     rule!(openrlhf_colocate_vllm_gpus, "OOM811", "openrlhf-colocate-vllm-gpus", Framework, Error, None),
     rule!(openrlhf_sample_batches, "OOM812", "openrlhf-sample-batches", Framework, Error, None),
     rule!(openrlhf_group_estimator_samples, "OOM813", "openrlhf-group-estimator-samples", Framework, Error, None),

@@ -5,8 +5,8 @@
 //! (`log_prob_micro_batch_size` / `log_prob_micro_batch_size_per_gpu`), when
 //! `actor.use_dynamic_bsz` is off; and the same for the critic (`critic.ppo_micro_batch_size` /
 //! `critic.ppo_micro_batch_size_per_gpu`) when the run has one (`critic.enable`, or the GAE
-//! estimator, verl's default) and `critic.use_dynamic_bsz` is off, with the critic's global
-//! micro batch not dividing its `ppo_mini_batch_size`.
+//! estimator, verl's default) and `critic.use_dynamic_bsz` is off; and a global micro batch
+//! (actor's or critic's) that does not divide its `ppo_mini_batch_size`.
 //!
 //! ## Why
 //! verl refuses to start: `ActorConfig.__post_init__` raises `ValueError: [actor] You have
@@ -17,7 +17,9 @@
 //! not enabled."; `validate_config`'s `check_mutually_exclusive` raises the same for
 //! `actor_rollout_ref.ref` (when a reference policy is needed: `use_kl_loss` or
 //! `use_kl_in_reward`) and `actor_rollout_ref.rollout` ("[actor_rollout_ref.rollout] Please set
-//! at least one of …").
+//! at least one of …"). With only the actor's global key set, `ActorConfig.validate` raises
+//! "ppo_mini_batch_size (64) must be divisible by ppo_micro_batch_size (48)" when it does not
+//! divide the mini batch as written (no section prefix in the message).
 //!
 //! For the critic, `CriticConfig.__post_init__` raises "[critic] Please set at least one of
 //! 'critic.micro_batch_size' or 'critic.micro_batch_size_per_gpu'." (verl's message names the
@@ -42,7 +44,7 @@
 //! value was meant is the user's choice.
 //!
 //! ## Source
-//! verl 0.8.0.dev `verl/workers/config/actor.py` (`ActorConfig.__post_init__`),
+//! verl 0.8.0.dev `verl/workers/config/actor.py` (`ActorConfig.__post_init__`, `validate`),
 //! `verl/workers/config/critic.py` (`CriticConfig.__post_init__`, `_check_mutually_exclusive`;
 //! the config is built by `validate_config` when `need_critic` in `verl/trainer/ppo/utils.py`
 //! holds) and `verl/utils/config.py` (`validate_config`, `check_mutually_exclusive`). Older
@@ -63,6 +65,7 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     }
     let (param, section) = ("ppo_micro_batch_size", "actor");
     report(v, out, section, param, &v.micro_batch, &v.micro_per_gpu);
+    actor_divisibility(v, out);
     let [reference, rollout] = &v.log_prob_keys;
     if v.need_reference.value == Some(true) {
         report(v, out, "actor_rollout_ref.ref", "log_prob_micro_batch_size", &reference.0, &reference.1);
@@ -107,6 +110,25 @@ fn report(
         }
         _ => {}
     }
+}
+
+/// `ActorConfig.validate`: a global micro batch (the per-GPU key unset) must divide the actor's
+/// `ppo_mini_batch_size` as written (before the workers normalise either).
+fn actor_divisibility(v: &VerlSettings, out: &mut Reporter) {
+    if unknown(&v.micro_batch) || unknown(&v.micro_per_gpu) || unknown(&v.mini_batch) {
+        return;
+    }
+    let (Some(micro), None, Some(mini)) = (v.micro_batch.value, v.micro_per_gpu.value, v.mini_batch.value) else {
+        return;
+    };
+    if micro == 0 || mini % micro == 0 {
+        return;
+    }
+    out.report(
+        v.span(&v.micro_batch),
+        format!("verl raises \"ppo_mini_batch_size ({mini}) must be divisible by ppo_micro_batch_size ({micro})\""),
+    )
+    .with_related(v.span(&v.mini_batch), "the actor's ppo_mini_batch_size");
 }
 
 /// The critic's checks, in `CriticConfig.__post_init__`'s order; its messages name the keys

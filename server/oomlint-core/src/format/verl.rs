@@ -572,6 +572,7 @@ impl VerlSettings {
             critic_dynamic_bsz: config.bool("critic.use_dynamic_bsz"),
             critic_strategy: config.string("critic.strategy"),
             critic_ulysses: config.int("critic.ulysses_sequence_parallel_size"),
+            critic_rollout_n: config.int("critic.rollout_n"),
             max_model_len: config.int("actor_rollout_ref.rollout.max_model_len"),
             max_num_batched_tokens: config.int("actor_rollout_ref.rollout.max_num_batched_tokens"),
             gpu_memory_utilization: config.float("actor_rollout_ref.rollout.gpu_memory_utilization"),
@@ -655,6 +656,7 @@ mod tests {
         assert_eq!(s.critic_dynamic_bsz.value, Some(false));
         assert_eq!(s.critic_strategy.value.as_deref(), Some("fsdp"));
         assert_eq!(s.critic_ulysses.value, Some(1));
+        assert_eq!(settings("actor_rollout_ref.rollout.n=4").critic_rollout_n.value, Some(4));
     }
 
     #[test]

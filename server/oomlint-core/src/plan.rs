@@ -842,6 +842,8 @@ pub(crate) struct VerlSettings {
     /// `critic.ulysses_sequence_parallel_size`.
     pub(crate) critic_strategy: Sourced<Option<String>>,
     pub(crate) critic_ulysses: Sourced<Option<u64>>,
+    /// `critic.model.use_remove_padding`.
+    pub(crate) critic_remove_padding: Sourced<Option<bool>>,
     /// `critic.rollout_n` (the rollout's `n` unless set).
     pub(crate) critic_rollout_n: Sourced<Option<u64>>,
     /// `rollout.max_model_len` (null: prompt + response length) and `rollout.max_num_batched_tokens`,

@@ -572,6 +572,7 @@ impl VerlSettings {
             critic_dynamic_bsz: config.bool("critic.use_dynamic_bsz"),
             critic_strategy: config.string("critic.strategy"),
             critic_ulysses: config.int("critic.ulysses_sequence_parallel_size"),
+            critic_remove_padding: config.bool("critic.model.use_remove_padding"),
             critic_rollout_n: config.int("critic.rollout_n"),
             max_model_len: config.int("actor_rollout_ref.rollout.max_model_len"),
             max_num_batched_tokens: config.int("actor_rollout_ref.rollout.max_num_batched_tokens"),

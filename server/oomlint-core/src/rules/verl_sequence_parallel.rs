@@ -2,12 +2,16 @@
 //! Reports a verl FSDP actor with Ulysses sequence parallelism
 //! (`actor_rollout_ref.actor.ulysses_sequence_parallel_size > 1`) that does not remove padding
 //! (`actor_rollout_ref.model.use_remove_padding`), or whose model's attention heads do not
-//! divide by the sequence-parallel size.
+//! divide by the sequence-parallel size; and the same padding check for an FSDP critic
+//! (`critic.ulysses_sequence_parallel_size > 1` without `critic.model.use_remove_padding`) when
+//! the run has one (`critic.enable`, or the GAE estimator).
 //!
 //! ## Why
 //! verl refuses to start: `ValueError: When using sequence parallelism for actor/ref policy, you
 //! must enable `use_remove_padding`.`; the patched attention asserts "num_attention_heads 28
-//! must be divisible by ulysses_sp_size 8" when the model is built.
+//! must be divisible by ulysses_sp_size 8" when the model is built. For the critic,
+//! `FSDPCriticConfig.__post_init__` raises "When using sequence parallelism for critic, you must
+//! enable `use_remove_padding`.".
 //!
 //! ## Example
 //! ```sh
@@ -20,7 +24,9 @@
 //! No automatic fix.
 //!
 //! ## Source
-//! verl 0.8.0.dev `verl/workers/config/actor.py` (`FSDPActorConfig.validate`) and
+//! verl 0.8.0.dev `verl/workers/config/actor.py` (`FSDPActorConfig.validate`),
+//! `verl/workers/config/critic.py` (`FSDPCriticConfig.__post_init__`, built by `validate_config`
+//! when `need_critic` holds) and
 //! `verl/models/transformers/monkey_patch.py` (`validate_ulysses_config`): "num_attention_heads
 //! {num_attention_heads} must be divisible by ulysses_sp_size {ulysses_sp_size}".
 
@@ -29,6 +35,7 @@ use super::{Context, Reporter};
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let Some(v) = support::verl(ctx) else { return };
+    critic(v, out);
     if !matches!(v.strategy.value.as_deref(), Some("fsdp" | "fsdp2")) {
         return;
     }
@@ -48,5 +55,19 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
             at,
             format!("verl asserts \"num_attention_heads {} must be divisible by ulysses_sp_size {sp}\"", arch.n_head),
         );
+    }
+}
+
+fn critic(v: &crate::plan::VerlSettings, out: &mut Reporter) {
+    let fsdp = matches!(v.critic_strategy.value.as_deref(), Some("fsdp" | "fsdp2"));
+    if !fsdp || v.need_critic.value != Some(true) || v.critic_ulysses.value.is_none_or(|sp| sp <= 1) {
+        return;
+    }
+    if v.critic_remove_padding.value == Some(false) {
+        out.report(
+            v.span(&v.critic_ulysses),
+            "verl raises \"When using sequence parallelism for critic, you must enable `use_remove_padding`.\"",
+        )
+        .with_related(v.span(&v.critic_remove_padding), "critic.model.use_remove_padding");
     }
 }

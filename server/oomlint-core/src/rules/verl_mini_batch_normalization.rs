@@ -77,16 +77,7 @@ fn critic(v: &VerlSettings, out: &mut Reporter) {
         (None, None) => return,
     };
     // A zero micro batch divides by zero; `verl-micro-batch-below-gpus` reports its cause.
-    if micro == 0 {
-        return;
-    }
-    let message = if normalized % micro != 0 {
-        format!("should be divisible by ppo_micro_batch_size_per_gpu {micro}")
-    } else if normalized / micro == 0 {
-        format!("should be larger than ppo_micro_batch_size_per_gpu {micro}")
-    } else {
-        return;
-    };
+    let Some(message) = micro_mismatch(normalized, micro) else { return };
     out.report(
         v.span(&v.critic_mini_batch),
         format!(
@@ -129,16 +120,7 @@ fn actor(v: &VerlSettings, out: &mut Reporter) {
         (None, Some(per_gpu)) => per_gpu,
         (None, None) => return,
     };
-    if micro == 0 {
-        return;
-    }
-    let message = if normalized % micro != 0 {
-        format!("should be divisible by ppo_micro_batch_size_per_gpu {micro}")
-    } else if normalized / micro == 0 {
-        format!("should be larger than ppo_micro_batch_size_per_gpu {micro}")
-    } else {
-        return;
-    };
+    let Some(message) = micro_mismatch(normalized, micro) else { return };
     out.report(
         at,
         format!(
@@ -147,4 +129,19 @@ fn actor(v: &VerlSettings, out: &mut Reporter) {
         ),
     )
     .with_related(v.span(&v.micro_per_gpu), "the micro batch per GPU");
+}
+
+/// What verl's worker asserts of a normalized mini batch against the micro batch per GPU
+/// (`fsdp_workers.py`: divisible by it, and at least one micro batch); None when it holds or the
+/// micro batch is 0 (another rule reports that).
+fn micro_mismatch(normalized: u64, micro: u64) -> Option<String> {
+    if micro == 0 {
+        None
+    } else if normalized % micro != 0 {
+        Some(format!("should be divisible by ppo_micro_batch_size_per_gpu {micro}"))
+    } else if normalized / micro == 0 {
+        Some(format!("should be larger than ppo_micro_batch_size_per_gpu {micro}"))
+    } else {
+        None
+    }
 }

@@ -137,7 +137,7 @@ fn actor(v: &VerlSettings, out: &mut Reporter) {
 fn micro_mismatch(normalized: u64, micro: u64) -> Option<String> {
     if micro == 0 {
         None
-    } else if normalized % micro != 0 {
+    } else if !normalized.is_multiple_of(micro) {
         Some(format!("should be divisible by ppo_micro_batch_size_per_gpu {micro}"))
     } else if normalized / micro == 0 {
         Some(format!("should be larger than ppo_micro_batch_size_per_gpu {micro}"))

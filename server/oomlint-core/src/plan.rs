@@ -87,6 +87,11 @@ impl<T> Sourced<T> {
         matches!(self.origin, Origin::File { .. } | Origin::Linked { .. })
     }
 
+    /// The value is a placeholder: the file computes it in a way oomlint does not follow.
+    pub(crate) fn is_unknown(&self) -> bool {
+        matches!(self.origin, Origin::Unknown { .. })
+    }
+
     pub(crate) fn map<U>(self, f: impl FnOnce(T) -> U) -> Sourced<U> {
         Sourced { value: f(self.value), origin: self.origin }
     }

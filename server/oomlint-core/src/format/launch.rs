@@ -424,8 +424,7 @@ fn apply_accelerate_config(
 ) {
     let r = Reader::new(config);
     let accelerate = super::accelerate::plan(&r);
-    let stated =
-        |s: &Option<Sourced<u64>>| s.as_ref().is_some_and(|s| !matches!(s.origin, crate::plan::Origin::Unknown { .. }));
+    let stated = |s: &Option<Sourced<u64>>| s.as_ref().is_some_and(|s| !s.is_unknown());
     if !processes_given && stated(&accelerate.devices) {
         plan.devices = accelerate.devices.clone();
         plan.num_nodes = accelerate.num_nodes.clone();

@@ -523,7 +523,7 @@ impl VerlSettings {
         // `need_critic` (`verl/trainer/ppo/utils.py`): `critic.enable` when it is not null,
         // else whether the advantage estimator is GAE.
         let enable = config.bool("critic.enable");
-        let need_critic = if enable.value.is_some() || matches!(enable.origin, Origin::Unknown { .. }) {
+        let need_critic = if enable.value.is_some() || enable.is_unknown() {
             enable
         } else {
             config.string("algorithm.adv_estimator").map(|e| e.map(|e| e == "gae"))

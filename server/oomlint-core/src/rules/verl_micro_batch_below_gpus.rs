@@ -38,17 +38,17 @@
 
 use super::support;
 use super::{Context, Reporter};
-use crate::plan::{Origin, Sourced, VerlSettings};
+use crate::plan::{Sourced, VerlSettings};
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let Some(v) = support::verl(ctx) else { return };
-    let Some(n_gpus) = v.n_gpus.value.filter(|_| !unknown(&v.n_gpus)) else { return };
+    let Some(n_gpus) = v.n_gpus.value.filter(|_| !v.n_gpus.is_unknown()) else { return };
     if v.dynamic_bsz.value == Some(false) {
         // `ActorConfig.validate` reads `getattr(self, "ulysses_sequence_parallel_size", 1)`: only
         // the FSDP actor's config has the field.
         let sp = match v.strategy.value.as_deref() {
-            Some("fsdp" | "fsdp2") => v.ulysses.value.filter(|_| !unknown(&v.ulysses)),
-            Some(_) if !unknown(&v.strategy) => Some(1),
+            Some("fsdp" | "fsdp2") => v.ulysses.value.filter(|_| !v.ulysses.is_unknown()),
+            Some(_) if !v.strategy.is_unknown() => Some(1),
             _ => None,
         };
         report(v, out, "", (&v.micro_batch, &v.micro_per_gpu), sp, &v.ulysses, n_gpus);
@@ -56,13 +56,9 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let fsdp_critic = matches!(v.critic_strategy.value.as_deref(), Some("fsdp" | "fsdp2"));
     if v.need_critic.value == Some(true) && v.critic_dynamic_bsz.value == Some(false) && fsdp_critic {
         let (global, per_gpu) = &v.critic_micro_keys;
-        let sp = v.critic_ulysses.value.filter(|_| !unknown(&v.critic_ulysses));
+        let sp = v.critic_ulysses.value.filter(|_| !v.critic_ulysses.is_unknown());
         report(v, out, "critic.", (global, per_gpu), sp, &v.critic_ulysses, n_gpus);
     }
-}
-
-fn unknown<T>(s: &Sourced<Option<T>>) -> bool {
-    matches!(s.origin, Origin::Unknown { .. })
 }
 
 fn report(
@@ -74,7 +70,7 @@ fn report(
     sp_key: &Sourced<Option<u64>>,
     n_gpus: u64,
 ) {
-    if unknown(global) || unknown(per_gpu) {
+    if global.is_unknown() || per_gpu.is_unknown() {
         return;
     }
     // With both keys set verl stops earlier, at the mutual-exclusion check.

@@ -73,10 +73,6 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     report(v, out, "actor_rollout_ref.rollout", "log_prob_micro_batch_size", &rollout.0, &rollout.1);
 }
 
-fn unknown<T>(s: &Sourced<Option<T>>) -> bool {
-    matches!(s.origin, crate::plan::Origin::Unknown { .. })
-}
-
 fn report(
     v: &VerlSettings,
     out: &mut Reporter,
@@ -85,7 +81,7 @@ fn report(
     global: &Sourced<Option<u64>>,
     per_gpu: &Sourced<Option<u64>>,
 ) {
-    if unknown(global) || unknown(per_gpu) {
+    if global.is_unknown() || per_gpu.is_unknown() {
         return;
     }
     match (global.value, per_gpu.value) {
@@ -115,7 +111,7 @@ fn report(
 /// `ActorConfig.validate`: a global micro batch (the per-GPU key unset) must divide the actor's
 /// `ppo_mini_batch_size` as written (before the workers normalise either).
 fn actor_divisibility(v: &VerlSettings, out: &mut Reporter) {
-    if unknown(&v.micro_batch) || unknown(&v.micro_per_gpu) || unknown(&v.mini_batch) {
+    if v.micro_batch.is_unknown() || v.micro_per_gpu.is_unknown() || v.mini_batch.is_unknown() {
         return;
     }
     let (Some(micro), None, Some(mini)) = (v.micro_batch.value, v.micro_per_gpu.value, v.mini_batch.value) else {
@@ -135,7 +131,7 @@ fn actor_divisibility(v: &VerlSettings, out: &mut Reporter) {
 /// `critic.micro_batch_size` and `critic.micro_batch_size_per_gpu`.
 fn critic(v: &VerlSettings, out: &mut Reporter) {
     let (global, per_gpu) = &v.critic_micro_keys;
-    if unknown(global) || unknown(per_gpu) {
+    if global.is_unknown() || per_gpu.is_unknown() {
         return;
     }
     match (global.value, per_gpu.value) {
@@ -165,7 +161,7 @@ fn critic(v: &VerlSettings, out: &mut Reporter) {
             );
         }
         (Some(micro), None) => {
-            let Some(mini) = v.critic_mini_batch.value.filter(|_| !unknown(&v.critic_mini_batch)) else { return };
+            let Some(mini) = v.critic_mini_batch.value.filter(|_| !v.critic_mini_batch.is_unknown()) else { return };
             if micro == 0 || mini % micro == 0 {
                 return;
             }

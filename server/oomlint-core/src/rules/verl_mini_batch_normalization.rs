@@ -34,16 +34,12 @@
 
 use super::support;
 use super::{Context, Reporter};
-use crate::plan::{Origin, Sourced, VerlSettings};
+use crate::plan::VerlSettings;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let Some(v) = support::verl(ctx) else { return };
     actor(v, out);
     critic(v, out);
-}
-
-fn unknown<T>(s: &Sourced<Option<T>>) -> bool {
-    matches!(s.origin, Origin::Unknown { .. })
 }
 
 /// `CriticWorker.__init__`'s normalisation and its two asserts.
@@ -55,7 +51,7 @@ fn critic(v: &VerlSettings, out: &mut Reporter) {
     }
     let (global, per_gpu) = &v.critic_micro_keys;
     let read = [&v.n_gpus, &v.critic_mini_batch, &v.critic_rollout_n, &v.critic_ulysses, global, per_gpu];
-    if read.iter().any(|s| unknown(s)) {
+    if read.iter().any(|s| s.is_unknown()) {
         return;
     }
     let (Some(n_gpus), Some(mini), Some(n), Some(sp)) =

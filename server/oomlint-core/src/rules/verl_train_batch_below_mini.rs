@@ -49,7 +49,7 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if v.need_critic.value != Some(true) || v.critic_dynamic_bsz.value != Some(false) {
         return;
     }
-    if matches!(v.critic_mini_batch.origin, crate::plan::Origin::Unknown { .. }) {
+    if v.critic_mini_batch.is_unknown() {
         return;
     }
     let Some(mini) = v.critic_mini_batch.value.filter(|&mini| train < mini) else { return };

@@ -67,7 +67,7 @@ fn mlp_linear(arch: &Architecture) -> u64 {
         MlpKind::Moe => {
             let shared = arch.shared_expert_intermediate_size.map_or(0, |w| 3 * h * w);
             let gate = if arch.shared_expert_gate { h } else { 0 };
-            arch.n_expert * 3 * h * arch.expert_intermediate_size() + h * arch.n_expert + shared + gate
+            routed_experts_per_layer(arch) + h * arch.n_expert + shared + gate
         }
     }
 }
@@ -78,7 +78,12 @@ pub(super) fn routed_expert_parameters(arch: &Architecture) -> u64 {
         return 0;
     }
     let moe_layers = arch.n_layer.saturating_sub(arch.dense_mlp_layer_count());
-    moe_layers * arch.n_expert * 3 * arch.n_embd * arch.expert_intermediate_size()
+    moe_layers * routed_experts_per_layer(arch)
+}
+
+/// One MoE layer's `n_expert` gated MLPs.
+fn routed_experts_per_layer(arch: &Architecture) -> u64 {
+    arch.n_expert * 3 * arch.n_embd * arch.expert_intermediate_size()
 }
 
 pub(super) fn count(arch: &Architecture, implementation: Implementation) -> ParamCounts {

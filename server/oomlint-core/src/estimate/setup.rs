@@ -169,16 +169,14 @@ impl Setup {
         // since we upcast weights to float32": `unsloth_zoo/training_utils.py`
         // `prepare_model_for_training`, mixed_precision_dtype float32); a bfloat16 model stays in
         // bfloat16 (`float32_mixed_precision` defaults to False there).
-        let model_fp16 = match plan.load_dtype.as_ref().map(|d| d.value) {
-            Some(Dtype::Auto) | None => gpu.is_some_and(|g| !g.bf16),
-            Some(d) => d == Dtype::F16,
+        let (param_bytes, trainable_bytes) = if implementation == Implementation::Unsloth
+            && method == Method::Full
+            && unsloth_loads_float16(plan, gpu)
+        {
+            (4, 4)
+        } else {
+            (param_bytes, trainable_bytes)
         };
-        let (param_bytes, trainable_bytes) =
-            if implementation == Implementation::Unsloth && method == Method::Full && model_fp16 {
-                (4, 4)
-            } else {
-                (param_bytes, trainable_bytes)
-            };
         // Every plan builder sets it (from the file or the framework's default).
         let micro_batch = match &plan.micro_batch_size {
             Some(m) => m.value,
@@ -436,8 +434,19 @@ fn unsloth_forces_float32(plan: &Plan, implementation: Implementation, arch: &Ar
     if !(family == "gemma-3" || family == "gemma3") {
         return false;
     }
-    let fp16_asked = plan.load_dtype.as_ref().is_some_and(|d| d.value == Dtype::F16);
-    fp16_asked || gpu.is_some_and(|g| !g.bf16)
+    unsloth_loads_float16(plan, gpu) || gpu.is_some_and(|g| !g.bf16)
+}
+
+/// Whether Unsloth loads the model in float16 (`unsloth/models/vision.py` `from_pretrained`):
+/// `dtype=None` is bfloat16 where the GPU has it, else float16, and an asked bfloat16 on a GPU
+/// without it "will change to float16"; float32 stays float32.
+fn unsloth_loads_float16(plan: &Plan, gpu: Option<&Gpu>) -> bool {
+    let no_bf16 = gpu.is_some_and(|g| !g.bf16);
+    match plan.load_dtype.as_ref().map(|d| d.value) {
+        Some(Dtype::F16) => true,
+        Some(Dtype::F32) => false,
+        _ => no_bf16,
+    }
 }
 
 /// Unsloth's handling of routed experts by release, where the experts are fused 3-D parameters

@@ -301,11 +301,7 @@ impl Setup {
         let arch = &bounded(arch);
         let algorithm = plan.algorithm.as_ref().map(|a| a.value);
         let reward = algorithm == Some(RlAlgorithm::Reward);
-        let mut counts = weights::count(arch, implementation);
-        if reward {
-            weights::score_head(&mut counts, arch);
-        }
-        let head_rows = if reward { 1 } else { weights::vocab_rows(arch) };
+        let (counts, head_rows) = weights::counts_and_head_rows(arch, implementation, reward);
         // The fused LM head is attached by SFT, DPO and GRPO (`TrlLoss::FusedHead`); ORPO, CPO
         // and KTO read `outputs.logits`, and a reward model's score head has no vocabulary.
         let fused_head = fused_head
@@ -407,8 +403,7 @@ impl Setup {
         setup.model_parameters = setup.counts.total;
         setup.model_trainable = setup.trainable;
         if let Some((n, layout)) = tp {
-            let (arch, counts, head_rows) =
-                tensor_parallel::split(&setup.arch, implementation, setup.head_rows, n, layout);
+            let (arch, counts, head_rows) = tensor_parallel::split(&setup.arch, implementation, reward, n, layout);
             (setup.arch, setup.counts, setup.head_rows) = (arch, counts, head_rows);
             setup.tensor_parallel = n;
             setup.tp_layout = Some(layout);

@@ -84,25 +84,21 @@ pub(super) fn share(arch: &Architecture, tp: u64, layout: TpLayout) -> Architect
 /// One rank's model under `tp`-way tensor parallelism (see [`share`]): its architecture, its
 /// parameter counts (under transformers' plan an untied head's weight split over the vocabulary)
 /// and the rows of the logits it holds (under Megatron `1/tp` of the vocabulary; a reward
-/// model's one-row score head stays whole). `head_rows` is the whole model's.
+/// model's one-row score head stays whole).
 pub(super) fn split(
     arch: &Architecture,
     implementation: Implementation,
-    head_rows: u64,
+    reward: bool,
     tp: u64,
     layout: TpLayout,
 ) -> (Architecture, ParamCounts, u64) {
     let arch = share(arch, tp, layout);
-    let reward = head_rows == 1;
-    let mut counts = weights::count(&arch, implementation);
-    if reward {
-        weights::score_head(&mut counts, &arch);
-    } else if layout == TpLayout::Transformers && counts.head > 0 {
+    let (mut counts, rows) = weights::counts_and_head_rows(&arch, implementation, reward);
+    if !reward && layout == TpLayout::Transformers && counts.head > 0 {
         let head = counts.head.div_ceil(tp);
         counts.total = counts.total - counts.head + head;
         counts.head = head;
     }
-    let rows = if reward { head_rows } else { weights::vocab_rows(&arch) };
     (arch, counts, rows)
 }
 

@@ -131,12 +131,22 @@ pub(super) fn count(arch: &Architecture, implementation: Implementation) -> Para
     ParamCounts { embedding, head, block_linear, small, largest_linear, total }
 }
 
-/// A reward model (`AutoModelForSequenceClassification`, `num_labels=1`, TRL `reward_trainer.py`)
-/// replaces the LM head by a score head of one row: the weights have no `V × h` head and the
-/// logits are one score per token, pooled at the last one.
-pub(super) fn score_head(counts: &mut ParamCounts, arch: &Architecture) {
+/// The parameter counts and the rows of the logits of `arch`. A reward model
+/// (`AutoModelForSequenceClassification`, `num_labels=1`, TRL `reward_trainer.py`) replaces the
+/// LM head by a score head of one row: the weights have no `V × h` head and the logits are one
+/// score per token, pooled at the last one.
+pub(super) fn counts_and_head_rows(
+    arch: &Architecture,
+    implementation: Implementation,
+    reward: bool,
+) -> (ParamCounts, u64) {
+    let mut counts = count(arch, implementation);
+    if !reward {
+        return (counts, vocab_rows(arch));
+    }
     counts.total = counts.total - counts.head + arch.n_embd;
     counts.head = arch.n_embd;
+    (counts, 1)
 }
 
 /// Bytes per quantized parameter, with the quantization constants.

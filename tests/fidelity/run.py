@@ -165,10 +165,18 @@ def main():
                          "fires" if fires else "silent", agree))
             print(rows[-1], file=sys.stderr)
     if ns.only:
+        found = {**previous_versions(), **{k: v for k, v in found.items() if v != "-"}}
         rows = previous_rows(ns.only) + rows
         order = list(RULES)
         rows.sort(key=lambda r: (order.index(r[0]) if r[0] in order else len(order), r[3]))
     write(rows, found)
+
+
+def previous_versions():
+    """Framework versions of the committed AGREEMENT.md, kept for the rows not re-run (with --only)."""
+    path = HERE / "AGREEMENT.md"
+    line = next((l for l in path.read_text().splitlines() if l.startswith("Versions: ")), "") if path.exists() else ""
+    return dict(item.split(" ", 1) for item in line.removeprefix("Versions: ").split(", ") if " " in item)
 
 
 def previous_rows(only):
@@ -196,7 +204,7 @@ def write(rows, found):
         "flag silent behaviour (warnings) expect the framework to accept both. `not-run`: the check lives",
         "in a Trainer with a loaded model, in vLLM, or needs a GPU.",
         "",
-        "Versions: " + ", ".join(f"{k} {v}" for k, v in sorted(found.items()) if k not in ("torch-alloc", "vllm")),
+        "Versions: " + ", ".join(f"{k} {v}" for k, v in sorted(found.items()) if k not in ("torch-alloc", "trl-trainer", "vllm")),
         "",
         "| rule | framework | version | fixture | framework verdict | oomlint | agree |",
         "|---|---|---|---|---|---|---|",

@@ -247,6 +247,34 @@ fn an_accelerate_parallelism_config_splits_the_program_over_tensor_and_data_para
 }
 
 #[test]
+fn accelerate_launch_flags_set_the_config_keys_they_stand_for() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/launch");
+    let resolver: std::sync::Arc<dyn oomlint::model::Resolver> =
+        std::sync::Arc::new(oomlint::project::Project::default());
+    let options = Options { resolver: Some(resolver), ..Options::default() };
+    let tensor_parallel = |script: &str| {
+        let analysis = analyze_text(&dir.join("flags.sh"), script.to_string(), &options);
+        let plan = analysis.plan.as_ref().unwrap_or_else(|| panic!("no plan: {script}"));
+        assert_eq!(analysis.format, Format::TrlSft, "{script}");
+        let json = serde_json::to_value(plan).expect("json");
+        (json["tensor_parallel"]["value"]["size"].as_u64(), json["sharding"]["value"].clone())
+    };
+    let text = std::fs::read_to_string(dir.join("accelerate_parallelism_flags.sh")).expect("fixture");
+    let (tp, sharding) = tensor_parallel(&text);
+    assert_eq!(tp, Some(2));
+    assert_eq!(sharding["fsdp"]["full_shard"], true, "--use_fsdp shards the program's model: {sharding}");
+    // Without --use_parallelism_config the launcher exports no PARALLELISM_CONFIG_*.
+    let ignored = text.replace("--use_parallelism_config", "");
+    assert_eq!(tensor_parallel(&ignored).0, None);
+    // A flag wins over the config file's key.
+    let config = "accelerate launch --config_file configs/accelerate_fsdp_tp.yaml --parallelism_config_tp_size 4 \\\n    --parallelism_config_dp_shard_size 2 train.py --config configs/sft.yaml\n";
+    assert_eq!(tensor_parallel(config).0, Some(4));
+    // A mode flag makes the launcher skip the config's distributed_type and its parallelism block.
+    let mode = "accelerate launch --config_file configs/accelerate_fsdp_tp.yaml --multi_gpu train.py --config configs/sft.yaml\n";
+    assert_eq!(tensor_parallel(mode).0, None);
+}
+
+#[test]
 fn a_config_opened_alone_is_read_with_the_launch_beside_it() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/launch/beside/sft.yaml");
     let text = std::fs::read_to_string(&path).expect("fixture");

@@ -68,6 +68,7 @@ mod reduce_lr_on_plateau_without_eval;
 mod removed_key;
 mod seq_longer_than_context;
 mod support;
+mod tensor_parallel_divides_heads;
 mod transformers_prefetch_without_workers;
 mod trl_dtype_unset_fp32;
 mod trl_packing_without_max_length;
@@ -368,6 +369,7 @@ pub static RULES: &[Rule] = &[
         Warning,
         None
     ),
+    rule!(tensor_parallel_divides_heads, "OOM417", "tensor-parallel-divides-heads", Framework, Error, None),
     rule!(alloc_conf_invalid, "OOM501", "alloc-conf-invalid", Allocator, Error, Sometimes),
     rule!(alloc_conf_ineffective, "OOM502", "alloc-conf-ineffective", Allocator, Warning, None),
     rule!(alloc_conf_both_variables, "OOM503", "alloc-conf-both-variables", Allocator, Warning, None),

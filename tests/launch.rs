@@ -383,3 +383,25 @@ fn the_gpus_flag_states_the_world_size() {
         .expect("oomlint runs");
     assert_eq!(refused.status.code(), Some(2), "0 GPUs is a usage error");
 }
+
+#[test]
+fn a_verl_megatron_launch_says_what_its_estimate_leaves_out() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/rules/tensor-parallel-divides-heads");
+    let text = std::fs::read_to_string(dir.join("pass_verl_megatron.sh")).expect("fixture");
+    let missing = |text: String| {
+        let analysis = analyze_text(&dir.join("megatron.sh"), text, &Options::default());
+        analysis.estimate.expect("the model is in the catalog").missing_inputs
+    };
+    let plain = missing(text.clone());
+    assert!(plain.iter().any(|m| m.contains("distributed optimizer")), "{plain:?}");
+    assert!(plain.iter().all(|m| !m.contains("pipeline_model_parallel_size")), "{plain:?}");
+    let staged = text.replace(
+        "megatron.tensor_model_parallel_size=4",
+        "megatron.tensor_model_parallel_size=4 actor_rollout_ref.actor.megatron.pipeline_model_parallel_size=2",
+    );
+    let staged = missing(staged);
+    assert!(
+        staged.iter().any(|m| m.starts_with("pipeline_model_parallel_size 2: the estimate keeps every layer")),
+        "{staged:?}"
+    );
+}

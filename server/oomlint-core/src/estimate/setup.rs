@@ -320,6 +320,7 @@ impl Setup {
         let length_from_data = padded_to_longest || unpadded.is_some();
         missing.extend(unpadded);
         missing.extend(openrlhf_assumptions(plan));
+        missing.extend(megatron_assumptions(plan));
         if padded_to_longest {
             missing.push(format!(
                 "sample lengths: batches are padded to their longest sample (no packing), and the dataset's lengths are not in the file; assumed a batch reaches {} tokens",
@@ -518,6 +519,28 @@ fn openrlhf_assumptions(plan: &Plan) -> Vec<String> {
             "sample lengths: packing_samples packs a micro batch's samples without padding, and their lengths are not in the script; assumed every sample at the maximum length"
                 .to_string(),
         );
+    }
+    out
+}
+
+/// What the estimate of verl's Megatron actor leaves out (`verl/utils/megatron_utils.py`
+/// `make_megatron_module`: Megatron-core's distributed optimizer with `grad_reduce_in_fp32`).
+fn megatron_assumptions(plan: &Plan) -> Vec<String> {
+    let Some(v) = plan.verl.as_ref().filter(|v| v.strategy.value.as_deref() == Some("megatron")) else {
+        return Vec::new();
+    };
+    let mut out = vec![
+        "verl's Megatron actor is estimated as if fully sharded (FSDP) over its data-parallel ranks; Megatron's distributed optimizer keeps the bf16 weights and fp32 gradients whole on each model-parallel rank and shards only the fp32 master weights and Adam moments, which the estimate does not model".to_string(),
+    ];
+    let [_, pp, _, ep] = &v.megatron_sizes;
+    let split = [
+        (pp, "pipeline_model_parallel_size", "every layer on each rank instead of one pipeline stage's"),
+        (ep, "expert_model_parallel_size", "every expert on each rank instead of one expert-parallel rank's share"),
+    ];
+    for (size, key, kept) in split {
+        if let Some(n) = size.as_ref().filter(|n| n.value > 1) {
+            out.push(format!("{key} {}: the estimate keeps {kept}", n.value));
+        }
     }
     out
 }

@@ -112,6 +112,9 @@ fn actor(v: &VerlSettings, out: &mut Reporter) {
         return;
     }
     let micro = match (v.micro_batch.value, v.micro_per_gpu.value) {
+        // `ActorConfig.validate` stops earlier where the global micro batch does not divide the
+        // mini batch as written (`verl-micro-batch-keys` reports it).
+        (Some(global), _) if global == 0 || !mini.is_multiple_of(global) => return,
         (Some(global), _) => global / dp,
         (None, Some(per_gpu)) => per_gpu,
         (None, None) => return,

@@ -405,3 +405,52 @@ fn a_verl_megatron_launch_says_what_its_estimate_leaves_out() {
         "{staged:?}"
     );
 }
+
+/// `text` with the edits of `fix` applied.
+fn applied(text: &str, fix: &oomlint::diagnostic::Fix) -> String {
+    let mut edits = fix.edits.clone();
+    edits.sort_by_key(|e| std::cmp::Reverse(e.span.start));
+    let mut out = text.to_string();
+    for edit in edits {
+        out.replace_range(edit.span.start..edit.span.end, &edit.content);
+    }
+    out
+}
+
+#[test]
+fn a_lever_adds_the_flag_for_a_setting_the_launch_leaves_to_its_config() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/launch/accelerate_config_files.sh");
+    let text = std::fs::read_to_string(&path).expect("fixture");
+    let resolver: std::sync::Arc<dyn oomlint::model::Resolver> =
+        std::sync::Arc::new(oomlint::project::Project::default());
+    let options = Options { resolver: Some(resolver), ..Options::default() };
+    let analysis = analyze_text(&path, text.clone(), &options);
+    let levers = &analysis.estimate.as_ref().expect("estimate").levers;
+    let halve = levers.iter().find(|l| l.title.starts_with("Halve the micro batch")).expect("the lever");
+    // The micro batch is the script's flag; the accumulation is in configs/sft.yaml (4), so the
+    // doubled one is added as a flag, which the program reads over its config file.
+    let fixed = applied(&text, &halve.fixes[0]);
+    assert!(fixed.contains("--per_device_train_batch_size 1 --gradient_accumulation_steps 8\n"), "{fixed}");
+    let after = analyze_text(&path, fixed, &options);
+    let plan = after.plan.as_ref().expect("a plan");
+    assert_eq!(plan.micro_batch_size.as_ref().map(|m| m.value), Some(1));
+    assert_eq!(plan.gradient_accumulation.as_ref().map(|m| m.value), Some(8));
+    // A repository's own script that takes none of those flags gets none: its parser may not know them.
+    let own = "torchrun --nproc_per_node 4 train.py --config configs/sft.yaml\n";
+    let analysis = analyze_text(&path, own.to_string(), &options);
+    let levers = &analysis.estimate.as_ref().expect("estimate").levers;
+    assert!(levers.iter().all(|l| l.fixes.is_empty()), "{levers:?}");
+
+    // LLaMA-Factory reads `key=value` overrides after its config file.
+    let factory = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/launch/factory.sh");
+    let text = "llamafactory-cli train missing.yaml model_name_or_path=Qwen/Qwen2.5-7B-Instruct \\\n    \
+                stage=sft finetuning_type=lora per_device_train_batch_size=2 learning_rate=1e-4\n";
+    let analysis = analyze_text(&factory, text.to_string(), &Options::default());
+    let levers = &analysis.estimate.as_ref().expect("estimate").levers;
+    let halve = levers.iter().find(|l| l.title.starts_with("Halve the micro batch")).expect("the lever");
+    let fixed = applied(text, &halve.fixes[0]);
+    assert!(
+        fixed.contains("per_device_train_batch_size=1 learning_rate=1e-4 gradient_accumulation_steps=2\n"),
+        "{fixed}"
+    );
+}

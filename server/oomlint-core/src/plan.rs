@@ -7,7 +7,7 @@
 
 use crate::alloc_conf::AllocConf;
 use crate::span::Span;
-use crate::syntax::{yaml, Language, Literal};
+use crate::syntax::{self, yaml, Language, Literal};
 use serde::Serialize;
 use std::borrow::Cow;
 
@@ -981,18 +981,36 @@ pub(crate) struct GrpoSettings {
 /// this format (`gradient_accumulation` → `gradient_accumulation_steps`).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Insertion {
-    /// Start of the line after the top-level mapping's last entry.
+    /// Where added keys go: the start of the line after the top-level mapping's last entry,
+    /// or the end of a launch command's last word.
     pub(crate) offset: usize,
     /// The file has no line break after its last entry: the new line starts with one.
     pub(crate) needs_newline: bool,
     pub(crate) keys: &'static [(&'static str, &'static str)],
+    pub(crate) style: InsertionStyle,
+}
+
+/// How an added key is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum InsertionStyle {
+    /// A `key: value` line of a YAML config.
+    YamlLine,
+    /// A ` --key value` flag at the end of a launch command (the program's flags override its
+    /// config file's keys).
+    Flag,
+    /// A ` key=value` argument at the end of a launch command (LLaMA-Factory's overrides).
+    Override,
 }
 
 impl Insertion {
-    /// The `key: value` line that sets `field`, when this format has a top-level key for it.
+    /// The text that sets `field`, when this format has a top-level key for it.
     pub(crate) fn line(&self, field: &str, value: &Literal) -> Option<String> {
         let key = self.keys.iter().find(|(f, _)| *f == field)?.1;
-        Some(format!("{key}: {}\n", yaml::spell(value)))
+        Some(match self.style {
+            InsertionStyle::YamlLine => format!("{key}: {}\n", yaml::spell(value)),
+            InsertionStyle::Flag => format!(" --{key} {}", syntax::spell(value, Language::Shell)?),
+            InsertionStyle::Override => format!(" {key}={}", syntax::spell(value, Language::Shell)?),
+        })
     }
 }
 

@@ -38,7 +38,7 @@
 
 use super::{build_plan, deepspeed, Format, Reader};
 use crate::model::{LinkedFile, Resolver};
-use crate::plan::{LaunchSettings, LinkedFileRef, Plan, Sourced, VisibleGpus};
+use crate::plan::{Insertion, InsertionStyle, LaunchSettings, LinkedFileRef, Plan, Sourced, VisibleGpus};
 use crate::span::{LineIndex, Span};
 use crate::syntax::shell::{self, Command, Script, Word};
 use crate::syntax::{self, Document, Entry, Language, Mapping, Node, Scalar, ScalarKind, Value};
@@ -69,6 +69,9 @@ struct Launch {
     mixed_precision: Option<Word>,
     /// `accelerate launch`'s flags that stand for keys of its config.
     accelerate_flags: AccelerateFlags,
+    /// The end of the command's last word, where an added flag goes: None when the words are
+    /// not in the order of the text (a word taken from a variable defined elsewhere).
+    end: Option<usize>,
 }
 
 /// The flags of `accelerate launch` that set what its config file would, as the keys of that
@@ -155,6 +158,7 @@ pub(crate) fn plan(text: &str, path: &Path, resolver: &dyn Resolver) -> Option<(
     let (mut plan, root) = launched(&script, &launch, format, (Language::Shell, root, text), linked, path, resolver)?;
     // The allocator variables the script sets, as for any shell script.
     plan.allocator = super::env::allocator_settings(&syntax::parse(text, Language::Shell), text);
+    plan.insertion = flag_insertion(format, &launch);
     let Value::Mapping(flags) = root.value else { return None };
     let mut flags = match format {
         Format::Verl => nested(flags),
@@ -858,7 +862,34 @@ fn launch(command: &Command) -> Option<Launch> {
         accelerate_config,
         mixed_precision,
         accelerate_flags,
+        end: command_end(&command.words),
     })
+}
+
+/// The end of the last of `words` when each starts after the one before it ends.
+fn command_end(words: &[Word]) -> Option<usize> {
+    let ordered = words.windows(2).all(|w| w[0].span.end <= w[1].span.start);
+    ordered.then(|| words.last().map(|w| w.span.end)).flatten()
+}
+
+/// Where a lever adds a setting the launch leaves to its config file or to a default: a flag
+/// at the end of the command, which the program reads over its config file (HfArgumentParser
+/// and TRL's parser take a config file's keys as defaults; LitGPT's jsonargparse, Axolotl's
+/// CLI and LLaMA-Factory's `key=value` overrides likewise). A repository's own script gets
+/// one only when it already takes one of those flags (its parser may know no other). verl and
+/// OpenRLHF get none: their settings are not the lever's keys.
+fn flag_insertion(format: Format, launch: &Launch) -> Option<Insertion> {
+    let style = match format {
+        Format::Verl | Format::Openrlhf => return None,
+        Format::Llamafactory => InsertionStyle::Override,
+        _ => InsertionStyle::Flag,
+    };
+    let keys = super::insertable_keys(format);
+    let takes_them = keys.iter().any(|(_, key)| launch.flags.entry(key).is_some());
+    if keys.is_empty() || (launch.script && !takes_them) {
+        return None;
+    }
+    Some(Insertion { offset: launch.end?, needs_newline: false, keys, style })
 }
 
 /// Where `-m`/`--module` names the program's module: the index of the module's word.

@@ -35,7 +35,7 @@ pub(crate) mod verl;
 pub use detect::{detect, language_of};
 pub(crate) use read::Reader;
 
-use crate::plan::{Framework, Insertion, Plan};
+use crate::plan::{Framework, Insertion, InsertionStyle, Plan};
 use crate::syntax::{self, Document, Language};
 use serde::Serialize;
 
@@ -212,7 +212,7 @@ pub(crate) fn build_plan(format: Format, doc: &Document, text: &str) -> Option<P
 /// The top-level keys a lever may add, per format (plan field → key). Fields whose value
 /// would need another shape in the format (LLaMA-Factory's `quantization_bit`, Axolotl's
 /// nested TRL block) are left out: those levers then carry no edit.
-fn insertable_keys(format: Format) -> &'static [(&'static str, &'static str)] {
+pub(crate) fn insertable_keys(format: Format) -> &'static [(&'static str, &'static str)] {
     match format {
         Format::TrlSft | Format::TrlDpo | Format::TrlGrpo | Format::Transformers => &[
             ("micro_batch_size", "per_device_train_batch_size"),
@@ -255,7 +255,7 @@ fn insertion(format: Format, root: &syntax::Mapping, text: &str) -> Option<Inser
         Some(i) => (end + i + 1, false),
         None => (text.len(), true),
     };
-    Some(Insertion { offset, needs_newline, keys })
+    Some(Insertion { offset, needs_newline, keys, style: InsertionStyle::YamlLine })
 }
 
 #[cfg(test)]

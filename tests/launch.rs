@@ -385,25 +385,24 @@ fn the_gpus_flag_states_the_world_size() {
 }
 
 #[test]
-fn a_verl_megatron_launch_says_what_its_estimate_leaves_out() {
+fn a_verl_megatron_launch_is_estimated_per_pipeline_stage() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/rules/tensor-parallel-divides-heads");
     let text = std::fs::read_to_string(dir.join("pass_verl_megatron.sh")).expect("fixture");
-    let missing = |text: String| {
-        let analysis = analyze_text(&dir.join("megatron.sh"), text, &Options::default());
-        analysis.estimate.expect("the model is in the catalog").missing_inputs
-    };
-    let plain = missing(text.clone());
-    assert!(plain.iter().any(|m| m.contains("distributed optimizer")), "{plain:?}");
-    assert!(plain.iter().all(|m| !m.contains("pipeline_model_parallel_size")), "{plain:?}");
     let staged = text.replace(
         "megatron.tensor_model_parallel_size=4",
-        "megatron.tensor_model_parallel_size=4 actor_rollout_ref.actor.megatron.pipeline_model_parallel_size=2",
+        "megatron.tensor_model_parallel_size=2 actor_rollout_ref.actor.megatron.pipeline_model_parallel_size=2",
     );
-    let staged = missing(staged);
-    assert!(
-        staged.iter().any(|m| m.starts_with("pipeline_model_parallel_size 2: the estimate keeps every layer")),
-        "{staged:?}"
-    );
+    let analysis = analyze_text(&dir.join("megatron.sh"), staged, &Options::default());
+    let plan = serde_json::to_value(analysis.plan.as_ref().expect("plan")).expect("json");
+    assert_eq!(plan["sharding"]["value"]["megatron"]["distributed_optimizer"], true, "{plan:#}");
+    assert_eq!(plan["pipeline_parallel"]["value"], 2, "{plan:#}");
+    // 64 × rollout.n 1 over 8 GPUs ÷ (TP 2 × PP 2) = 2 data-parallel ranks: 32 sequences per rank
+    // in micro batches of 4.
+    assert_eq!(plan["gradient_accumulation"]["value"], 8, "{plan:#}");
+    let estimate = analysis.estimate.expect("the model is in the catalog");
+    assert!(estimate.notes[0].starts_with("per rank: the first of 2 pipeline stages"), "{:?}", estimate.notes);
+    let gradients = estimate.components.iter().find(|c| c.name == "gradients").expect("gradients");
+    assert!(gradients.formula.contains("Megatron's fp32 gradient buffer"), "{}", gradients.formula);
 }
 
 /// `text` with the edits of `fix` applied.

@@ -327,6 +327,13 @@ pub(crate) enum Sharding {
         full_shard: bool,
         offload_params: bool,
     },
+    /// Megatron-core's data parallelism (`DistributedDataParallel` over a contiguous fp32
+    /// gradient buffer): the 16-bit parameters and the gradients whole on every data-parallel
+    /// rank, and with the distributed optimizer the fp32 main parameters and Adam moments
+    /// sharded over them (`megatron/core/optimizer/distrib_optimizer.py`).
+    Megatron {
+        distributed_optimizer: bool,
+    },
 }
 
 /// How a framework lays a model out over its tensor-parallel ranks.
@@ -510,6 +517,14 @@ pub struct Plan {
     /// Without it FSDP shards over every data-parallel rank.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) shard_group: Option<Sourced<u64>>,
+    /// Megatron's pipeline stages (`pipeline_model_parallel_size`): each rank holds the layers of
+    /// one stage.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) pipeline_parallel: Option<Sourced<u64>>,
+    /// Megatron's expert parallelism (`expert_model_parallel_size`): each rank holds its share of
+    /// the routed experts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) expert_parallel: Option<Sourced<u64>>,
     pub attention: Option<Sourced<Attention>>,
     pub optimizer: Option<Sourced<Optimizer>>,
     pub loss: Option<Sourced<LossImpl>>,
@@ -1073,6 +1088,8 @@ impl Plan {
             sequence_parallel: None,
             tensor_parallel: None,
             shard_group: None,
+            pipeline_parallel: None,
+            expert_parallel: None,
             attention: None,
             optimizer: None,
             loss: None,

@@ -22,6 +22,7 @@ mod context;
 mod fsdp;
 mod generation;
 mod levers;
+mod megatron;
 mod optimizer;
 mod phases;
 mod setup;
@@ -308,20 +309,46 @@ fn rank_note(setup: &Setup) -> Option<String> {
         Sharding::Fsdp { full_shard: false, .. } => {
             format!("an equal 1/{group} shard of the gradients and optimizer state")
         }
+        Sharding::Megatron { distributed_optimizer: true } => {
+            let share = match (tp, setup.expert_parallel) {
+                (1, 1) => "the whole model",
+                (1, _) => "that share",
+                _ => "that slice",
+            };
+            format!(
+                "the bf16 weights and fp32 gradients of {share} and an equal 1/{group} shard of their fp32 master weights and Adam moments (Megatron's distributed optimizer)"
+            )
+        }
+        Sharding::Megatron { distributed_optimizer: false } => {
+            format!("{whole} of the model and optimizer state (Megatron without the distributed optimizer)")
+        }
     };
     let state = match dp / group.max(1) {
-        replicas if replicas > 1 && !matches!(setup.sharding, Sharding::None | Sharding::Zero { stage: 0, .. }) => {
+        replicas
+            if replicas > 1
+                && !matches!(
+                    setup.sharding,
+                    Sharding::None | Sharding::Zero { stage: 0, .. } | Sharding::Megatron { .. }
+                ) =>
+        {
             format!("{state} (hybrid sharding: {replicas} replicas of a {group}-rank shard group)")
         }
         _ => state,
     };
-    let slice = match setup.tp_layout {
+    let mut slice = match setup.tp_layout {
         Some(layout) if tp > 1 => format!(
             " 1/{tp} of every block's attention heads and MLP width (tensor parallelism over {tp} ranks × {dp} data-parallel; {}),",
             tensor_parallel::vocabulary(layout)
         ),
         _ => String::new(),
     };
+    if setup.expert_parallel > 1 {
+        let ep = setup.expert_parallel;
+        slice.push_str(&format!(
+            " 1/{ep} of the routed experts (expert parallelism over {ep} ranks, their optimizer state sharded over {} expert-data-parallel),",
+            setup.expert_data_parallel
+        ));
+    }
     let data = if setup.length_from_data {
         "; batches are padded per rank, so the rank that draws the longest samples peaks highest"
     } else {
@@ -331,6 +358,13 @@ fn rank_note(setup: &Setup) -> Option<String> {
         1 => String::new(),
         sp => format!(" ({} tokens each: sequences are split over {sp} ranks)", setup.seq_len),
     };
+    if setup.pipeline_parallel > 1 {
+        let pp = setup.pipeline_parallel;
+        return Some(format!(
+            "per rank: the first of {pp} pipeline stages, whose ranks hold{slice} its layers and the embedding, {state}, and the activations of the micro batches of {}{split} that 1F1B keeps in flight there (up to {pp}); the last stage holds the output layer and the logits instead, which are counted too (an upper bound){data}",
+            setup.micro_batch
+        ));
+    }
     Some(format!(
         "per rank: each of the {n} ranks holds{slice} {state} and a micro batch of {}{split}, so the ranks peak alike and this is any one of them{data}",
         setup.micro_batch

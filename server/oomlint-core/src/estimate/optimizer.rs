@@ -38,6 +38,9 @@ fn step_temporary_bytes(s: &Setup) -> (f64, &'static str) {
 }
 
 pub(super) fn components(s: &Setup) -> Vec<Component> {
+    if let Sharding::Megatron { distributed_optimizer } = s.sharding {
+        return megatron(s, distributed_optimizer);
+    }
     let p = s.trainable as f64;
     let mut out = Vec::new();
     let accumulating = s.grad_accumulation > 1;
@@ -126,6 +129,58 @@ pub(super) fn components(s: &Setup) -> Vec<Component> {
         });
     }
     out
+}
+
+/// Megatron-core's training state (`megatron.rs`): the fp32 gradient buffer whole on every rank
+/// (`distributed/param_and_grad_buffer.py`, `grad_reduce_in_fp32`), and the optimizer's fp32 main
+/// parameters and two fp32 Adam moments, sharded by the distributed optimizer over the
+/// data-parallel ranks (the routed experts' over the expert-data-parallel ranks). Megatron's
+/// Adam is a fused kernel (Transformer Engine's or Apex's `FusedAdam`): no full-size temporaries.
+fn megatron(s: &Setup, distributed: bool) -> Vec<Component> {
+    let (dense, experts) = (s.trainable.saturating_sub(s.expert_trainable), s.expert_trainable);
+    let (dp, edp) = if distributed { (s.shard_optimizer, s.expert_data_parallel) } else { (1, 1) };
+    let sharded = |bytes: u64| bytes * dense / dp.max(1) + bytes * experts / edp.max(1);
+    let over = |bytes: u64| {
+        let dense_part = format!("{dense} params × {bytes} B{}", shard_note(dp));
+        if experts == 0 {
+            dense_part
+        } else {
+            format!("{dense_part} + {experts} routed-expert params × {bytes} B{}", shard_note(edp))
+        }
+    };
+    let mut grad_live = vec![Phase::BackwardEnd, Phase::OptimizerStep];
+    if s.grad_accumulation > 1 || s.is_peft() {
+        grad_live.splice(0..0, [Phase::Forward, Phase::Backward]);
+    }
+    vec![
+        Component {
+            name: "gradients",
+            bytes: s.trainable * 4,
+            phase: Phase::OptimizerStep,
+            live_in: grad_live,
+            formula: format!(
+                "{} trainable × 4 B: Megatron's fp32 gradient buffer, whole on every data-parallel rank",
+                s.trainable
+            ),
+            provenance: Provenance::Exact,
+        },
+        Component {
+            name: "optimizer",
+            bytes: sharded(8),
+            phase: Phase::OptimizerStep,
+            live_in: Phase::STEP.to_vec(),
+            formula: format!("2 fp32 Adam moments: {}", over(8)),
+            provenance: Provenance::Exact,
+        },
+        Component {
+            name: "master-weights",
+            bytes: sharded(4),
+            phase: Phase::OptimizerStep,
+            live_in: Phase::STEP.to_vec(),
+            formula: format!("fp32 main parameters: {}", over(4)),
+            provenance: Provenance::Exact,
+        },
+    ]
 }
 
 fn shard_note(n: u64) -> String {

@@ -2,13 +2,13 @@
 
 use super::buckets::Buckets;
 use super::context::{Behaviour, Context, Implementation, TrlLoss};
-use super::tensor_parallel;
 use super::weights::{self, ParamCounts};
+use super::{megatron, tensor_parallel};
 use crate::catalog::{Architecture, Gpu, HfProjections, MlpKind};
 use crate::format::facts::{self, Framework::*};
 use crate::plan::{
     Attention, Checkpointing, Dtype, Framework, LoraTargets, LossImpl, Method, Optimizer, Plan, Precision,
-    Quantization, RlAlgorithm, RlPlan, Sharding, TpLayout,
+    Quantization, RlAlgorithm, RlPlan, Sharding, Sourced, TpLayout,
 };
 use crate::versions::Version;
 
@@ -100,6 +100,16 @@ pub(crate) struct Setup {
     /// Ranks FSDP and ZeRO shard over: every data-parallel rank, or the shard group the file
     /// sizes (hybrid sharding replicates it over the others).
     pub(crate) shard_group: u64,
+    /// Megatron's pipeline stages (1: none); `counts` are the first stage's and `arch` the
+    /// layers whose activations it holds at once (`megatron.rs`).
+    pub(crate) pipeline_parallel: u64,
+    /// Megatron's expert-parallel ranks (1: none); `counts` hold `1/expert_parallel` of the
+    /// routed experts.
+    pub(crate) expert_parallel: u64,
+    /// Megatron's routed-expert parameters among one rank's trainable ones, and the
+    /// expert-data-parallel ranks its distributed optimizer shards their state over.
+    pub(crate) expert_trainable: u64,
+    pub(crate) expert_data_parallel: u64,
     /// Parameters and trainable parameters of the whole model (what the estimate reports;
     /// `counts` and `trainable` are one tensor-parallel rank's).
     pub(crate) model_parameters: u64,
@@ -213,8 +223,10 @@ impl Setup {
         // with_context_parallel=True)`). Sequence- and context-parallel ranks shard too.
         let tp = tensor_parallel::size(plan, world);
         let tensor_parallel = tp.map_or(1, |(n, _)| n);
-        let world = world.max(tensor_parallel);
-        let data_parallel = (world / tensor_parallel).max(1);
+        let size = |s: &Option<Sourced<u64>>| s.as_ref().map_or(1, |n| n.value.max(1));
+        let (pipeline_parallel, expert_parallel) = (size(&plan.pipeline_parallel), size(&plan.expert_parallel));
+        let world = world.max(tensor_parallel * pipeline_parallel);
+        let data_parallel = (world / (tensor_parallel * pipeline_parallel)).max(1);
         let shard_group = plan.shard_group.as_ref().map_or(data_parallel, |g| g.value.clamp(1, data_parallel));
         if let Some(note) = tp.and_then(|(n, layout)| tensor_parallel::assumptions(layout, n)) {
             missing.push(note);
@@ -320,7 +332,6 @@ impl Setup {
         let length_from_data = padded_to_longest || unpadded.is_some();
         missing.extend(unpadded);
         missing.extend(openrlhf_assumptions(plan));
-        missing.extend(megatron_assumptions(plan));
         if padded_to_longest {
             missing.push(format!(
                 "sample lengths: batches are padded to their longest sample (no packing), and the dataset's lengths are not in the file; assumed a batch reaches {} tokens",
@@ -395,6 +406,10 @@ impl Setup {
             tp_layout: None,
             data_parallel,
             shard_group,
+            pipeline_parallel,
+            expert_parallel,
+            expert_trainable: 0,
+            expert_data_parallel: 1,
             model_parameters: 0,
             model_trainable: 0,
             params_cast_per_unit: fsdp_upcast
@@ -410,8 +425,38 @@ impl Setup {
             setup.tp_layout = Some(layout);
             setup.trainable = trainable_parameters(&setup);
         }
+        if pipeline_parallel > 1 || expert_parallel > 1 {
+            megatron_rank(&mut setup, reward);
+        }
         setup
     }
+}
+
+/// One Megatron rank beyond its tensor-parallel slice (`megatron.rs`): the first pipeline
+/// stage's layers and embedding (the output layer is the last stage's), `1/ep` of the routed
+/// experts, and the activations of the micro-batches 1F1B keeps in flight there.
+fn megatron_rank(setup: &mut Setup, reward: bool) {
+    let (pp, expert_parallel, micro_batches) =
+        (setup.pipeline_parallel, setup.expert_parallel, setup.grad_accumulation);
+    let (stage, in_flight) = megatron::first_stage(&setup.arch, pp, micro_batches);
+    let (mut counts, _) = weights::counts_and_head_rows(&stage, setup.implementation, reward);
+    if pp > 1 {
+        counts.total -= counts.head;
+        counts.head = 0;
+    }
+    let routed = weights::routed_expert_parameters(&stage);
+    let local = routed.div_ceil(expert_parallel);
+    counts.block_linear -= routed - local;
+    counts.total -= routed - local;
+    setup.counts = counts;
+    setup.arch = stage;
+    setup.trainable = trainable_parameters(setup);
+    if setup.method == Method::Full {
+        setup.expert_trainable = local.min(setup.trainable);
+    }
+    // Expert tensor parallelism defaults to the tensor-parallel size (`expert_tensor_parallel_size`).
+    setup.expert_data_parallel = (setup.world / (expert_parallel * setup.tensor_parallel * pp)).max(1);
+    setup.arch = in_flight;
 }
 
 /// Unsloth sets `UNSLOTH_FORCE_FLOAT32` for some families (`unsloth_zoo/model_lists.py`
@@ -519,28 +564,6 @@ fn openrlhf_assumptions(plan: &Plan) -> Vec<String> {
             "sample lengths: packing_samples packs a micro batch's samples without padding, and their lengths are not in the script; assumed every sample at the maximum length"
                 .to_string(),
         );
-    }
-    out
-}
-
-/// What the estimate of verl's Megatron actor leaves out (`verl/utils/megatron_utils.py`
-/// `make_megatron_module`: Megatron-core's distributed optimizer with `grad_reduce_in_fp32`).
-fn megatron_assumptions(plan: &Plan) -> Vec<String> {
-    let Some(v) = plan.verl.as_ref().filter(|v| v.strategy.value.as_deref() == Some("megatron")) else {
-        return Vec::new();
-    };
-    let mut out = vec![
-        "verl's Megatron actor is estimated as if fully sharded (FSDP) over its data-parallel ranks; Megatron's distributed optimizer keeps the bf16 weights and fp32 gradients whole on each model-parallel rank and shards only the fp32 master weights and Adam moments, which the estimate does not model".to_string(),
-    ];
-    let [_, pp, _, ep] = &v.megatron_sizes;
-    let split = [
-        (pp, "pipeline_model_parallel_size", "every layer on each rank instead of one pipeline stage's"),
-        (ep, "expert_model_parallel_size", "every expert on each rank instead of one expert-parallel rank's share"),
-    ];
-    for (size, key, kept) in split {
-        if let Some(n) = size.as_ref().filter(|n| n.value > 1) {
-            out.push(format!("{key} {}: the estimate keeps {kept}", n.value));
-        }
     }
     out
 }
@@ -660,6 +683,8 @@ fn shard_factors(sharding: Sharding, world: u64, implementation: Implementation)
         },
         Sharding::Fsdp { full_shard: true, .. } => (n, n, n),
         Sharding::Fsdp { full_shard: false, .. } => (1, n, n),
+        Sharding::Megatron { distributed_optimizer: true } => (1, 1, n),
+        Sharding::Megatron { distributed_optimizer: false } => (1, 1, 1),
     }
 }
 

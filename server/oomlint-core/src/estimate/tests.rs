@@ -1082,3 +1082,63 @@ fn a_replicated_tensor_parallel_run_says_which_world_it_assumed() {
     assert!(est.per_world_size.is_empty());
     assert!(est.notes[0].starts_with("per rank: each of the 4 ranks holds 1/4"), "{:?}", est.notes);
 }
+
+/// A Megatron plan on `gpus` GPUs with bf16 parameters and the distributed optimizer.
+fn megatron_plan(gpus: u64, tp: u64, pp: u64, ep: u64) -> Plan {
+    let mut p = on_gpus(trl_sft(Method::Full, None), gpus);
+    p.sharding = Some(d(crate::plan::Sharding::Megatron { distributed_optimizer: true }));
+    p.load_dtype = Some(d(Dtype::Bf16));
+    p.gradient_accumulation = Some(d(4));
+    if tp > 1 {
+        p.tensor_parallel =
+            Some(tensor_parallel(Some(tp), crate::plan::TpLayout::Megatron { sequence_parallel: true }));
+    }
+    p.pipeline_parallel = (pp > 1).then(|| d(pp));
+    p.expert_parallel = (ep > 1).then(|| d(ep));
+    p
+}
+
+#[test]
+fn megatron_keeps_six_bytes_per_parameter_and_shards_twelve_over_the_data_parallel_ranks() {
+    // Megatron-LM `theoretical_memory_usage.py`: 6 + 12 / data_parallel_size bytes per parameter
+    // with the distributed optimizer (bf16 weight, fp32 gradient; fp32 main weight and two moments).
+    let a = arch("Llama-3-8B");
+    let p = megatron_plan(8, 2, 2, 1);
+    let s = Setup::resolve(&p, a, None, &Context::default());
+    assert_eq!((s.tensor_parallel, s.pipeline_parallel, s.data_parallel), (2, 2, 2));
+    let components = phases::evaluate(&s).components;
+    let bytes = |name: &str| components.iter().find(|c| c.name == name).map_or(0, |c| c.bytes);
+    let state = bytes("weights") + bytes("gradients") + bytes("optimizer") + bytes("master-weights");
+    let per_param = state as f64 / s.counts.total as f64;
+    assert!((per_param - (6.0 + 12.0 / 2.0)).abs() < 0.01, "{per_param}");
+    assert_eq!(bytes("optimizer-temporaries"), 0, "Megatron's Adam is fused");
+    // The first of two stages: half the layers and the embedding (split over the vocabulary), no
+    // output layer.
+    let unstaged = Setup::resolve(&megatron_plan(8, 2, 1, 1), a, None, &Context::default());
+    let c = (s.counts, unstaged.counts);
+    assert_eq!((c.0.head, c.0.embedding), (0, c.1.embedding));
+    assert_eq!(c.0.block_linear, c.1.block_linear / 2);
+    // 1F1B keeps two micro-batches of its 16 layers in flight: 32 layers' activations, as unstaged.
+    assert_eq!(s.arch.n_layer, 32);
+    let mut one = megatron_plan(8, 2, 2, 1);
+    one.gradient_accumulation = Some(d(1));
+    assert_eq!(Setup::resolve(&one, a, None, &Context::default()).arch.n_layer, 16);
+    let note = &estimate(&p, a, None).notes[0];
+    assert!(note.starts_with("per rank: the first of 2 pipeline stages"), "{note}");
+}
+
+#[test]
+fn megatron_expert_parallelism_splits_the_routed_experts_and_their_optimizer_state() {
+    let a = arch("Qwen3-30B-A3B");
+    let s = Setup::resolve(&megatron_plan(8, 1, 1, 8), a, None, &Context::default());
+    let whole = Setup::resolve(&megatron_plan(8, 1, 1, 1), a, None, &Context::default());
+    let routed = weights::routed_expert_parameters(a);
+    assert_eq!(s.expert_trainable, routed / 8);
+    assert_eq!(whole.counts.total - s.counts.total, routed - routed / 8);
+    // Eight expert-parallel ranks leave one expert-data-parallel rank: their state is not sharded.
+    assert_eq!((s.data_parallel, s.expert_data_parallel), (8, 1));
+    let components = phases::evaluate(&s).components;
+    let optimizer = components.iter().find(|c| c.name == "optimizer").expect("optimizer");
+    let dense = s.counts.total - s.expert_trainable;
+    assert_eq!(optimizer.bytes, 8 * dense / 8 + 8 * s.expert_trainable);
+}

@@ -328,10 +328,15 @@ fn ppo_plan(config: &Config, command: Span) -> Plan {
         plan.max_seq_length = seq;
         plan.padding_free = known(settings.remove_padding.clone());
     }
-    plan.sharding = Some(Sourced::derived(
-        Sharding::Fsdp { full_shard: true, offload_params: false },
-        if megatron { "Megatron actor (estimated as fully sharded)" } else { "verl FSDP actor (FULL_SHARD)" },
-    ));
+    plan.sharding = Some(if megatron {
+        // `verl/utils/megatron_utils.py` `make_megatron_module`: `use_distributed_optimizer`
+        // (default true) and `grad_reduce_in_fp32=True`.
+        config
+            .bool(&actor("megatron.use_distributed_optimizer"))
+            .map(|d| Sharding::Megatron { distributed_optimizer: d.unwrap_or(true) })
+    } else {
+        Sourced::derived(Sharding::Fsdp { full_shard: true, offload_params: false }, "verl FSDP actor (FULL_SHARD)")
+    });
     plan.algorithm = Some(Sourced::derived(RlAlgorithm::Grpo, "verl PPO trainer (policy-gradient actor)"));
     let need_ref = settings.need_reference.value.unwrap_or(false);
     plan.reference_model = Some(Sourced::derived(need_ref, "actor.use_kl_loss or algorithm.use_kl_in_reward"));
@@ -377,7 +382,16 @@ fn ppo_plan(config: &Config, command: Span) -> Plan {
 /// ranks (with `sequence_parallel`, the norms' activations too), and each sequence over
 /// `context_parallel_size` ranks.
 fn megatron_parallelism(config: &Config, settings: &VerlSettings, plan: &mut Plan) {
-    let [tp, _, cp, _] = &settings.megatron_sizes;
+    let [tp, pp, cp, ep] = &settings.megatron_sizes;
+    plan.pipeline_parallel = pp.clone().filter(|n| n.value > 1);
+    plan.expert_parallel = ep.clone().filter(|n| n.value > 1);
+    // Megatron keeps its parameters in `megatron.dtype` (bfloat16), the fp32 copies in the optimizer.
+    plan.load_dtype = Some(match known(config.string("actor_rollout_ref.actor.megatron.dtype")) {
+        Some(d) if d.value == "float32" || d.value == "fp32" => d.map(|_| Dtype::F32),
+        Some(d) if d.value == "float16" || d.value == "fp16" => d.map(|_| Dtype::F16),
+        Some(d) => d.map(|_| Dtype::Bf16),
+        None => Sourced::default_of(Dtype::Bf16, "verl actor.megatron.dtype bfloat16"),
+    });
     let sequence_parallel =
         known(config.bool("actor_rollout_ref.actor.megatron.sequence_parallel")).is_some_and(|s| s.value);
     plan.tensor_parallel = tp
@@ -394,11 +408,24 @@ fn megatron_parallelism(config: &Config, settings: &VerlSettings, plan: &mut Pla
 /// (`//= device_mesh.size() // ulysses_sequence_parallel_size`) and makes the result the
 /// `*_micro_batch_size_per_gpu` (unlike the mini batch, not multiplied by `rollout.n`).
 fn legacy_per_gpu(global: &Sourced<Option<u64>>, settings: &VerlSettings) -> Sourced<Option<u64>> {
-    let ranks = settings.n_gpus.value.map(|g| g / settings.ulysses.value.unwrap_or(1).max(1));
-    match (global.value, ranks) {
-        (Some(m), Some(r)) if r > 0 => Sourced::derived(Some(m / r), "global micro batch ÷ (GPUs ÷ Ulysses size)"),
+    match (global.value, data_parallel(settings)) {
+        (Some(m), Some(r)) if r > 0 => Sourced::derived(Some(m / r), "global micro batch ÷ data-parallel ranks"),
         _ => Sourced { value: None, origin: global.origin.clone() },
     }
+}
+
+/// The actor's data-parallel ranks, which its worker divides the batches by: the GPUs over the
+/// Ulysses size (`fsdp_workers.py`), or over tensor × pipeline × context parallelism for
+/// Megatron (`megatron_workers.py`: `mpu.get_data_parallel_world_size()`).
+fn data_parallel(settings: &VerlSettings) -> Option<u64> {
+    let gpus = settings.n_gpus.value?;
+    let divisor = if settings.strategy.value.as_deref() == Some("megatron") {
+        let [tp, pp, cp, _] = &settings.megatron_sizes;
+        [tp, pp, cp].iter().map(|s| s.as_ref().map_or(1, |n| n.value.max(1))).product()
+    } else {
+        settings.ulysses.value.unwrap_or(1).max(1)
+    };
+    Some(gpus / divisor)
 }
 
 /// The actor's micro batch per GPU: `ppo_micro_batch_size_per_gpu`, or the deprecated global
@@ -413,19 +440,18 @@ fn micro_per_gpu(settings: &VerlSettings) -> Sourced<Option<u64>> {
     settings.micro_per_gpu.clone()
 }
 
-/// Micro batches per optimizer step, as `fsdp_workers.py` normalises the mini batch
-/// (`ppo_mini_batch_size *= rollout.n`, `//= n_gpus // ulysses_sequence_parallel_size`) and
+/// Micro batches per optimizer step, as `fsdp_workers.py` (and `megatron_workers.py`) normalise
+/// the mini batch (`ppo_mini_batch_size *= rollout.n`, `//=` the data-parallel ranks) and
 /// `dp_actor.py` `update_policy` splits it (`mini_batch.split(ppo_micro_batch_size_per_gpu)`):
 /// the gradients are kept across them.
 fn accumulation(settings: &VerlSettings) -> Option<Sourced<u64>> {
     let n = settings.rollout_n.value?;
-    let gpus = settings.n_gpus.value?;
-    let ranks = gpus / settings.ulysses.value.unwrap_or(1).max(1);
+    let ranks = data_parallel(settings)?;
     let micro = micro_per_gpu(settings).value.filter(|m| *m > 0)?;
     let per_rank = settings.mini_batch.value? * n / ranks.max(1);
     Some(Sourced::derived(
         (per_rank / micro).max(1),
-        "ppo_mini_batch_size × rollout.n ÷ (GPUs ÷ Ulysses size) ÷ ppo_micro_batch_size_per_gpu",
+        "ppo_mini_batch_size × rollout.n ÷ data-parallel ranks ÷ ppo_micro_batch_size_per_gpu",
     ))
 }
 
@@ -511,6 +537,9 @@ impl VerlSettings {
         let n_gpus =
             product(config.int("trainer.n_gpus_per_node"), &config.int("trainer.nnodes"), "n_gpus_per_node × nnodes");
         let megatron = |k: &str| known(config.int(&actor(&format!("megatron.{k}"))));
+        // The offload switches sit in `fsdp_config` for the FSDP workers, in `megatron` for
+        // Megatron's (`_generated_ppo_megatron_trainer.yaml`).
+        let engine = if config.trainer == "ppo_megatron_trainer" { "megatron" } else { "fsdp_config" };
         let kl_loss = config.bool(&actor("use_kl_loss"));
         let kl_reward = config.bool("algorithm.use_kl_in_reward");
         let need_reference = match (kl_loss.value, kl_reward.value) {
@@ -556,9 +585,9 @@ impl VerlSettings {
                     config.int(&format!("{section}.log_prob_micro_batch_size_per_gpu")),
                 )
             }),
-            param_offload: config.bool(&actor("fsdp_config.param_offload")),
-            optimizer_offload: config.bool(&actor("fsdp_config.optimizer_offload")),
-            ref_param_offload: config.bool("actor_rollout_ref.ref.fsdp_config.param_offload"),
+            param_offload: config.bool(&actor(&format!("{engine}.param_offload"))),
+            optimizer_offload: config.bool(&actor(&format!("{engine}.optimizer_offload"))),
+            ref_param_offload: config.bool(&format!("actor_rollout_ref.ref.{engine}.param_offload")),
             critic_offloads: [
                 config.bool("critic.model.fsdp_config.param_offload"),
                 config.bool("critic.model.fsdp_config.optimizer_offload"),

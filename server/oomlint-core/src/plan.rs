@@ -525,6 +525,10 @@ pub struct Plan {
     /// the routed experts.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) expert_parallel: Option<Sourced<u64>>,
+    /// Megatron's `expert_tensor_parallel_size` when the file sets it (else the tensor-parallel
+    /// size): the ranks each routed expert is split over.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) expert_tensor_parallel: Option<Sourced<u64>>,
     pub attention: Option<Sourced<Attention>>,
     pub optimizer: Option<Sourced<Optimizer>>,
     pub loss: Option<Sourced<LossImpl>>,
@@ -1090,6 +1094,7 @@ impl Plan {
             shard_group: None,
             pipeline_parallel: None,
             expert_parallel: None,
+            expert_tensor_parallel: None,
             attention: None,
             optimizer: None,
             loss: None,

@@ -425,8 +425,9 @@ impl Setup {
             setup.tp_layout = Some(layout);
             setup.trainable = trainable_parameters(&setup);
         }
-        if pipeline_parallel > 1 || expert_parallel > 1 {
-            megatron_rank(&mut setup, reward);
+        let expert_tp = plan.expert_tensor_parallel.as_ref().map_or(setup.tensor_parallel, |n| n.value.max(1));
+        if pipeline_parallel > 1 || expert_parallel > 1 || expert_tp != setup.tensor_parallel {
+            megatron_rank(&mut setup, expert_tp, reward);
         }
         setup
     }
@@ -435,7 +436,7 @@ impl Setup {
 /// One Megatron rank beyond its tensor-parallel slice (`megatron.rs`): the first pipeline
 /// stage's layers and embedding (the output layer is the last stage's), `1/ep` of the routed
 /// experts, and the activations of the micro-batches 1F1B keeps in flight there.
-fn megatron_rank(setup: &mut Setup, reward: bool) {
+fn megatron_rank(setup: &mut Setup, expert_tp: u64, reward: bool) {
     let (pp, expert_parallel, micro_batches) =
         (setup.pipeline_parallel, setup.expert_parallel, setup.grad_accumulation);
     let (stage, in_flight) = megatron::first_stage(&setup.arch, pp, micro_batches);
@@ -444,18 +445,21 @@ fn megatron_rank(setup: &mut Setup, reward: bool) {
         counts.total -= counts.head;
         counts.head = 0;
     }
+    // `stage` splits each expert over the tensor-parallel ranks; Megatron over `expert_tp`.
     let routed = weights::routed_expert_parameters(&stage);
-    let local = routed.div_ceil(expert_parallel);
-    counts.block_linear -= routed - local;
-    counts.total -= routed - local;
+    let local = (routed * setup.tensor_parallel).div_ceil(expert_parallel * expert_tp);
+    counts.block_linear = counts.block_linear - routed + local;
+    counts.total = counts.total - routed + local;
     setup.counts = counts;
     setup.arch = stage;
     setup.trainable = trainable_parameters(setup);
     if setup.method == Method::Full {
         setup.expert_trainable = local.min(setup.trainable);
     }
-    // Expert tensor parallelism defaults to the tensor-parallel size (`expert_tensor_parallel_size`).
-    setup.expert_data_parallel = (setup.world / (expert_parallel * setup.tensor_parallel * pp)).max(1);
+    // Expert tensor parallelism defaults to the tensor-parallel size (`parallel_state.py`
+    // `initialize_model_parallel`: an unset `expert_tensor_parallel_size` is
+    // `tensor_model_parallel_size`).
+    setup.expert_data_parallel = (setup.world / (expert_parallel * expert_tp * pp)).max(1);
     setup.arch = in_flight;
 }
 

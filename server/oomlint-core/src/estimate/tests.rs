@@ -1141,4 +1141,10 @@ fn megatron_expert_parallelism_splits_the_routed_experts_and_their_optimizer_sta
     let optimizer = components.iter().find(|c| c.name == "optimizer").expect("optimizer");
     let dense = s.counts.total - s.expert_trainable;
     assert_eq!(optimizer.bytes, 8 * dense / 8 + 8 * s.expert_trainable);
+    // Tensor parallelism over 2 with experts kept whole (expert_tensor_parallel_size 1): each rank
+    // holds 1/4 of the experts, whole, and 8 / (4 × 1) = 2 ranks share their optimizer state.
+    let mut p = megatron_plan(8, 2, 1, 4);
+    p.expert_tensor_parallel = Some(d(1));
+    let s = Setup::resolve(&p, a, None, &Context::default());
+    assert_eq!((s.expert_trainable, s.expert_data_parallel), (routed / 4, 2));
 }

@@ -385,6 +385,8 @@ fn megatron_parallelism(config: &Config, settings: &VerlSettings, plan: &mut Pla
     let [tp, pp, cp, ep] = &settings.megatron_sizes;
     plan.pipeline_parallel = pp.clone().filter(|n| n.value > 1);
     plan.expert_parallel = ep.clone().filter(|n| n.value > 1);
+    plan.expert_tensor_parallel =
+        known(config.int("actor_rollout_ref.actor.megatron.expert_tensor_parallel_size")).filter(|n| n.value > 0);
     // Megatron keeps its parameters in `megatron.dtype` (bfloat16), the fp32 copies in the optimizer.
     plan.load_dtype = Some(match known(config.string("actor_rollout_ref.actor.megatron.dtype")) {
         Some(d) if d.value == "float32" || d.value == "fp32" => d.map(|_| Dtype::F32),

@@ -878,6 +878,14 @@ pub(crate) struct VerlSettings {
     pub(crate) gpu_memory_utilization: Sourced<Option<f64>>,
     pub(crate) max_prompt_length: Sourced<Option<u64>>,
     pub(crate) max_response_length: Sourced<Option<u64>>,
+    /// Whether `validate_config` checks the reward model's micro-batch keys: `reward_model.enable`
+    /// without `use_dynamic_bsz` and without `use_reward_loop`.
+    pub(crate) reward_micro_checked: Sourced<Option<bool>>,
+    /// `reward_model.micro_batch_size` and `reward_model.micro_batch_size_per_gpu`.
+    pub(crate) reward_micro_keys: MicroBatchKeys,
+    /// `actor_rollout_ref.rollout.val_kwargs.do_sample` and the rollout's `temperature`.
+    pub(crate) val_do_sample: Sourced<Option<bool>>,
+    pub(crate) rollout_temperature: Sourced<Option<f64>>,
 }
 
 /// What a Ray-driven RL trainer does outside the actor's update: the no-grad log-prob passes

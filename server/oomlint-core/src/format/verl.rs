@@ -533,6 +533,19 @@ fn sft_plan(config: &Config) -> Plan {
     plan
 }
 
+/// Whether `validate_config` checks the reward model's micro-batch keys (`verl/utils/config.py`):
+/// `reward_model.enable` and neither `use_dynamic_bsz` nor `use_reward_loop`; unknown when one
+/// of them is computed at run time.
+fn reward_micro_checked(config: &Config) -> Sourced<Option<bool>> {
+    let enable = config.bool("reward_model.enable");
+    let off = [config.bool("reward_model.use_dynamic_bsz"), config.bool("reward_model.use_reward_loop")];
+    if let Some(unknown) = std::iter::once(&enable).chain(&off).find(|s| s.is_unknown()) {
+        return Sourced { value: None, origin: unknown.origin.clone() };
+    }
+    let checked = enable.value == Some(true) && off.iter().all(|s| s.value != Some(true));
+    Sourced::derived(Some(checked), "reward_model.enable, not use_dynamic_bsz, not use_reward_loop")
+}
+
 impl VerlSettings {
     fn read(config: &Config, command: Span) -> VerlSettings {
         let actor = |k: &str| format!("actor_rollout_ref.actor.{k}");
@@ -610,6 +623,13 @@ impl VerlSettings {
             gpu_memory_utilization: config.float("actor_rollout_ref.rollout.gpu_memory_utilization"),
             max_prompt_length: config.int("data.max_prompt_length"),
             max_response_length: config.int("data.max_response_length"),
+            reward_micro_checked: reward_micro_checked(config),
+            reward_micro_keys: (
+                config.int("reward_model.micro_batch_size"),
+                config.int("reward_model.micro_batch_size_per_gpu"),
+            ),
+            val_do_sample: config.bool("actor_rollout_ref.rollout.val_kwargs.do_sample"),
+            rollout_temperature: config.float("actor_rollout_ref.rollout.temperature"),
         }
     }
 }

@@ -87,6 +87,7 @@ mod verl_micro_batch_keys;
 mod verl_mini_batch_normalization;
 mod verl_sequence_parallel;
 mod verl_train_batch_below_mini;
+mod verl_val_sampling_temperature;
 mod vllm_memory_overcommit;
 mod vllm_tp_divides_world;
 mod yaml_syntax;
@@ -387,6 +388,7 @@ pub static RULES: &[Rule] = &[
     rule!(verl_mini_batch_normalization, "OOM804", "verl-mini-batch-normalization", Framework, Error, None),
     rule!(verl_sequence_parallel, "OOM805", "verl-sequence-parallel", Framework, Error, None),
     rule!(verl_micro_batch_below_gpus, "OOM806", "verl-micro-batch-below-gpus", Framework, Error, None),
+    rule!(verl_val_sampling_temperature, "OOM807", "verl-val-sampling-temperature", Framework, Error, None),
     rule!(openrlhf_colocate_vllm_gpus, "OOM811", "openrlhf-colocate-vllm-gpus", Framework, Error, None),
     rule!(openrlhf_sample_batches, "OOM812", "openrlhf-sample-batches", Framework, Error, None),
     rule!(openrlhf_group_estimator_samples, "OOM813", "openrlhf-group-estimator-samples", Framework, Error, None),

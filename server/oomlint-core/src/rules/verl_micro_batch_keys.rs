@@ -6,7 +6,9 @@
 //! `actor.use_dynamic_bsz` is off; and the same for the critic (`critic.ppo_micro_batch_size` /
 //! `critic.ppo_micro_batch_size_per_gpu`) when the run has one (`critic.enable`, or the GAE
 //! estimator, verl's default) and `critic.use_dynamic_bsz` is off; and a global micro batch
-//! (actor's or critic's) that does not divide its `ppo_mini_batch_size`.
+//! (actor's or critic's) that does not divide its `ppo_mini_batch_size`; and the reward model's
+//! (`reward_model.micro_batch_size` / `micro_batch_size_per_gpu`) when it is enabled without
+//! `use_dynamic_bsz` and without the reward loop (`use_reward_loop`, on by default).
 //!
 //! ## Why
 //! verl refuses to start: `ActorConfig.__post_init__` raises `ValueError: [actor] You have
@@ -17,7 +19,8 @@
 //! not enabled."; `validate_config`'s `check_mutually_exclusive` raises the same for
 //! `actor_rollout_ref.ref` (when a reference policy is needed: `use_kl_loss` or
 //! `use_kl_in_reward`) and `actor_rollout_ref.rollout` ("[actor_rollout_ref.rollout] Please set
-//! at least one of …"). With only the actor's global key set, `ActorConfig.validate` raises
+//! at least one of …") and `reward_model` ("[reward_model] Please set at least one of
+//! 'reward_model.micro_batch_size' or 'reward_model.micro_batch_size_per_gpu'."). With only the actor's global key set, `ActorConfig.validate` raises
 //! "ppo_mini_batch_size (64) must be divisible by ppo_micro_batch_size (48)" when it does not
 //! divide the mini batch as written (no section prefix in the message).
 //!
@@ -59,6 +62,10 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let Some(v) = support::verl(ctx) else { return };
     if v.need_critic.value == Some(true) && v.critic_dynamic_bsz.value == Some(false) {
         critic(v, out);
+    }
+    if v.reward_micro_checked.value == Some(true) {
+        let (global, per_gpu) = &v.reward_micro_keys;
+        report(v, out, "reward_model", "micro_batch_size", global, per_gpu);
     }
     if v.dynamic_bsz.value != Some(false) {
         return;

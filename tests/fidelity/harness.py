@@ -250,14 +250,27 @@ def deepspeed_run(fixture: Path):
 # --- accelerate ----------------------------------------------------------------------------
 
 
+def launch_arguments(script: Path):
+    """The arguments after `accelerate launch` in a shell script (line continuations joined),
+    with the working directory moved beside the script so its relative paths resolve."""
+    import shlex
+
+    words = shlex.split(script.read_text().replace("\\\n", " "), comments=True)
+    at = next(i for i in range(len(words) - 1) if words[i] == "accelerate" and words[i + 1] == "launch")
+    os.chdir(script.parent)
+    return words[at + 2:]
+
+
 def accelerate_run(fixture: Path):
-    """`accelerate launch --config_file FIXTURE train.py` up to the per-process plugins:
-    config loading, launch validation, the multi-GPU environment, then the FSDP or
-    DeepSpeed plugin built from that environment, as each process does."""
+    """`accelerate launch --config_file FIXTURE train.py` (or, for a shell script, its own
+    `accelerate launch` arguments) up to the per-process plugins: config loading, launch
+    validation, the multi-GPU environment, then the FSDP or DeepSpeed plugin built from that
+    environment, as each process does."""
     from accelerate.commands.launch import _validate_launch_command, launch_command_parser
 
     parser = launch_command_parser()
-    args = parser.parse_args(["--config_file", str(fixture), "train.py"])
+    argv = launch_arguments(fixture) if fixture.suffix == ".sh" else ["--config_file", str(fixture), "train.py"]
+    args = parser.parse_args(argv)
     try:
         args, defaults, mp_from_config = _validate_launch_command(args)
     except (ValueError, AssertionError, KeyError) as exc:

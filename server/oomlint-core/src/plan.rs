@@ -805,6 +805,9 @@ pub(crate) struct LaunchSettings {
     pub(crate) accelerate_mixed_precision: Option<Sourced<String>>,
     /// The DeepSpeed file an accelerate config names, read.
     pub(crate) deepspeed: Option<DeepspeedSettings>,
+    /// What `accelerate launch` runs with: its config file's keys under the launch flags that
+    /// stand for them.
+    pub(crate) accelerate: Option<AccelerateSettings>,
 }
 
 /// GPUs made visible to a launch, and by what.
@@ -1132,6 +1135,15 @@ impl Plan {
     /// Where a finding about `setting` lands in the analysed file: its value, or for a value
     /// set in a linked file, the word of this file that names that file; and the phrase
     /// saying where it was set (empty for this file).
+    /// Where a finding about `span` goes in the analysed file: the span itself, or for a span
+    /// in a linked file the place that names that file.
+    pub(crate) fn place_span(&self, span: Span) -> Option<Span> {
+        match span.as_linked() {
+            Some((file, _)) => self.linked_files.get(file)?.named_at,
+            None => Some(span),
+        }
+    }
+
     pub(crate) fn place<T>(&self, setting: &Sourced<T>) -> Option<(Span, String)> {
         match setting.origin {
             Origin::File { value, .. } => Some((value, String::new())),

@@ -104,6 +104,7 @@ impl AccelerateFlags {
             f if f.starts_with("parallelism_config_") => {
                 (format!("parallelism_config.{f}"), value.cloned().unwrap_or(switch("true")))
             }
+            "num_processes" => (flag.to_string(), value.cloned().unwrap_or(switch("true"))),
             "zero_stage" | "offload_optimizer_device" | "offload_param_device" | "deepspeed_config_file" => {
                 (format!("deepspeed_config.{flag}"), value.cloned().unwrap_or(switch("true")))
             }
@@ -523,6 +524,7 @@ fn apply_accelerate_config(
         plan.shard_group = accelerate.shard_group.clone();
     }
     settings.deepspeed = deepspeed.map(|ds| deepspeed::settings(&Reader::new(&ds), ""));
+    settings.accelerate = accelerate.accelerate.clone();
     // The Trainer takes accelerate's mixed precision when its own arguments set neither
     // fp16 nor bf16 (`TrainingArguments.__post_init__` reads ACCELERATE_MIXED_PRECISION).
     let trainer_silent = plan
@@ -942,7 +944,10 @@ fn launcher(words: &[Word]) -> Option<Launcher<'_>> {
         "accelerate" if words.get(1).map(text) == Some("launch") => {
             launcher = Some("accelerate launch");
             let rest = launcher_options(&words[2..], &ACCELERATE_VALUED, |k, v, option| match k {
-                "num_processes" => processes = count(v),
+                "num_processes" => {
+                    processes = count(v);
+                    accelerate_flags.read(k, v, option);
+                }
                 "num_machines" => machines = count(v),
                 "config_file" => accelerate_config = v.cloned(),
                 "mixed_precision" => mixed_precision = v.cloned(),

@@ -1,5 +1,6 @@
 //! ## What it does
-//! Reports an accelerate config whose `parallelism_config` sizes (`parallelism_config_dp_replicate_size`
+//! Reports an accelerate config (or an `accelerate launch` command: its config file under its
+//! `--parallelism_config_*` and `--num_processes` flags) whose `parallelism_config` sizes (`parallelism_config_dp_replicate_size`
 //! × `…_dp_shard_size` × `…_tp_size` × `…_cp_size`, × `…_sp_size` from accelerate 1.12) multiply
 //! to something other than `num_processes`. A size the block leaves out is 1.
 //!
@@ -39,7 +40,8 @@ use super::support;
 use super::{Context, Reporter};
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
-    let Some(a) = support::accelerate(ctx) else { return };
+    let launched = || ctx.plan?.launch.as_ref()?.accelerate.as_ref();
+    let Some(a) = support::accelerate(ctx).or_else(launched) else { return };
     let Some(sizes) = a.parallelism.as_ref() else { return };
     // `parallelism_config` is read from accelerate 1.10 on; `sp_size` and DeepSpeed launches from 1.12.
     if !support::at_least(ctx, "accelerate", "1.10") {
@@ -97,8 +99,13 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
             processes / rest
         ));
     }
-    let diagnostic = out.report(sizes.key, message);
-    if let Some(span) = a.num_processes.value_span() {
-        diagnostic.with_related(span, "num_processes set here");
+    // In a launch script the block may sit in the config file the launch names.
+    let Some(at) = ctx.plan.map_or(Some(sizes.key), |p| p.place_span(sizes.key)) else { return };
+    if let Some(file) = sizes.key.as_linked().and_then(|(i, _)| ctx.plan?.linked_files.get(i)) {
+        message.push_str(&format!(" (the parallelism_config block of `{}`)", file.path));
+    }
+    let diagnostic = out.report(at, message);
+    if let Some((span, set_in)) = ctx.plan.and_then(|p| p.place(&a.num_processes)).filter(|(s, _)| *s != at) {
+        diagnostic.with_related(span, format!("num_processes set here{set_in}"));
     }
 }

@@ -258,7 +258,7 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
     if let Some(plan) = plan.as_mut() {
         format::checkpoint_quantization::apply(plan, model.as_ref().and_then(ModelLookup::architecture));
         format::python::unsloth_grpo_batch(plan, &versions);
-        format::python::unsloth_loss(plan, &run_versions);
+        format::python::unsloth_loss(plan, &run_versions, model.as_ref().and_then(ModelLookup::architecture));
     }
     let releases = estimate::Context::from_versions(&run_versions);
     let estimate = match (&plan, model.as_ref().and_then(ModelLookup::architecture)) {

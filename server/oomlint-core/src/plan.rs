@@ -276,6 +276,11 @@ pub enum LossImpl {
     /// unsloth-zoo's `unsloth_fused_ce_loss`: the head and the loss run in row chunks whose
     /// fp32 logits fit a memory target.
     UnslothFused(CeChunkTarget),
+    /// unsloth-zoo's compiled cross-entropy over whole logits (`compiler.py`
+    /// `cross_entropy_replacement_3` before unsloth-zoo 2025.7.2), for a multimodal class whose
+    /// forward takes the logits from its language model: the logits and their gradient in the
+    /// residual stream's dtype, and the fp32 rows of one of `chunks` chunks at a time.
+    UnslothWholeLogits { chunks: u64 },
     /// OpenRLHF's actor (`models/actor.py` `Actor.forward`): the logits of every token of the
     /// sequence are cast to fp32 (`output["logits"].to(torch.float32)`, the 16-bit ones freed),
     /// and `models/utils.py` `log_probs_from_logits` runs flash-attn's `cross_entropy_loss` on them,

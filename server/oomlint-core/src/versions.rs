@@ -200,14 +200,14 @@ impl Versions {
         }
     }
 
-    /// Fills the frameworks the file does not pin with the releases its saved outputs record:
-    /// an unpinned or URL install ran exactly that release.
+    /// The releases a notebook's saved outputs record, over what the file pins: the outputs
+    /// come from one run, which ran exactly those (an unpinned or URL install, or a pin the
+    /// notebook changed after the run: the outputs of Unsloth's Gemma 3 notebook record
+    /// transformers 4.50.2 under a cell that now installs 4.56.2).
     pub(crate) fn with_recorded_run(mut self, recorded: Versions) -> Versions {
         for (name, pin) in recorded.pins {
-            if !self.pins.contains_key(&name) {
-                self.from_url.remove(&name);
-                self.pins.insert(name, pin);
-            }
+            self.from_url.remove(&name);
+            self.pins.insert(name, pin);
         }
         self
     }
@@ -761,7 +761,7 @@ mod tests {
     }
 
     #[test]
-    fn a_notebooks_saved_banner_records_the_release_it_ran_unless_the_notebook_pins_one() {
+    fn a_notebooks_saved_banner_records_the_releases_it_ran() {
         let notebook = r#"{"cells": [
             {"cell_type": "code", "source": ["!pip install unsloth\n", "!pip install transformers==4.56.2\n"], "outputs": []},
             {"cell_type": "markdown", "source": ["Unsloth 2026.1.1: not an output"]},
@@ -776,7 +776,11 @@ mod tests {
         assert_eq!(recorded.newest("torch"), Some(v("2.8.0")));
         let path = Path::new("nb.ipynb");
         let versions = from_install_commands(notebook, path).with_recorded_run(recorded);
-        assert_eq!(versions.newest("transformers"), Some(v("4.56.2")), "the install pin wins");
+        assert_eq!(
+            versions.newest("transformers"),
+            Some(v("4.55.2")),
+            "the outputs ran 4.55.2, whatever the cell pins now"
+        );
         assert_eq!(versions.newest("unsloth"), Some(v("2024.10.0")), "an unpinned install ran the recorded release");
         assert!(versions.get("unsloth").unwrap().describe().contains("saved outputs record"));
         assert_eq!(from_recorded_run("{\"cells\": [{\"source\": \"Unsloth 2025.1.1: x\"}]}").get("unsloth"), None);

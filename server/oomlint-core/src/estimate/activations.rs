@@ -543,6 +543,21 @@ pub(super) fn logits_component(s: &Setup, resident: u64) -> Component {
                 format!("T × (logits β·V, gradient in place, + fp32 logsumexp) = T × {}", beta * v + 4),
             ),
             LossImpl::UnslothFused(target) => unsloth_fused_chunk(s, tokens, v, target, resident),
+            // The language model's logits (in the residual stream's dtype: fp32 under Unsloth's
+            // forced float32) and, in backward, their gradient; each chunk's fp32 copy and its
+            // softmax gradient one chunk at a time.
+            LossImpl::UnslothWholeLogits { chunks } => {
+                let b = s.activation_bytes;
+                let chunk = tokens.div_ceil(chunks.max(1));
+                (
+                    2 * b * v,
+                    chunk * v * 8,
+                    format!(
+                        "T × (logits + their gradient, 2 × {b}·V) = T × {} + one of {chunks} chunks of {chunk} tokens × V × fp32 (copy + gradient 8)",
+                        2 * b * v
+                    ),
+                )
+            }
             // Every token of the sequence, not only the completion: the log-probs are sliced after.
             LossImpl::Fp32LogProbs => (
                 0,

@@ -33,6 +33,7 @@ pub use calls::{Callee, Preference};
 use super::hf_names::{attention_kind, lora_targets, not_a_decoder};
 use super::trl::{self, dtype_of};
 use super::{facts, Format, Reader};
+use crate::catalog::Architecture;
 use crate::plan::{
     Attention, Checkpointing, Dtype, Framework, LoraPlan, LossImpl, Method, ModelRef, Origin, Plan, Quantization,
     RlAlgorithm, Sourced, TensorParallel, TpLayout, UnslothFlag, UnslothSettings, VllmMode, VllmPlan,
@@ -676,14 +677,48 @@ pub(crate) fn unsloth_cross_entropy(versions: &Versions, language_model: bool) -
     }
 }
 
-/// Re-derives Unsloth's default cross-entropy for the release the run uses.
-pub(crate) fn unsloth_loss(plan: &mut Plan, versions: &Versions) {
+/// Re-derives Unsloth's default cross-entropy for the release the run uses and the model
+/// `arch` it trains.
+pub(crate) fn unsloth_loss(plan: &mut Plan, versions: &Versions, arch: Option<&Architecture>) {
     let unsloth_default = plan.framework == Framework::Unsloth
         && plan.loss.as_ref().is_some_and(|l| matches!(l.value, LossImpl::UnslothFused(_)) && !l.is_from_file());
-    if unsloth_default && versions.get("unsloth").is_some() {
-        let language_model = plan.unsloth.as_ref().is_some_and(|u| u.language_model);
-        plan.loss = Some(unsloth_cross_entropy(versions, language_model));
+    if !unsloth_default || versions.get("unsloth").is_none() {
+        return;
     }
+    let language_model = plan.unsloth.as_ref().is_some_and(|u| u.language_model);
+    let loss = unsloth_cross_entropy(versions, language_model);
+    plan.loss = Some(match whole_logits_chunks(versions, arch) {
+        Some(chunks) if loss.value == LossImpl::Liger => Sourced::derived(
+            LossImpl::UnslothWholeLogits { chunks },
+            format!(
+                "unsloth-zoo's compiled cross-entropy over Gemma 3's whole logits in {chunks} fp32 chunks (its \
+                 multimodal class takes them from its language model before transformers 4.52; fused from \
+                 unsloth 2025.7.2)"
+            ),
+        ),
+        _ => loss,
+    });
+}
+
+/// The chunks of unsloth-zoo's compiled cross-entropy (`compiler.py` `cross_entropy_find_3`)
+/// where it runs over whole logits: Gemma 3's multimodal checkpoints, whose
+/// `Gemma3ForConditionalGeneration` holds its `lm_head` inside `language_model` and takes
+/// `outputs.logits` before transformers 4.52 (the checkpoints' `language_model.lm_head`, which
+/// 4.52 renamed `lm_head`), under Unsloth before 2025.7.2 (unsloth-zoo 2025.7.2 fused it:
+/// `unsloth_fused_ce_loss`). Four chunks before 2025.6.6 (`cross_entropy_replacement_3`); from
+/// unsloth-zoo 2025.6.5 `loss_utils.py` `compiled_ce_loss_function`: `⌈V / 262144 × 8⌉`, 2 more
+/// where the head is trainable or fp32, as under Unsloth's forced float32.
+fn whole_logits_chunks(versions: &Versions, arch: Option<&Architecture>) -> Option<u64> {
+    let arch = arch.filter(|a| a.family.eq_ignore_ascii_case("gemma-3") && a.tower_parameters > 0)?;
+    let before = |name: &str, parts: &[u64]| !versions.at_least(name, &Version::release(parts));
+    if !before("unsloth", &[2025, 7, 2]) || !before("transformers", &[4, 52]) || versions.get("transformers").is_none()
+    {
+        return None;
+    }
+    if before("unsloth", &[2025, 6, 6]) {
+        return Some(4);
+    }
+    Some(arch.padded_vocab_size.max(arch.vocab_size).saturating_mul(8).div_ceil(262_144) + 2)
 }
 
 /// Unsloth's patched `GRPOConfig` replaces `per_device_train_batch_size` with

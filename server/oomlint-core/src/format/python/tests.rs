@@ -451,6 +451,25 @@ fn unsloths_cross_entropy_follows_the_release() {
 }
 
 #[test]
+fn gemma_3s_multimodal_class_takes_whole_logits_before_transformers_4_52() {
+    let pinned = |unsloth: &str, transformers: &str| {
+        Versions::from_file(
+            "requirements.txt",
+            &format!("unsloth=={unsloth}\ntransformers=={transformers}\n"),
+            std::path::Path::new("requirements.txt"),
+        )
+    };
+    let vision = crate::catalog::resolve_model("google/gemma-3-4b-it").expect("in the catalog");
+    let text = crate::catalog::resolve_model("google/gemma-3-1b-it").expect("in the catalog");
+    assert_eq!(whole_logits_chunks(&pinned("2025.3.19", "4.50.2"), Some(vision)), Some(4));
+    // unsloth-zoo 2025.6.5's compiled_ce_loss_function: ⌈V / 262144 × 8⌉ + 2 (V = 262144 rows).
+    assert_eq!(whole_logits_chunks(&pinned("2025.6.6", "4.51.3"), Some(vision)), Some(10));
+    assert_eq!(whole_logits_chunks(&pinned("2025.6.6", "4.52.4"), Some(vision)), None, "own lm_head from 4.52");
+    assert_eq!(whole_logits_chunks(&pinned("2025.7.2", "4.51.3"), Some(vision)), None, "fused from 2025.7.2");
+    assert_eq!(whole_logits_chunks(&pinned("2025.3.19", "4.50.2"), Some(text)), None, "Gemma3ForCausalLM");
+}
+
+#[test]
 fn unsloth_trainer_and_arguments_are_trl_sft_with_unsloth_defaults() {
     // `UnslothTrainingArguments(SFTConfig)` adds `embedding_learning_rate`; Unsloth's TRL
     // configs default bf16 to False (its trainer then picks the GPU's half precision).

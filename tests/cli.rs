@@ -112,6 +112,33 @@ fn the_vllm_fraction_has_one_answer() {
 /// JSON and the table, and gets the wider band; a name without a size stays unknown and
 /// says which steps were tried.
 #[test]
+fn a_stated_longest_sample_sizes_batches_that_take_their_length_from_the_data() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = "model_name_or_path: Qwen/Qwen2.5-7B-Instruct\nper_device_train_batch_size: 4\nmax_length: 4096\n\
+                  bf16: true\nuse_peft: true\nlora_r: 16\nload_in_4bit: true\ngradient_checkpointing: true\n";
+    let estimate = |header: &str| {
+        let path = dir.path().join("sft.yaml");
+        std::fs::write(&path, format!("{header}{config}")).expect("write config");
+        let out = oomlint(&["estimate", path.to_str().expect("utf-8 path"), "--gpu", "T4", "--format", "json"]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("JSON")
+    };
+    let at_most = estimate("");
+    let stated = estimate("# oomlint: sample-tokens=600\n");
+    let peak = |e: &serde_json::Value| e["peak"]["device_bytes"].as_u64().expect("peak");
+    assert!(peak(&stated) < peak(&at_most), "{stated}");
+    let said = stated["missing_inputs"].as_array().expect("missing inputs").iter().filter_map(|m| m.as_str());
+    assert!(
+        said.into_iter().any(|m| m.starts_with(
+            "sample lengths: the longest sample holds 600 tokens, as `# oomlint: sample-tokens=600` states"
+        )),
+        "{stated}"
+    );
+    // With the length known, the verdict no longer waits on the data.
+    assert_eq!((&at_most["fit"]["verdict"], &stated["fit"]["verdict"]), (&"may-exceed".into(), &"fits".into()));
+}
+
+#[test]
 fn estimate_sizes_a_model_from_its_name() {
     let dir = tempfile::tempdir().expect("tempdir");
     let script = |model: &str| {

@@ -260,7 +260,15 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
         format::python::unsloth_grpo_batch(plan, &versions);
         format::python::unsloth_loss(plan, &run_versions, model.as_ref().and_then(ModelLookup::architecture));
     }
-    let releases = estimate::Context::from_versions(&run_versions);
+    let mut releases = estimate::Context::from_versions(&run_versions);
+    releases.sample_tokens = settings.sample_tokens.map(|n| {
+        let from = if settings.sample_tokens_from_modeline {
+            format!("`# oomlint: sample-tokens={n}`")
+        } else {
+            format!("`sample-tokens = {n}` in the project's settings")
+        };
+        (n, from)
+    });
     let estimate = match (&plan, model.as_ref().and_then(ModelLookup::architecture)) {
         (Some(plan), Some(arch)) if format.framework().is_some_and(|f| f.trains()) && plan.trains() => {
             Some(estimate::estimate_with(plan, arch, gpu.as_ref(), &releases, options.levers))

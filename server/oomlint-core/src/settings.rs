@@ -33,10 +33,11 @@ use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
 /// The keys [`Settings`] reads (`schema/oomlint.json` describes the same set).
-pub const KEYS: [&str; 10] = [
+pub const KEYS: [&str; 11] = [
     "gpu",
     "gpus",
     "headroom",
+    "sample-tokens",
     "select",
     "ignore",
     "per-file-ignores",
@@ -94,6 +95,11 @@ pub struct Settings {
     pub(crate) gpus_from_modeline: bool,
     /// The free-memory fraction below which `low-memory-headroom` warns.
     pub headroom: Option<f64>,
+    /// The longest sample of the dataset, in tokens, where the batches' lengths come from the
+    /// data (`sample-tokens = 700`, `# oomlint: sample-tokens=700`).
+    pub sample_tokens: Option<u64>,
+    /// Whether `sample_tokens` comes from the checked file's modeline.
+    pub(crate) sample_tokens_from_modeline: bool,
     pub(crate) framework_versions: BTreeMap<String, Version>,
     formats: Vec<FormatOverride>,
     /// Files not to check (`exclude`).
@@ -144,6 +150,11 @@ impl Settings {
                 "headroom" => {
                     let fraction = value.as_scalar().and_then(|s| s.as_f64()).filter(|f| (0.0..1.0).contains(f));
                     settings.headroom = Some(fraction.ok_or_else(|| invalid(key, "a number in [0, 1)"))?);
+                }
+                "sample-tokens" => {
+                    let count = value.as_scalar().and_then(|s| s.as_f64()).filter(|n| *n >= 1.0 && n.fract() == 0.0);
+                    settings.sample_tokens =
+                        Some(count.ok_or_else(|| invalid(key, "a whole number of tokens, at least 1"))? as u64);
                 }
                 "select" => settings.select = Some(rule_list(value, key)?),
                 "ignore" => settings.ignore = rule_list(value, key)?,
@@ -240,6 +251,12 @@ impl Settings {
                     if gpus >= 1 {
                         settings.gpus = Some(gpus);
                         settings.gpus_from_modeline = true;
+                    }
+                } else if let Some(tokens) = setting.strip_prefix("sample-tokens=").and_then(|n| n.parse::<u64>().ok())
+                {
+                    if tokens >= 1 {
+                        settings.sample_tokens = Some(tokens);
+                        settings.sample_tokens_from_modeline = true;
                     }
                 } else if let Some(headroom) = setting.strip_prefix("headroom=").and_then(|h| h.parse::<f64>().ok()) {
                     if (0.0..1.0).contains(&headroom) {
@@ -452,6 +469,11 @@ mod tests {
         let file = settings.with_modeline("# oomlint: gpus=4\nkey: 1\n");
         assert_eq!((file.gpus, file.gpus_from_modeline), (Some(4), true));
         assert_eq!(settings.with_modeline("# oomlint: gpus=0\n").gpus, Some(8), "0 GPUs is no world size");
+        let sampled = Settings::from_toml("sample-tokens = 700\n").unwrap();
+        assert_eq!((sampled.sample_tokens, sampled.sample_tokens_from_modeline), (Some(700), false));
+        let file = sampled.with_modeline("# oomlint: sample-tokens=300\n");
+        assert_eq!((file.sample_tokens, file.sample_tokens_from_modeline), (Some(300), true));
+        assert!(Settings::from_toml("sample-tokens = 0\n").is_err());
         for bad in ["gpus = 0\n", "gpus = 2.5\n", "gpus = \"8\"\n"] {
             assert!(Settings::from_toml(bad).is_err(), "{bad}");
         }

@@ -24,6 +24,9 @@ pub struct Context {
     /// longest sample into iteration 0), so nothing from an earlier iteration is alive at
     /// the peak.
     pub first_batch_longest: bool,
+    /// The dataset's longest sample in tokens, as the user states it (`sample-tokens`), and
+    /// where: batches whose length comes from the data reach no further.
+    pub sample_tokens: Option<(u64, String)>,
 }
 
 /// Which code path runs the model: it decides what autograd saves.
@@ -98,6 +101,7 @@ impl Context {
             transformers: versions.newest("transformers"),
             unsloth: versions.newest("unsloth"),
             first_batch_longest: false,
+            sample_tokens: None,
         }
     }
 

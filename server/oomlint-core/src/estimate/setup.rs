@@ -207,6 +207,15 @@ impl Setup {
                 assumed
             }
         };
+        // Batches padded to their longest sample (TRL's and Unsloth's collators without packing)
+        // or holding only their real tokens reach the maximum only with a sample that long; a
+        // stated longest sample (`sample-tokens`) sizes them instead.
+        let padded_to_longest = matches!(plan.framework, Framework::Unsloth | Framework::Trl)
+            && plan.rl.is_none()
+            && plan.packing.as_ref().is_none_or(|p| !p.value);
+        let data_lengths = padded_to_longest || unpadded_lengths(plan, seq_len).is_some();
+        let stated = context.sample_tokens.as_ref().filter(|_| data_lengths);
+        let seq_len = stated.map_or(seq_len, |(n, _)| seq_len.min((*n).max(1)));
         // Sequence (Ulysses) or context parallelism: each rank holds its share of every sequence.
         let sequence_parallel = plan.sequence_parallel.as_ref().map_or(1, |n| n.value.clamp(1, seq_len));
         let seq_len = seq_len.div_ceil(sequence_parallel);
@@ -325,16 +334,18 @@ impl Setup {
         let reference_model = plan.reference_model.as_ref().is_some_and(|r| r.value);
         let reference_forward = plan.reference_forward.as_ref().is_some_and(|r| r.value);
         let forced_float32 = unsloth_forces_float32(plan, implementation, arch, gpu);
-        let padded_to_longest = matches!(plan.framework, Framework::Unsloth | Framework::Trl)
-            && plan.rl.is_none()
-            && plan.packing.as_ref().is_none_or(|p| !p.value);
-        let unpadded = unpadded_lengths(plan, seq_len);
-        let length_from_data = padded_to_longest || unpadded.is_some();
+        let unpadded = unpadded_lengths(plan, seq_len).filter(|_| stated.is_none());
+        let length_from_data = data_lengths && stated.is_none();
         missing.extend(unpadded);
         missing.extend(openrlhf_assumptions(plan));
-        if padded_to_longest {
+        if let Some((tokens, from)) = stated {
             missing.push(format!(
-                "sample lengths: batches are padded to their longest sample (no packing), and the dataset's lengths are not in the file; assumed a batch reaches {} tokens",
+                "sample lengths: the longest sample holds {tokens} tokens, as {from} states; batches are sized at {} tokens",
+                seq_len.min(MAX_SEQ_LEN)
+            ));
+        } else if padded_to_longest {
+            missing.push(format!(
+                "sample lengths: batches are padded to their longest sample (no packing), and the dataset's lengths are not in the file; assumed a batch reaches {} tokens (`# oomlint: sample-tokens=N` states the longest sample)",
                 seq_len.min(MAX_SEQ_LEN)
             ));
         }
@@ -546,7 +557,7 @@ fn unpadded_lengths(plan: &Plan, seq_len: u64) -> Option<String> {
         return None;
     };
     Some(format!(
-        "sample lengths: {what}, and the responses' lengths are not in the script; assumed every prompt and response reaches its maximum ({seq_len} tokens per sequence, or the packed budget)"
+        "sample lengths: {what}, and the responses' lengths are not in the script; assumed every prompt and response reaches its maximum ({seq_len} tokens per sequence, or the packed budget; `# oomlint: sample-tokens=N` states the longest sample)"
     ))
 }
 

@@ -44,7 +44,12 @@ use crate::syntax::shell::{self, Command, Script, Word};
 use crate::syntax::{self, Document, Entry, Language, Mapping, Node, Scalar, ScalarKind, Value};
 use std::path::Path;
 
+mod accelerate_flags;
 pub(crate) mod cursor;
+mod options;
+
+use accelerate_flags::AccelerateFlags;
+use options::{ACCELERATE_VALUED, DEEPSPEED_VALUED, TORCHRUN_VALUED, UV_RUN_VALUED};
 
 /// The launch a script runs: the program's format and flags, and the world size.
 struct Launch {
@@ -72,64 +77,6 @@ struct Launch {
     /// The end of the command's last word, where an added flag goes: None when the words are
     /// not in the order of the text (a word taken from a variable defined elsewhere).
     end: Option<usize>,
-}
-
-/// The flags of `accelerate launch` that set what its config file would, as the keys of that
-/// file (`commands/launch.py` `_validate_launch_command` copies a config key into the flag of
-/// the same name only when the flag is not given, so the flags win).
-#[derive(Default, Clone)]
-struct AccelerateFlags {
-    /// `distributed_type`, `fsdp_config.*`, `deepspeed_config.*` and
-    /// `parallelism_config.*`, at the flags' words.
-    keys: Mapping,
-    /// `--multi_gpu`, `--use_fsdp` or `--use_deepspeed`: the config's `distributed_type` and
-    /// its `parallelism_config` are then not read.
-    mode: bool,
-    /// `--use_parallelism_config`.
-    parallelism: bool,
-}
-
-impl AccelerateFlags {
-    fn read(&mut self, flag: &str, value: Option<&Word>, option: &Word) {
-        let switch = |text: &str| Word { text: Some(text.to_string()), span: option.span };
-        let (key, value) = match flag {
-            "multi_gpu" => ("distributed_type".to_string(), switch("MULTI_GPU")),
-            "use_fsdp" => ("distributed_type".to_string(), switch("FSDP")),
-            "use_deepspeed" => ("distributed_type".to_string(), switch("DEEPSPEED")),
-            "use_parallelism_config" => {
-                self.parallelism = true;
-                return;
-            }
-            f if f.starts_with("fsdp_") => (format!("fsdp_config.{f}"), value.cloned().unwrap_or(switch("true"))),
-            f if f.starts_with("parallelism_config_") => {
-                (format!("parallelism_config.{f}"), value.cloned().unwrap_or(switch("true")))
-            }
-            "num_processes" => (flag.to_string(), value.cloned().unwrap_or(switch("true"))),
-            "zero_stage" | "offload_optimizer_device" | "offload_param_device" | "deepspeed_config_file" => {
-                (format!("deepspeed_config.{flag}"), value.cloned().unwrap_or(switch("true")))
-            }
-            _ => return,
-        };
-        self.mode |= key == "distributed_type";
-        insert(&mut self.keys, &key, option.span, value);
-    }
-
-    /// The accelerate config the launch runs with: these flags over `file`'s keys. The
-    /// `parallelism_config` reaches the processes when `--use_parallelism_config` is given,
-    /// or from a config file's non-empty block when no mode flag is (`_validate_launch_command`
-    /// then sets `use_parallelism_config` from it).
-    fn over(&self, file: Option<Mapping>) -> Option<Mapping> {
-        if file.is_none() && self.keys.entries.is_empty() {
-            return None;
-        }
-        let from_file = file.is_some() && !self.mode;
-        let mut config = file.unwrap_or_default();
-        merge(&mut config, self.keys.clone());
-        if !self.parallelism && !from_file {
-            config.entries.retain(|e| e.key != "parallelism_config");
-        }
-        Some(config)
-    }
 }
 
 /// The plan of the training launch in a shell script: (the program's format, its plan, the
@@ -650,166 +597,6 @@ fn count(word: Option<&Word>) -> Option<(Word, u64)> {
     let w = word?;
     Some((w.clone(), text(w).parse().ok().filter(|n| *n > 0)?))
 }
-
-/// The options of `accelerate launch` that take a value (accelerate 1.15.0
-/// `commands/launch.py` `launch_command_parser`: every option whose `nargs` is not 0, in its
-/// underscore spelling; `--same_network`, `--multi_gpu` and the other switches take none).
-const ACCELERATE_VALUED: [&str; 102] = [
-    "config_file",
-    "num_processes",
-    "num_machines",
-    "mixed_precision",
-    "gpu_ids",
-    "machine_rank",
-    "main_process_ip",
-    "main_process_port",
-    "main_training_function",
-    "num_cpu_threads_per_process",
-    "dynamo_backend",
-    "dynamo_mode",
-    "rdzv_backend",
-    "rdzv_conf",
-    "max_restarts",
-    "monitor_interval",
-    "tee",
-    "role",
-    "log_dir",
-    "env",
-    "vm",
-    "mpirun_hostfile",
-    "aws_access_key_id",
-    "aws_secret_access_key",
-    "gradient_accumulation_steps",
-    "gradient_clipping",
-    "deepspeed_config_file",
-    "zero_stage",
-    "offload_optimizer_device",
-    "offload_param_device",
-    "offload_optimizer_nvme_path",
-    "offload_param_nvme_path",
-    "zero3_init_flag",
-    "zero3_save_16bit_model",
-    "deepspeed_hostfile",
-    "deepspeed_exclusion_filter",
-    "deepspeed_inclusion_filter",
-    "deepspeed_multinode_launcher",
-    "deepspeed_moe_layer_cls_names",
-    "fsdp_version",
-    "fsdp_offload_params",
-    "fsdp_min_num_params",
-    "fsdp_sharding_strategy",
-    "fsdp_reshard_after_forward",
-    "fsdp_auto_wrap_policy",
-    "fsdp_transformer_layer_cls_to_wrap",
-    "fsdp_backward_prefetch",
-    "fsdp_state_dict_type",
-    "fsdp_forward_prefetch",
-    "fsdp_use_orig_params",
-    "fsdp_cpu_ram_efficient_loading",
-    "fsdp_sync_module_states",
-    "fsdp_activation_checkpointing",
-    "fsdp_activation_checkpointing_offload",
-    "fp8_backend",
-    "fp8_format",
-    "fp8_interval",
-    "fp8_margin",
-    "fp8_amax_history_len",
-    "fp8_amax_compute_algo",
-    "fp8_override_linear_precision",
-    "fp8_opt_level",
-    "fp8_pad_inner_dim",
-    "fp8_enable_fsdp_float8_all_gather",
-    "megatron_lm_tp_degree",
-    "megatron_lm_pp_degree",
-    "megatron_lm_num_micro_batches",
-    "megatron_lm_sequence_parallelism",
-    "megatron_lm_recompute_activations",
-    "megatron_lm_use_distributed_optimizer",
-    "megatron_lm_gradient_clipping",
-    "megatron_lm_context_parallel_size",
-    "megatron_lm_expert_model_parallel_size",
-    "megatron_lm_expert_tensor_parallel_size",
-    "megatron_lm_decoder_last_pipeline_num_layers",
-    "megatron_lm_recompute_granularity",
-    "megatron_lm_recompute_method",
-    "megatron_lm_recompute_num_layers",
-    "megatron_lm_attention_backend",
-    "megatron_lm_attention_dropout",
-    "megatron_lm_hidden_dropout",
-    "megatron_lm_attention_softmax_in_fp32",
-    "megatron_lm_calculate_per_token_loss",
-    "megatron_lm_use_rotary_position_embeddings",
-    "megatron_lm_eod_mask_loss",
-    "megatron_lm_no_load_optim",
-    "megatron_lm_no_save_optim",
-    "megatron_lm_optimizer_cpu_offload",
-    "megatron_lm_overlap_cpu_optimizer_d2h_h2d",
-    "megatron_lm_use_custom_fsdp",
-    "megatron_lm_use_precision_aware_optimizer",
-    "parallelism_config_dp_replicate_size",
-    "parallelism_config_dp_shard_size",
-    "parallelism_config_tp_size",
-    "parallelism_config_cp_size",
-    "parallelism_config_cp_backend",
-    "parallelism_config_cp_comm_strategy",
-    "parallelism_config_sp_size",
-    "parallelism_config_sp_backend",
-    "parallelism_config_sp_seq_length",
-    "parallelism_config_sp_seq_length_is_variable",
-    "parallelism_config_sp_attn_implementation",
-];
-/// The options of `torchrun` that take a value (torch 2.15 `torch/distributed/run.py`
-/// `get_args_parser`; `-r` and `-t` are `--redirects` and `--tee`).
-const TORCHRUN_VALUED: [&str; 29] = [
-    "nproc_per_node",
-    "nnodes",
-    "node_rank",
-    "master_addr",
-    "master_port",
-    "rdzv_backend",
-    "rdzv_endpoint",
-    "rdzv_id",
-    "rdzv_conf",
-    "max_restarts",
-    "monitor_interval",
-    "start_method",
-    "role",
-    "log_dir",
-    "redirects",
-    "tee",
-    "local_ranks_filter",
-    "logs_specs",
-    "local_addr",
-    "event_log_handler",
-    "numa_binding",
-    "signals_to_handle",
-    "shutdown_timeout",
-    "log_line_prefix_template",
-    "duplicate_stdout_filters",
-    "duplicate_stderr_filters",
-    "print_completion",
-    "r",
-    "t",
-];
-const DEEPSPEED_VALUED: [&str; 9] =
-    ["num_gpus", "num_nodes", "hostfile", "include", "exclude", "master_port", "master_addr", "launcher", "node_rank"];
-
-const UV_RUN_VALUED: [&str; 14] = [
-    "with",
-    "with-editable",
-    "with-requirements",
-    "python",
-    "p",
-    "project",
-    "directory",
-    "env-file",
-    "extra",
-    "group",
-    "package",
-    "index",
-    "default-index",
-    "index-url",
-];
 
 /// A command read up to its program: the wrappers and the launcher's options.
 struct Launcher<'w> {

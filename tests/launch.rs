@@ -1,6 +1,8 @@
 //! Launch scripts read into the plan of the program they run: `fixtures/launch/`, and every
 //! launch script of `../shared/corpus-wild` that runs a program oomlint reads.
 
+mod common;
+
 use oomlint::analysis::{analyze_text, Options};
 use oomlint::format::Format;
 use std::path::{Path, PathBuf};
@@ -405,17 +407,6 @@ fn a_verl_megatron_launch_is_estimated_per_pipeline_stage() {
     assert!(gradients.formula.contains("Megatron's fp32 gradient buffer"), "{}", gradients.formula);
 }
 
-/// `text` with the edits of `fix` applied.
-fn applied(text: &str, fix: &oomlint::diagnostic::Fix) -> String {
-    let mut edits = fix.edits.clone();
-    edits.sort_by_key(|e| std::cmp::Reverse(e.span.start));
-    let mut out = text.to_string();
-    for edit in edits {
-        out.replace_range(edit.span.start..edit.span.end, &edit.content);
-    }
-    out
-}
-
 #[test]
 fn a_lever_adds_the_flag_for_a_setting_the_launch_leaves_to_its_config() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/launch/accelerate_config_files.sh");
@@ -428,7 +419,7 @@ fn a_lever_adds_the_flag_for_a_setting_the_launch_leaves_to_its_config() {
     let halve = levers.iter().find(|l| l.title.starts_with("Halve the micro batch")).expect("the lever");
     // The micro batch is the script's flag; the accumulation is in configs/sft.yaml (4), so the
     // doubled one is added as a flag, which the program reads over its config file.
-    let fixed = applied(&text, &halve.fixes[0]);
+    let fixed = common::apply(&text, &halve.fixes[0]);
     assert!(fixed.contains("--per_device_train_batch_size 1 --gradient_accumulation_steps 8\n"), "{fixed}");
     let after = analyze_text(&path, fixed, &options);
     let plan = after.plan.as_ref().expect("a plan");
@@ -447,7 +438,7 @@ fn a_lever_adds_the_flag_for_a_setting_the_launch_leaves_to_its_config() {
     let analysis = analyze_text(&factory, text.to_string(), &Options::default());
     let levers = &analysis.estimate.as_ref().expect("estimate").levers;
     let halve = levers.iter().find(|l| l.title.starts_with("Halve the micro batch")).expect("the lever");
-    let fixed = applied(text, &halve.fixes[0]);
+    let fixed = common::apply(text, &halve.fixes[0]);
     assert!(
         fixed.contains("per_device_train_batch_size=1 learning_rate=1e-4 gradient_accumulation_steps=2\n"),
         "{fixed}"

@@ -13,7 +13,7 @@
 
 mod common;
 
-use common::oomlint;
+use common::{apply, oomlint};
 use oomlint::analysis::{analyze_bytes, Analysis, Options};
 use oomlint::diagnostic::{Applicability, Diagnostic, Fix};
 use oomlint::rules::{FixAvailability, RULES};
@@ -50,16 +50,6 @@ fn findings<'a>(analysis: &'a Analysis, rule: &str) -> Vec<&'a Diagnostic> {
 }
 
 /// Applies one fix's edits (non-overlapping byte ranges) to `text`.
-fn apply(text: &str, fix: &Fix) -> String {
-    let mut edits = fix.edits.clone();
-    edits.sort_by_key(|e| std::cmp::Reverse(e.span.start));
-    let mut out = text.to_string();
-    for edit in edits {
-        out.replace_range(edit.span.start..edit.span.end, &edit.content);
-    }
-    out
-}
-
 /// The path from the repository root, with `/` separators.
 fn relative(path: &Path) -> String {
     path.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap_or(path).to_string_lossy().replace('\\', "/")

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// Runs the `oomlint` binary from the repository root (so fixture paths are relative), without colour.
+#[allow(dead_code)] // each test binary compiles this module; not all of them run the binary
 pub fn oomlint(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_oomlint"))
         .args(args)
@@ -30,4 +31,16 @@ pub fn fixture_files() -> Vec<PathBuf> {
     }
     files.sort();
     files
+}
+
+/// `text` with the edits of `fix` applied, the last first so the earlier offsets hold.
+#[allow(dead_code)] // each test binary compiles this module; not all of them apply fixes
+pub fn apply(text: &str, fix: &oomlint::diagnostic::Fix) -> String {
+    let mut edits = fix.edits.clone();
+    edits.sort_by_key(|e| std::cmp::Reverse(e.span.start));
+    let mut out = text.to_string();
+    for edit in edits {
+        out.replace_range(edit.span.start..edit.span.end, &edit.content);
+    }
+    out
 }

@@ -97,6 +97,14 @@ impl<T> Sourced<T> {
     }
 }
 
+impl<T: Copy> Sourced<Option<T>> {
+    /// The value when the file sets one oomlint can follow: None for a null or for a value
+    /// computed at run time.
+    pub(crate) fn known_value(&self) -> Option<T> {
+        self.value.filter(|_| !self.is_unknown())
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Framework {
@@ -1049,6 +1057,15 @@ impl Insertion {
     }
 }
 
+/// Where a finding about `span` goes in the analysed file: the span itself, or for a span in
+/// one of `linked` the place of the analysed file that names that file.
+pub(crate) fn place_in(span: Span, linked: &[LinkedFileRef]) -> Option<Span> {
+    match span.as_linked() {
+        Some((file, _)) => linked.get(file)?.named_at,
+        None => Some(span),
+    }
+}
+
 impl Framework {
     /// Whether configs of this framework describe a training run (and get an estimate).
     pub(crate) fn trains(self) -> bool {
@@ -1137,18 +1154,14 @@ impl Plan {
         }
     }
 
+    /// Where a finding about `span` goes in the analysed file ([`place_in`] its linked files).
+    pub(crate) fn place_span(&self, span: Span) -> Option<Span> {
+        place_in(span, &self.linked_files)
+    }
+
     /// Where a finding about `setting` lands in the analysed file: its value, or for a value
     /// set in a linked file, the word of this file that names that file; and the phrase
     /// saying where it was set (empty for this file).
-    /// Where a finding about `span` goes in the analysed file: the span itself, or for a span
-    /// in a linked file the place that names that file.
-    pub(crate) fn place_span(&self, span: Span) -> Option<Span> {
-        match span.as_linked() {
-            Some((file, _)) => self.linked_files.get(file)?.named_at,
-            None => Some(span),
-        }
-    }
-
     pub(crate) fn place<T>(&self, setting: &Sourced<T>) -> Option<(Span, String)> {
         match setting.origin {
             Origin::File { value, .. } => Some((value, String::new())),

@@ -213,7 +213,7 @@ impl Setup {
         let padded_to_longest = matches!(plan.framework, Framework::Unsloth | Framework::Trl)
             && plan.rl.is_none()
             && plan.packing.as_ref().is_none_or(|p| !p.value);
-        let data_lengths = padded_to_longest || unpadded_lengths(plan, seq_len).is_some();
+        let data_lengths = padded_to_longest || unpadded(plan).is_some();
         let stated = context.sample_tokens.as_ref().filter(|_| data_lengths);
         let seq_len = stated.map_or(seq_len, |(n, _)| seq_len.min((*n).max(1)));
         // Sequence (Ulysses) or context parallelism: each rank holds its share of every sequence.
@@ -334,9 +334,12 @@ impl Setup {
         let reference_model = plan.reference_model.as_ref().is_some_and(|r| r.value);
         let reference_forward = plan.reference_forward.as_ref().is_some_and(|r| r.value);
         let forced_float32 = unsloth_forces_float32(plan, implementation, arch, gpu);
-        let unpadded = unpadded_lengths(plan, seq_len).filter(|_| stated.is_none());
         let length_from_data = data_lengths && stated.is_none();
-        missing.extend(unpadded);
+        if let Some(what) = unpadded(plan).filter(|_| stated.is_none()) {
+            missing.push(format!(
+                "sample lengths: {what}, and the responses' lengths are not in the script; assumed every prompt and response reaches its maximum ({seq_len} tokens per sequence, or the packed budget; `# oomlint: sample-tokens=N` states the longest sample)"
+            ));
+        }
         missing.extend(openrlhf_assumptions(plan));
         if let Some((tokens, from)) = stated {
             missing.push(format!(
@@ -547,18 +550,15 @@ fn unsloth_experts(implementation: Implementation, arch: &Architecture, context:
 /// (`use_dynamic_bsz`): a micro batch holds its samples' real tokens, which the script does not
 /// say. The estimate takes every prompt and response at its maximum length (GRPO responses often
 /// stop well short of it).
-fn unpadded_lengths(plan: &Plan, seq_len: u64) -> Option<String> {
+fn unpadded(plan: &Plan) -> Option<&'static str> {
     let verl = plan.verl.as_ref()?;
-    let what = if verl.dynamic_bsz.value == Some(true) {
-        "use_dynamic_bsz packs micro batches up to ppo_max_token_len_per_gpu"
+    if verl.dynamic_bsz.value == Some(true) {
+        Some("use_dynamic_bsz packs micro batches up to ppo_max_token_len_per_gpu")
     } else if plan.padding_free.as_ref().is_some_and(|p| p.value) {
-        "use_remove_padding keeps only the real tokens of a micro batch"
+        Some("use_remove_padding keeps only the real tokens of a micro batch")
     } else {
-        return None;
-    };
-    Some(format!(
-        "sample lengths: {what}, and the responses' lengths are not in the script; assumed every prompt and response reaches its maximum ({seq_len} tokens per sequence, or the packed budget; `# oomlint: sample-tokens=N` states the longest sample)"
-    ))
+        None
+    }
 }
 
 /// What the estimate of an OpenRLHF run leaves out or assumes: one GPU of the actor's group

@@ -38,7 +38,7 @@
 
 use super::{build_plan, deepspeed, Format, Reader};
 use crate::model::{LinkedFile, Resolver};
-use crate::plan::{Insertion, InsertionStyle, LaunchSettings, LinkedFileRef, Plan, Sourced, VisibleGpus};
+use crate::plan::{place_in, Insertion, InsertionStyle, LaunchSettings, LinkedFileRef, Plan, Sourced, VisibleGpus};
 use crate::span::{LineIndex, Span};
 use crate::syntax::shell::{self, Command, Script, Word};
 use crate::syntax::{self, Document, Entry, Language, Mapping, Node, Scalar, ScalarKind, Value};
@@ -238,7 +238,7 @@ fn launched(
         launch.accelerate_config.as_ref().and_then(|w| Some((w, resolver.linked_file(path, w.text.as_deref()?)?)));
     let file = accelerate_config.and_then(|(word, file)| {
         let config = linked_mapping(&file.text, Language::Yaml, linked.len())?;
-        let named = named_at(word.span, &linked);
+        let named = place_in(word.span, &linked);
         linked.push(LinkedFileRef { path: file.path, named_at: named });
         Some(config)
     });
@@ -391,14 +391,6 @@ fn deepspeed_mapping(text: &str, index: usize) -> Option<Mapping> {
     mapping.entries.iter().any(|e| DEEPSPEED_KEYS.contains(&e.key.as_str())).then_some(mapping)
 }
 
-/// The place in the analysed file that names what an entry's span points to.
-fn named_at(span: Span, linked: &[LinkedFileRef]) -> Option<Span> {
-    match span.as_linked() {
-        Some((file, _)) => linked.get(file)?.named_at,
-        None => Some(span),
-    }
-}
-
 /// Replaces a `deepspeed: PATH` setting by the DeepSpeed config it names, read, so the
 /// plan builders read it as they read an inline one.
 fn inline_deepspeed_file(flags: &mut Mapping, linked: &mut Vec<LinkedFileRef>, path: &Path, resolver: &dyn Resolver) {
@@ -409,7 +401,7 @@ fn inline_deepspeed_file(flags: &mut Mapping, linked: &mut Vec<LinkedFileRef>, p
     }
     let Some(file) = resolver.linked_file(path, &name) else { return };
     let Some(mapping) = deepspeed_mapping(&file.text, linked.len()) else { return };
-    let named = named_at(flags.entries[i].value.span, linked);
+    let named = place_in(flags.entries[i].value.span, linked);
     linked.push(LinkedFileRef { path: file.path, named_at: named });
     let span = Span::linked(linked.len() - 1, 1);
     flags.entries[i].value = Node { span, value: Value::Mapping(mapping) };
@@ -442,7 +434,7 @@ fn apply_accelerate_config(
     let deepspeed = file.as_ref().and_then(|f| {
         let read = resolver.linked_file(path, &f.value)?;
         let mapping = deepspeed_mapping(&read.text, linked.len())?;
-        let named = named_at(f.value_span().unwrap_or(Span::linked(0, 0)), linked)
+        let named = place_in(f.value_span().unwrap_or(Span::linked(0, 0)), linked)
             .or_else(|| linked.last().and_then(|l| l.named_at));
         linked.push(LinkedFileRef { path: read.path, named_at: named });
         Some(mapping)

@@ -45,7 +45,6 @@ use super::support;
 use super::{Context, Reporter};
 use crate::catalog::Architecture;
 use crate::model::ModelLookup;
-use crate::plan::Sourced;
 use crate::span::Span;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
@@ -55,7 +54,7 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     }
     if let Some(v) = support::verl(ctx) {
         if v.rollout_name.value.as_deref() == Some("vllm") && !v.rollout_name.is_unknown() {
-            if let Some(tp) = known(&v.rollout_tp) {
+            if let Some(tp) = v.rollout_tp.known_value() {
                 vllm(arch, tp, v.span(&v.rollout_tp), "actor_rollout_ref.rollout.tensor_model_parallel_size", out);
             }
         }
@@ -67,7 +66,7 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     }
     if let Some(s) = support::openrlhf(ctx) {
         let engines = s.vllm_engines.value.value.unwrap_or(0);
-        if let Some(tp) = known(&s.vllm_tp.value).filter(|_| engines > 0) {
+        if let Some(tp) = s.vllm_tp.value.known_value().filter(|_| engines > 0) {
             vllm(arch, tp, s.span(&s.vllm_tp), &format!("--{}", s.vllm_tp.flag), out);
         }
     }
@@ -77,10 +76,6 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
             vllm(arch, g.vllm_tensor_parallel_size.value, span, "vllm_tensor_parallel_size", out);
         }
     }
-}
-
-fn known(size: &Sourced<Option<u64>>) -> Option<u64> {
-    size.value.filter(|_| !size.is_unknown())
 }
 
 fn vllm(arch: &Architecture, tp: u64, span: Span, key: &str, out: &mut Reporter) {

@@ -42,12 +42,12 @@ use crate::plan::{Sourced, VerlSettings};
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let Some(v) = support::verl(ctx) else { return };
-    let Some(n_gpus) = v.n_gpus.value.filter(|_| !v.n_gpus.is_unknown()) else { return };
+    let Some(n_gpus) = v.n_gpus.known_value() else { return };
     if v.dynamic_bsz.value == Some(false) {
         // `ActorConfig.validate` reads `getattr(self, "ulysses_sequence_parallel_size", 1)`: only
         // the FSDP actor's config has the field.
         let sp = match v.strategy.value.as_deref() {
-            Some("fsdp" | "fsdp2") => v.ulysses.value.filter(|_| !v.ulysses.is_unknown()),
+            Some("fsdp" | "fsdp2") => v.ulysses.known_value(),
             Some(_) if !v.strategy.is_unknown() => Some(1),
             _ => None,
         };
@@ -56,7 +56,7 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let fsdp_critic = matches!(v.critic_strategy.value.as_deref(), Some("fsdp" | "fsdp2"));
     if v.need_critic.value == Some(true) && v.critic_dynamic_bsz.value == Some(false) && fsdp_critic {
         let (global, per_gpu) = &v.critic_micro_keys;
-        let sp = v.critic_ulysses.value.filter(|_| !v.critic_ulysses.is_unknown());
+        let sp = v.critic_ulysses.known_value();
         report(v, out, "critic.", (global, per_gpu), sp, &v.critic_ulysses, n_gpus);
     }
 }

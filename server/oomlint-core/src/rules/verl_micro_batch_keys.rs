@@ -168,7 +168,7 @@ fn critic(v: &VerlSettings, out: &mut Reporter) {
             );
         }
         (Some(micro), None) => {
-            let Some(mini) = v.critic_mini_batch.value.filter(|_| !v.critic_mini_batch.is_unknown()) else { return };
+            let Some(mini) = v.critic_mini_batch.known_value() else { return };
             if micro == 0 || mini % micro == 0 {
                 return;
             }

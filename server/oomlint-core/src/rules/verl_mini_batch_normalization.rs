@@ -34,7 +34,7 @@
 
 use super::support;
 use super::{Context, Reporter};
-use crate::plan::VerlSettings;
+use crate::plan::{Sourced, VerlSettings};
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let Some(v) = support::verl(ctx) else { return };
@@ -44,9 +44,7 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
 
 /// `CriticWorker.__init__`'s normalisation and its two asserts.
 fn critic(v: &VerlSettings, out: &mut Reporter) {
-    let legacy = matches!(v.legacy_workers.value.as_deref(), Some("auto" | "enable"));
-    let fsdp = matches!(v.critic_strategy.value.as_deref(), Some("fsdp" | "fsdp2"));
-    if !legacy || !fsdp || v.need_critic.value != Some(true) {
+    if !fsdp_workers(v, &v.critic_strategy) || v.need_critic.value != Some(true) {
         return;
     }
     let (global, per_gpu) = &v.critic_micro_keys;
@@ -59,11 +57,7 @@ fn critic(v: &VerlSettings, out: &mut Reporter) {
     else {
         return;
     };
-    let dp = n_gpus / sp.max(1);
-    if dp == 0 {
-        return;
-    }
-    let normalized = mini * n / dp;
+    let Some((dp, normalized)) = normalize(n_gpus, mini, n, sp) else { return };
     let (micro, at) = match (global.value, per_gpu.value) {
         // Without `use_dynamic_bsz`, `CriticConfig.__post_init__` stops earlier where the global
         // micro batch does not divide the mini batch as written (`verl-micro-batch-keys` reports it).
@@ -85,9 +79,7 @@ fn critic(v: &VerlSettings, out: &mut Reporter) {
 }
 
 fn actor(v: &VerlSettings, out: &mut Reporter) {
-    let legacy = matches!(v.legacy_workers.value.as_deref(), Some("auto" | "enable"));
-    let fsdp = matches!(v.strategy.value.as_deref(), Some("fsdp" | "fsdp2"));
-    if !legacy || !fsdp || v.dynamic_bsz.value != Some(false) {
+    if !fsdp_workers(v, &v.strategy) || v.dynamic_bsz.value != Some(false) {
         return;
     }
     let (Some(n_gpus), Some(mini), Some(n), Some(sp)) =
@@ -95,11 +87,7 @@ fn actor(v: &VerlSettings, out: &mut Reporter) {
     else {
         return;
     };
-    let dp = n_gpus / sp.max(1);
-    if dp == 0 {
-        return;
-    }
-    let normalized = mini * n / dp;
+    let Some((dp, normalized)) = normalize(n_gpus, mini, n, sp) else { return };
     let at = v.span(&v.mini_batch);
     if normalized == 0 {
         out.report(
@@ -128,6 +116,20 @@ fn actor(v: &VerlSettings, out: &mut Reporter) {
         ),
     )
     .with_related(v.span(&v.micro_per_gpu), "the micro batch per GPU");
+}
+
+/// Whether `fsdp_workers.py` builds this role (its `strategy`): `fsdp`/`fsdp2` under the legacy
+/// worker implementation (`use_legacy_worker_impl` `auto` or `enable`).
+fn fsdp_workers(v: &VerlSettings, strategy: &Sourced<Option<String>>) -> bool {
+    matches!(v.legacy_workers.value.as_deref(), Some("auto" | "enable"))
+        && matches!(strategy.value.as_deref(), Some("fsdp" | "fsdp2"))
+}
+
+/// The worker's data-parallel ranks (`n_gpus // ulysses_sequence_parallel_size`) and the mini
+/// batch it normalises to (`mini × n // ranks`); None without a rank.
+fn normalize(n_gpus: u64, mini: u64, n: u64, sp: u64) -> Option<(u64, u64)> {
+    let dp = n_gpus / sp.max(1);
+    (dp > 0).then(|| (dp, mini * n / dp))
 }
 
 /// What verl's worker asserts of a normalized mini batch against the micro batch per GPU

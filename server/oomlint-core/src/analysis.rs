@@ -231,7 +231,7 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
     };
     versions.merge_missing(Versions::clone(&options.versions));
     let mut versions = versions.with_overrides(&settings.framework_versions);
-    if let Some((launcher, requirements)) = format::launcher_requirements(format) {
+    if let Some((launcher, requirements)) = format::launcher_requirements(format, &document) {
         versions = versions.with_launcher_requirements(launcher, requirements);
     }
     let mut plan = plan;

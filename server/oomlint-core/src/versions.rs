@@ -260,8 +260,9 @@ impl Versions {
         versions
     }
 
-    /// Adds the ranges a launcher enforces at start-up (`format::launcher_requirements`),
-    /// for the frameworks the project does not pin itself.
+    /// Adds the ranges a launcher enforces at start-up, or that the module a config imports
+    /// implies (`format::launcher_requirements`), for the frameworks the project does not pin
+    /// itself.
     pub(crate) fn with_launcher_requirements(mut self, launcher: &'static str, requirements: &[&str]) -> Versions {
         for requirement in requirements {
             if let Some((name, mut pin)) = parse_requirement(requirement, Path::new("")) {

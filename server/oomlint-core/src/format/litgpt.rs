@@ -14,6 +14,29 @@ use super::facts::{self, Framework::*};
 
 const VERSION: &str = "LitGPT 0.5.13";
 
+/// What a config whose class paths import `lit_gpt` (`class_path: lit_gpt.data.Alpaca`) runs
+/// with: only the lit-gpt checkout before the package was renamed `litgpt` provides that module
+/// (Lightning-AI/litgpt 4839345a, "Lit-GPT -> LitGPT", 2024-03-07, before the first `litgpt`
+/// release), so it runs that code, not a `litgpt` release.
+pub(crate) const LIT_GPT_MODULE: (&str, &[&str]) =
+    ("the lit_gpt module its class paths import, which only lit-gpt before the litgpt rename has", &["litgpt<0.1"]);
+
+/// Whether a `class_path` of the document names the `lit_gpt` module.
+pub(crate) fn names_lit_gpt_module(document: &crate::syntax::Document) -> bool {
+    fn names(node: &crate::syntax::Node) -> bool {
+        match &node.value {
+            crate::syntax::Value::Mapping(m) => m.entries.iter().any(|e| {
+                let module =
+                    e.key == "class_path" && e.value.as_scalar().is_some_and(|s| s.text.trim().starts_with("lit_gpt."));
+                module || names(&e.value)
+            }),
+            crate::syntax::Value::Sequence(items) => items.iter().any(names),
+            crate::syntax::Value::Scalar(_) => false,
+        }
+    }
+    document.root.as_ref().is_some_and(names)
+}
+
 pub(crate) fn script(format: Format) -> &'static str {
     match format {
         Format::LitgptAdapter => "finetune_adapter",

@@ -21,10 +21,20 @@ pub(crate) mod llamafactory;
 pub(crate) mod oomlint;
 pub(crate) mod openrlhf;
 pub mod python;
-/// The framework ranges the launcher of `format` checks at start-up and refuses to run
-/// outside of (LLaMA-Factory's `check_dependencies`).
-pub(crate) fn launcher_requirements(format: Format) -> Option<(&'static str, &'static [&'static str])> {
-    (format == Format::Llamafactory).then_some(("LLaMA-Factory", llamafactory::REQUIREMENTS))
+/// The framework ranges a config of `format` can run under, by what requires them: the
+/// launcher's start-up check (LLaMA-Factory's `check_dependencies`), or the module its class
+/// paths import (a LitGPT config naming `lit_gpt.*`: see [`litgpt::LIT_GPT_MODULE`]).
+pub(crate) fn launcher_requirements(
+    format: Format,
+    document: &Document,
+) -> Option<(&'static str, &'static [&'static str])> {
+    match format {
+        Format::Llamafactory => Some(("LLaMA-Factory", llamafactory::REQUIREMENTS)),
+        _ if format.framework() == Some(Framework::Litgpt) && litgpt::names_lit_gpt_module(document) => {
+            Some(litgpt::LIT_GPT_MODULE)
+        }
+        _ => None,
+    }
 }
 
 #[cfg(test)]

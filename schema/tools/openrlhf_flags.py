@@ -72,6 +72,11 @@ PPO = [
     ("ref_offload", "ref.offload", "ref_offload"),
     ("dynamic_batch", "train.dynamic_batch_enable", "use_dynamic_batch"),
     ("max_tokens_per_gpu", "train.max_tokens_per_gpu", "train_max_tokens_per_gpu"),
+    ("partial_rollout", "train.partial_rollout_enable", "-"),
+    ("generate_batch", "rollout.vllm_generate_batch_size", "-"),
+    ("eval_dataset", "eval.dataset", "eval_dataset"),
+    ("dynamic_filtering", "algo.dynamic_filtering_enable", "-"),
+    ("max_images", "data.max_images_per_prompt", "-"),
 ]
 DPO = [("ref_offload", "ref.offload", "ref_offload")]
 

@@ -951,6 +951,39 @@ pub(crate) struct OpenrlhfSettings {
     pub(crate) ring_attn_size: OpenrlhfFlag<u64>,
     /// `--ds.tensor_parallel_size` (None in releases whose assert does not divide by it).
     pub(crate) ds_tp: Option<OpenrlhfFlag<u64>>,
+    pub(crate) vllm_sleep: OpenrlhfFlag<bool>,
+    pub(crate) partial_rollout: OpenrlhfFlag<bool>,
+    /// `--rollout.vllm_generate_batch_size` (None: the rollout batch).
+    pub(crate) generate_batch: OpenrlhfFlag<u64>,
+    pub(crate) eval_dataset: OpenrlhfFlag<String>,
+    pub(crate) remote_rm: OpenrlhfFlag<String>,
+    pub(crate) agent: OpenrlhfFlag<String>,
+    pub(crate) dynamic_filtering: OpenrlhfFlag<bool>,
+    pub(crate) max_images: OpenrlhfFlag<u64>,
+}
+
+impl<T> OpenrlhfFlag<T> {
+    /// Whether argparse leaves the flag at its default of `None`: not written, not computed.
+    pub(crate) fn unset(&self) -> bool {
+        self.value.value.is_none() && matches!(self.value.origin, Origin::Default { .. })
+    }
+}
+
+impl<T: std::fmt::Display> OpenrlhfFlag<T> {
+    /// ` (--flag left at its default V)` when argparse's default decides the value, else nothing.
+    pub(crate) fn default_note(&self) -> String {
+        match (&self.value.value, &self.value.origin) {
+            (Some(v), Origin::Default { .. }) => format!(" (`--{}` left at its default {v})", self.flag),
+            _ => String::new(),
+        }
+    }
+}
+
+impl OpenrlhfFlag<String> {
+    /// Whether the flag is known to be falsy in Python: unset, or written as an empty string.
+    pub(crate) fn falsy(&self) -> bool {
+        self.unset() || self.value.value.as_deref().is_some_and(str::is_empty)
+    }
 }
 
 impl OpenrlhfSettings {

@@ -303,6 +303,14 @@ fn ppo(c: &Command, plan: &mut Plan) {
         rollout_micro: c.int("rollout_micro").unwrap_or_else(|| c.missing("rollout micro batch")),
         ring_attn_size: c.int("ring_attn_size").unwrap_or_else(|| c.missing("ring attention")),
         ds_tp: c.dotted.then(|| c.int("ds_tp")).flatten(),
+        vllm_sleep: c.bool("vllm_sleep").unwrap_or_else(|| c.missing("vLLM sleep")),
+        partial_rollout: c.bool("partial_rollout").unwrap_or_else(|| c.missing("partial rollout")),
+        generate_batch: c.int("generate_batch").unwrap_or_else(|| c.missing("vLLM generate batch")),
+        eval_dataset: c.string("eval_dataset").unwrap_or_else(|| c.missing("eval dataset")),
+        remote_rm: c.string("remote_rm").unwrap_or_else(|| c.missing("remote reward")),
+        agent: c.string("agent").unwrap_or_else(|| c.missing("agent function")),
+        dynamic_filtering: c.bool("dynamic_filtering").unwrap_or_else(|| c.missing("dynamic filtering")),
+        max_images: c.int("max_images").unwrap_or_else(|| c.missing("images per prompt")),
     };
     // The estimate is for one of the actor's GPUs.
     plan.devices = known(Some(settings.actor_gpus.clone()));

@@ -59,10 +59,15 @@ mod litgpt_warmup_zero;
 mod load_best_model_strategy_mismatch;
 mod low_memory_headroom;
 mod memory;
+mod openrlhf_async_with_sleep;
 mod openrlhf_colocate_vllm_gpus;
+mod openrlhf_dynamic_filtering;
+mod openrlhf_eval_dataset_reward;
 mod openrlhf_group_estimator_samples;
 mod openrlhf_packing_without_vllm;
+mod openrlhf_requires_async;
 mod openrlhf_sample_batches;
+mod openrlhf_vlm_constraints;
 mod quantized_without_adapter;
 mod reduce_lr_on_plateau_without_eval;
 mod removed_key;
@@ -393,6 +398,11 @@ pub static RULES: &[Rule] = &[
     rule!(openrlhf_sample_batches, "OOM812", "openrlhf-sample-batches", Framework, Error, None),
     rule!(openrlhf_group_estimator_samples, "OOM813", "openrlhf-group-estimator-samples", Framework, Error, None),
     rule!(openrlhf_packing_without_vllm, "OOM814", "openrlhf-packing-without-vllm", Framework, Error, None),
+    rule!(openrlhf_async_with_sleep, "OOM815", "openrlhf-async-with-sleep", Framework, Error, None),
+    rule!(openrlhf_requires_async, "OOM816", "openrlhf-requires-async", Framework, Error, None),
+    rule!(openrlhf_eval_dataset_reward, "OOM817", "openrlhf-eval-dataset-reward", Framework, Error, None),
+    rule!(openrlhf_dynamic_filtering, "OOM818", "openrlhf-dynamic-filtering", Framework, Error, None),
+    rule!(openrlhf_vlm_constraints, "OOM819", "openrlhf-vlm-constraints", Framework, Error, None),
 ];
 
 /// Finds a rule by code (`OOM101`, case-insensitive) or name (`yaml-syntax`).

@@ -179,7 +179,7 @@ fn estimate_sizes_a_model_from_its_name() {
     let source = json["model"]["source"].as_str().unwrap_or_default();
     assert!(source.contains("another release of Magistral-Small-2506"), "{json}");
 
-    let path = script("unsloth/DeepSeek-OCR-2");
+    let path = script("EssentialAI/rnj-1-instruct");
     let out = run(&path, "json");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{stderr}");

@@ -673,7 +673,9 @@ fn precision_bytes(
             };
             let params = match load {
                 Some(d) => d.bytes().unwrap_or(2),
-                None if implementation == Implementation::Unsloth => compute,
+                // Unsloth's `dtype=None` loads the GPU's 16-bit type, whatever the trainer's
+                // precision: without `fp16`/`bf16` the Trainer runs no autocast and computes in it.
+                None if implementation == Implementation::Unsloth => half.bytes().unwrap_or(2),
                 None => {
                     missing.push("load dtype not set; assumed the checkpoint's 16-bit dtype".to_string());
                     2

@@ -504,6 +504,22 @@ fn unsloth_full_finetuning_of_a_float16_model_holds_float32_parameters() {
 }
 
 #[test]
+fn unsloth_lora_without_mixed_precision_keeps_its_16_bit_load() {
+    // `dtype=None` loads the GPU's 16-bit type; a `Trainer` whose `fp16`/`bf16` are both off
+    // runs no autocast and leaves the base weights as loaded (not fp32).
+    let mut p = Plan::new(Framework::Unsloth);
+    p.method = Some(d(Method::Lora));
+    p.micro_batch_size = Some(d(1));
+    p.max_seq_length = Some(d(512));
+    p.precision = Some(d(Precision::True(Dtype::F32)));
+    let mut t4 = gpu(16);
+    t4.bf16 = false;
+    let est = estimate(&p, arch("Qwen2.5-0.5B"), Some(&t4));
+    let weights = est.components.iter().find(|c| c.name == "weights").map_or(0, |c| c.bytes);
+    assert_eq!(weights, 2 * arch("Qwen2.5-0.5B").parameter_count());
+}
+
+#[test]
 fn unsloth_sequences_may_outgrow_the_model_context() {
     // Unsloth scales RoPE to `max_seq_length`; LitGPT stops at the block size.
     let tokens = |framework: Framework| {

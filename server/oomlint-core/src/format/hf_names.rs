@@ -176,6 +176,8 @@ pub(crate) fn not_a_decoder(class: Option<&str>, name: &str) -> Option<&'static 
         Some("a speech encoder-decoder model (Whisper)")
     } else if any(&|t| t == "csm") {
         Some("a speech model (Sesame CSM: a backbone and an audio decoder)")
+    } else if any(&|t| t.starts_with("diffusion")) {
+        Some("a diffusion model (DiffusionGemma denoises blocks of tokens, not the next token)")
     } else if any(&|t| ["snac", "xcodec", "xcodec2", "bicodec", "wavtokenizer", "encodec"].contains(&t)) {
         Some("an audio codec")
     } else if any(&|t| {
@@ -206,6 +208,7 @@ mod decoder_tests {
         assert!(not_a_decoder(None, "org/embeddinggemma-300m").is_some_and(|w| w.contains("embedding")));
         assert_eq!(not_a_decoder(Some("AutoModelForCausalLM"), "org/Llama-3.2-1B"), None);
         assert_eq!(not_a_decoder(None, "org/orpheus-3b-0.1-ft"), None, "a Llama decoder that speaks in codec tokens");
+        assert!(not_a_decoder(None, "unsloth/diffusiongemma-26B-A4B-it").is_some_and(|w| w.contains("diffusion")));
         assert_eq!(not_a_decoder(Some("Qwen2VLForConditionalGeneration"), "Qwen/Qwen2-VL-7B-Instruct"), None);
         assert_eq!(
             not_a_decoder(None, "org/Liberty-7B"),

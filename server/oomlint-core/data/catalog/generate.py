@@ -63,6 +63,7 @@ FIELDS = (
     ("sliding_window_layers", None),
     ("n_mamba_layers", 0),
     ("mamba", None),
+    ("parallel_mamba", False),
     ("tower_parameters", 0),
     ("global_attention", None),
     ("per_layer_input", None),

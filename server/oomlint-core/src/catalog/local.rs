@@ -132,3 +132,37 @@ fn parse_mapping(path: &Path, text: &str, language: Language) -> Result<Mapping,
         message: "the top level is not a mapping".to_string(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Falcon-H1-0.5B's config.json (the fields `modeling_falcon_h1.py` reads).
+    const FALCON_H1_0_5B: &str = r#"{"model_type": "falcon_h1", "hidden_size": 1024, "num_hidden_layers": 36,
+        "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 64, "intermediate_size": 2048,
+        "vocab_size": 32784, "max_position_embeddings": 16384, "mamba_d_ssm": 1536, "mamba_n_heads": 24,
+        "mamba_d_head": 64, "mamba_n_groups": 1, "mamba_d_state": 128, "mamba_d_conv": 4, "mamba_expand": 2,
+        "mamba_chunk_size": 128, "mamba_conv_bias": true, "mamba_proj_bias": false, "attention_bias": false}"#;
+
+    fn read(text: &str) -> Architecture {
+        let path = PathBuf::from("/models/falcon/config.json");
+        let config = CheckpointConfig::HuggingFace { path, text: text.to_string() };
+        from_checkpoint(&Checkpoint { dir: PathBuf::from("/models/falcon"), config, shards: None }).expect("reads")
+    }
+
+    #[test]
+    fn falcon_h1_runs_attention_and_mamba_in_every_layer() {
+        let arch = read(FALCON_H1_0_5B);
+        assert!(arch.parallel_mamba && arch.n_mamba_layers == 36 && arch.attention_layer_count() == 36);
+        // The same shapes as the catalog's row, and a fine-tune's card total of 521M.
+        let catalog = crate::catalog::models::resolve_model("tiiuae/Falcon-H1-0.5B-Instruct").expect("catalog row");
+        assert_eq!(arch.parameter_count(), catalog.parameter_count());
+        let total = arch.parameter_count() as f64;
+        assert!((total / 521e6 - 1.0).abs() < 0.01, "{total}");
+        // Each layer holds both mixers: without the attention beside the mixer it would be 36 × 1.31M smaller.
+        let mut alternating = arch.clone();
+        alternating.parallel_mamba = false;
+        let attention = 1024 * 512 + 2 * 1024 * 128 + 512 * 1024;
+        assert_eq!(arch.parameter_count() - alternating.parameter_count(), 36 * attention);
+    }
+}

@@ -344,6 +344,10 @@ pub struct Architecture {
     /// Mixer dimensions when `n_mamba_layers > 0`.
     #[serde(default)]
     pub mamba: Option<MambaDims>,
+    /// The Mamba mixers run beside attention in the same layers (Falcon-H1: both read the
+    /// normed input and their outputs are summed), not in place of it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) parallel_mamba: bool,
     /// Parameters of a vision or audio tower and its projector, recorded from the checkpoint's
     /// `vision_config`/`audio_config` (Qwen2-VL, Qwen3-VL, Llama 4); counted in the total and
     /// loaded with the weights, never adapted.
@@ -402,9 +406,13 @@ impl Architecture {
         }
     }
 
-    /// Layers with self-attention (all layers but the Mamba ones).
-    fn attention_layer_count(&self) -> u64 {
-        self.n_layer.saturating_sub(self.n_mamba_layers)
+    /// Layers with self-attention: all of them in a parallel hybrid, else all but the Mamba ones.
+    pub(crate) fn attention_layer_count(&self) -> u64 {
+        if self.parallel_mamba {
+            self.n_layer
+        } else {
+            self.n_layer.saturating_sub(self.n_mamba_layers)
+        }
     }
 
     /// Attention layers that only attend within `sliding_window_size`.

@@ -429,10 +429,14 @@ pub(super) fn activations_component(s: &Setup) -> Component {
     let attention = attention_layer_terms(s);
     let mamba = mamba_layer_terms(s);
     let mamba_layers = a.n_mamba_layers.min(a.n_layer);
-    let attention_layers = a.n_layer - mamba_layers;
+    let attention_layers = a.attention_layer_count();
     let per_attention = sum(&attention);
     let per_mamba = sum(&mamba);
-    let largest_layer = per_attention.max(if mamba_layers > 0 { per_mamba } else { 0 });
+    let largest_layer = match mamba_layers {
+        0 => per_attention,
+        _ if a.parallel_mamba => per_attention + per_mamba,
+        _ => per_attention.max(per_mamba),
+    };
     let boundary = boundary_bytes(s);
     let (per_token, formula) = match s.checkpointing {
         Checkpointing::None => {
@@ -713,7 +717,12 @@ fn moments_apart(s: &Setup) -> bool {
 /// Saved bytes per token of the largest layer (what checkpointing recomputes at a time).
 fn largest_layer_per_token(s: &Setup) -> u64 {
     let mamba = if s.arch.n_mamba_layers > 0 { sum(&mamba_layer_terms(s)) } else { 0 };
-    sum(&attention_layer_terms(s)).max(mamba)
+    let attention = sum(&attention_layer_terms(s));
+    if s.arch.parallel_mamba {
+        attention + mamba
+    } else {
+        attention.max(mamba)
+    }
 }
 
 /// The layer being recomputed under checkpointing: alive during a layer's forward and backward,

@@ -144,7 +144,7 @@ pub(super) fn generate_kv_cache(s: &Setup) -> Option<Component> {
         return None;
     }
     let a = &s.arch;
-    let attention_layers = a.n_layer - a.n_mamba_layers.min(a.n_layer);
+    let attention_layers = a.attention_layer_count();
     let prompt = rl.prompt_length.value;
     let length = prompt + rl.max_completion_length.value;
     let batch = s.micro_batch;

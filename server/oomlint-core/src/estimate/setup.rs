@@ -763,7 +763,7 @@ fn lora_parameters(s: &Setup) -> u64 {
         width(t.mlp_gate && gated, h, i) + width(t.mlp_up, h, i)
     };
     let per_mlp = gate_up + width(t.mlp_down, i, h);
-    let attention_layers = a.n_layer - a.n_mamba_layers.min(a.n_layer);
+    let attention_layers = a.attention_layer_count();
     let head = width(t.lm_head, h, weights::vocab_rows(a));
     s.lora_rank * (attention_layers * per_attention + a.n_layer * experts * per_mlp + head)
 }

@@ -520,6 +520,27 @@ fn unsloth_lora_without_mixed_precision_keeps_its_16_bit_load() {
 }
 
 #[test]
+fn a_parallel_hybrid_layer_saves_attention_and_mamba_activations() {
+    // Falcon-H1: every layer keeps its attention's and its mixer's saved tensors, and the
+    // recomputed layer under checkpointing holds both.
+    let falcon = arch("tiiuae/Falcon-H1-0.5B-Base");
+    let mut alternating = falcon.clone();
+    alternating.parallel_mamba = false;
+    for checkpointing in [Checkpointing::None, Checkpointing::Full] {
+        let mut p = Plan::new(Framework::Unsloth);
+        p.method = Some(d(Method::Lora));
+        p.micro_batch_size = Some(d(1));
+        p.max_seq_length = Some(d(1024));
+        p.gradient_checkpointing = Some(d(checkpointing));
+        let activations = |a: &Architecture| {
+            let est = estimate(&p, a, Some(&gpu(80)));
+            est.components.iter().find(|c| c.name == "activations").map_or(0, |c| c.bytes)
+        };
+        assert!(activations(falcon) > activations(&alternating), "{checkpointing:?}");
+    }
+}
+
+#[test]
 fn unsloth_sequences_may_outgrow_the_model_context() {
     // Unsloth scales RoPE to `max_seq_length`; LitGPT stops at the block size.
     let tokens = |framework: Framework| {

@@ -95,7 +95,7 @@ pub(super) fn count(arch: &Architecture, implementation: Implementation) -> Para
     let tied = arch.tie_word_embeddings && implementation != Implementation::Litgpt;
     let head = if tied { 0 } else { rows * h };
     let mamba_layers = arch.n_mamba_layers.min(arch.n_layer);
-    let attention_layers = arch.n_layer - mamba_layers;
+    let attention_layers = arch.attention_layer_count();
     let (d_in, in_proj_out) = mamba_dims(arch);
     let mamba_linear = h * in_proj_out + d_in * h;
     let dense_layers = arch.dense_mlp_layer_count();

@@ -27,6 +27,7 @@ enum Kind {
     GptNeox,
     Falcon,
     GraniteHybrid,
+    FalconH1,
     GptOss,
 }
 
@@ -47,6 +48,7 @@ impl Kind {
             "gpt_neox" => Self::GptNeox,
             "falcon" | "RefinedWeb" | "RefinedWebModel" => Self::Falcon,
             "granitemoehybrid" => Self::GraniteHybrid,
+            "falcon_h1" => Self::FalconH1,
             "gpt_oss" => Self::GptOss,
             _ => return None,
         })
@@ -178,6 +180,7 @@ fn apply_family(arch: &mut Architecture, config: &Fields, kind: Kind) {
             arch.shared_attention_norm = arch.parallel_residual && !two_norms;
         }
         Kind::GraniteHybrid => apply_granite_hybrid(arch, config),
+        Kind::FalconH1 => apply_falcon_h1(arch, config),
         Kind::GptOss => {
             arch.bias = config.bool("attention_bias").unwrap_or(true);
             set_moe(arch, config, &["num_local_experts"], None);
@@ -230,6 +233,31 @@ fn apply_granite_hybrid(arch: &mut Architecture, config: &Fields) {
         arch.shared_expert_intermediate_size = Some(shared);
     }
     arch.intermediate_size = shared;
+}
+
+/// Falcon-H1 (`modeling_falcon_h1.py` `FalconH1DecoderLayer`): every layer runs a Mamba2
+/// mixer beside its attention on the same normed input, then a SwiGLU MLP. The mixer's width
+/// is `mamba_d_ssm` when given (else `mamba_expand × hidden_size`), in `mamba_n_heads` heads.
+fn apply_falcon_h1(arch: &mut Architecture, config: &Fields) {
+    let expand = config.u64("mamba_expand").unwrap_or(2);
+    let inner = config.u64("mamba_d_ssm").unwrap_or(expand.saturating_mul(arch.n_embd));
+    let n_heads = config.u64("mamba_n_heads").unwrap_or(128).max(1);
+    arch.n_mamba_layers = arch.n_layer;
+    arch.parallel_mamba = true;
+    arch.mamba = Some(MambaDims {
+        kind: MixerKind::Mamba2,
+        d_state: config.u64("mamba_d_state").unwrap_or(256),
+        n_heads,
+        head_dim: config.u64("mamba_d_head").unwrap_or(inner / n_heads),
+        n_groups: config.u64("mamba_n_groups").unwrap_or(1),
+        d_conv: config.u64("mamba_d_conv").unwrap_or(4),
+        expand,
+        chunk_size: config.u64("mamba_chunk_size").unwrap_or(256),
+        conv_bias: config.bool("mamba_conv_bias").unwrap_or(true),
+        proj_bias: config.bool("mamba_proj_bias").unwrap_or(false),
+    });
+    arch.bias = config.bool("mlp_bias").unwrap_or(false) && config.bool("attention_bias").unwrap_or(false);
+    arch.attn_bias = config.bool("attention_bias").unwrap_or(false);
 }
 
 /// The window and which layers use it: `layer_types` when listed, else the family's pattern.

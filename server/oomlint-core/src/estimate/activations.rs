@@ -266,18 +266,28 @@ pub(super) fn attention_layer_terms(s: &Setup) -> Vec<Term> {
 
 /// Saved bytes per token of one Mamba-2 mixer (fused-kernel path) with its norm and MLP.
 pub(super) fn mamba_layer_terms(s: &Setup) -> Vec<Term> {
+    // Beside attention (Falcon-H1) the layer's norms and MLP are counted with the attention.
+    if s.arch.parallel_mamba {
+        return mamba_mixer_terms(s);
+    }
+    let mut t = vec![term("norm input", norm_bytes(s, false))];
+    t.extend(mamba_mixer_terms(s));
+    t.push(term("second norm input", norm_bytes(s, false)));
+    t.extend(mlp_terms(s));
+    t
+}
+
+/// What the mixer itself saves: its input (scaled apart from attention's in Falcon-H1), the
+/// packed projection and the scan output.
+fn mamba_mixer_terms(s: &Setup) -> Vec<Term> {
     let beta = s.activation_bytes;
     let h = s.arch.n_embd;
     let (d_in, in_proj_out) = mamba_dims(&s.arch);
-    let mut t = vec![
-        term("norm input", norm_bytes(s, false)),
+    vec![
         term("in_proj input β·h", beta * h),
         term("packed in_proj output β·(2·d_in + 2·N + H)", beta * in_proj_out),
         term("scan output β·d_in + rstd", beta * d_in + 4),
-        term("second norm input", norm_bytes(s, false)),
-    ];
-    t.extend(mlp_terms(s));
-    t
+    ]
 }
 
 /// Inputs of the adapted linears of one layer, grouped as the framework feeds them.
@@ -443,7 +453,8 @@ pub(super) fn activations_component(s: &Setup) -> Component {
             let total = attention_layers * per_attention + mamba_layers * per_mamba;
             let mut f = format!("T × ({attention_layers} layers × [{}]", describe(&attention));
             if mamba_layers > 0 {
-                f.push_str(&format!(" + {mamba_layers} Mamba layers × [{}]", describe(&mamba)));
+                let what = if a.parallel_mamba { "Mamba mixers beside attention" } else { "Mamba layers" };
+                f.push_str(&format!(" + {mamba_layers} {what} × [{}]", describe(&mamba)));
             }
             f.push(')');
             (total, f)

@@ -77,7 +77,9 @@ REQUIRED = {"name", "hf_id", "aliases", "family", "n_layer", "n_embd", "n_head",
 REQUIRED |= {"intermediate_size", "mlp", "vocab_size", "padded_vocab_size", "tie_word_embeddings", "bias", "norm"}
 REQUIRED |= {"block_size", "source"}
 MLA_FIELDS = ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
-MAMBA_FIELDS = ("kind", "d_state", "n_heads", "head_dim", "n_groups", "d_conv", "expand", "chunk_size", "conv_bias", "proj_bias")
+MAMBA_FIELDS = (
+    "kind", "d_state", "n_heads", "head_dim", "n_groups", "d_conv", "expand", "chunk_size", "conv_bias", "proj_bias", "dt_rank"
+)
 # Groups of `arch.<group>.<field>` columns and their fields, in output order.
 GROUPS = {
     "mamba": MAMBA_FIELDS,

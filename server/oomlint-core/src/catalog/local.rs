@@ -136,6 +136,7 @@ fn parse_mapping(path: &Path, text: &str, language: Language) -> Result<Mapping,
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::catalog::models::MixerKind;
 
     /// Falcon-H1-0.5B's config.json (the fields `modeling_falcon_h1.py` reads).
     const FALCON_H1_0_5B: &str = r#"{"model_type": "falcon_h1", "hidden_size": 1024, "num_hidden_layers": 36,
@@ -148,6 +149,25 @@ mod tests {
         let path = PathBuf::from("/models/falcon/config.json");
         let config = CheckpointConfig::HuggingFace { path, text: text.to_string() };
         from_checkpoint(&Checkpoint { dir: PathBuf::from("/models/falcon"), config, shards: None }).expect("reads")
+    }
+
+    #[test]
+    fn jamba_alternates_mamba1_with_attention_and_experts_with_dense_mlps() {
+        // Jamba-v0.1's config.json leaves the layer periods and Mamba sizes at JambaConfig's defaults.
+        let arch = read(
+            r#"{"model_type": "jamba", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+            "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 65536, "num_experts": 16}"#,
+        );
+        assert_eq!((arch.n_mamba_layers, arch.attention_layer_count(), arch.n_dense_layers), (28, 4, 16));
+        let mamba = arch.mamba.expect("mixer");
+        assert_eq!((mamba.kind, mamba.inner_size(), mamba.dt_rank, mamba.d_state), (MixerKind::Mamba1, 8192, 256, 16));
+        let catalog = crate::catalog::models::resolve_model("ai21labs/Jamba-v0.1").expect("catalog row");
+        assert_eq!(arch.parameter_count(), catalog.parameter_count());
+        // "52B total parameters" (the Jamba and Jamba-1.5 papers), 12B active.
+        let total = arch.parameter_count() as f64;
+        assert!((total / 52e9 - 1.0).abs() < 0.01, "{total}");
+        let active = arch.active_parameter_count() as f64;
+        assert!((active / 12e9 - 1.0).abs() < 0.05, "{active}");
     }
 
     #[test]

@@ -93,6 +93,11 @@ pub(crate) enum MixerKind {
     /// Gated short convolution (`modeling_lfm2.py`): `in_proj` to `3·inner`, a depthwise
     /// causal convolution over `inner = n_heads × head_dim` channels, `out_proj`.
     ShortConv,
+    /// Mamba-1 as Jamba runs it (`modeling_jamba.py` `JambaMambaMixer`): `in_proj` to `2·inner`
+    /// (x and the gate), a depthwise causal convolution over `inner`, `x_proj` to `dt_rank +
+    /// 2·d_state`, `dt_proj` back to `inner` (biased), `A_log` of `inner × d_state`, `D`, and
+    /// Jamba's RMSNorms over dt, B and C. One head of `inner` (`n_heads` 1).
+    Mamba1,
 }
 
 impl MixerKind {
@@ -125,6 +130,9 @@ pub struct MambaDims {
     pub(crate) conv_bias: bool,
     #[serde(default)]
     pub(crate) proj_bias: bool,
+    /// Rank of Mamba-1's time-step projection (`mamba_dt_rank`); 0 for the other mixers.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(crate) dt_rank: u64,
 }
 
 impl MambaDims {
@@ -143,7 +151,27 @@ impl MambaDims {
             MixerKind::Mamba2 => sum(&[2u64.saturating_mul(inner), bc, self.n_heads]),
             MixerKind::GatedDeltaNet => sum(&[2u64.saturating_mul(inner), bc, 2u64.saturating_mul(self.n_heads)]),
             MixerKind::ShortConv => 3u64.saturating_mul(inner),
+            MixerKind::Mamba1 => 2u64.saturating_mul(inner),
         }
+    }
+
+    /// Output width of Mamba-1's `x_proj` (dt, B and C); 0 for the other mixers.
+    pub(crate) fn x_proj_size(&self) -> u64 {
+        match self.kind {
+            MixerKind::Mamba1 => sum(&[self.dt_rank, 2u64.saturating_mul(self.d_state)]),
+            _ => 0,
+        }
+    }
+
+    /// Weights of the mixer's linear layers (what quantization and LoRA see).
+    pub(crate) fn linear_parameters(&self, n_embd: u64) -> u64 {
+        let inner = self.inner_size();
+        sum(&[
+            n_embd.saturating_mul(self.in_proj_size()),
+            inner.saturating_mul(n_embd),
+            inner.saturating_mul(self.x_proj_size()),
+            self.dt_rank.saturating_mul(inner),
+        ])
     }
 
     /// Parameters of one mixer with model width `n_embd`.
@@ -158,8 +186,21 @@ impl MambaDims {
             MixerKind::Mamba2 => (3, inner), // dt_bias, A_log, D; gated RMSNorm over inner
             MixerKind::GatedDeltaNet => (2, self.head_dim), // dt_bias, A_log; gated RMSNorm per head
             MixerKind::ShortConv => (0, 0),
+            // Jamba's dt, B and C RMSNorms.
+            MixerKind::Mamba1 => (0, self.x_proj_size()),
+        };
+        // Mamba-1: x_proj, dt_proj with its bias, A_log and D over the inner width.
+        let selective = match self.kind {
+            MixerKind::Mamba1 => sum(&[
+                linear(inner, self.x_proj_size(), false),
+                linear(self.dt_rank, inner, true),
+                inner.saturating_mul(self.d_state),
+                inner,
+            ]),
+            _ => 0,
         };
         sum(&[
+            selective,
             linear(n_embd, self.in_proj_size(), self.proj_bias),
             conv_channels.saturating_mul(self.d_conv),
             if self.conv_bias { conv_channels } else { 0 },

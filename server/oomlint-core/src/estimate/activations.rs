@@ -283,11 +283,17 @@ fn mamba_mixer_terms(s: &Setup) -> Vec<Term> {
     let beta = s.activation_bytes;
     let h = s.arch.n_embd;
     let (d_in, in_proj_out) = mamba_dims(&s.arch);
-    vec![
+    let mut t = vec![
         term("in_proj input β·h", beta * h),
         term("packed in_proj output β·(2·d_in + 2·N + H)", beta * in_proj_out),
         term("scan output β·d_in + rstd", beta * d_in + 4),
-    ]
+    ];
+    // Mamba-1 saves the convolved x that x_proj reads, x_proj's output and the time steps.
+    let x_proj = s.arch.mamba.map_or(0, |m| m.x_proj_size());
+    if x_proj > 0 {
+        t.push(term("x_proj input, output and Δ β·(2·d_in + R + 2·N)", beta * (2 * d_in + x_proj)));
+    }
+    t
 }
 
 /// Inputs of the adapted linears of one layer, grouped as the framework feeds them.

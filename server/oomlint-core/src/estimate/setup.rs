@@ -605,8 +605,10 @@ fn bounded(arch: &Architecture) -> Architecture {
     if let Some(m) = a.mamba.as_mut() {
         m.d_state = m.d_state.min(1 << 12);
         m.n_heads = m.n_heads.min(1 << 10);
-        m.head_dim = m.head_dim.min(1 << 10);
+        // Mamba-1 runs one head of the whole inner width.
+        m.head_dim = m.head_dim.min(1 << 16);
         m.n_groups = m.n_groups.min(1 << 6);
+        m.dt_rank = m.dt_rank.min(1 << 16);
     }
     a
 }

@@ -96,8 +96,7 @@ pub(super) fn count(arch: &Architecture, implementation: Implementation) -> Para
     let head = if tied { 0 } else { rows * h };
     let mamba_layers = arch.n_mamba_layers.min(arch.n_layer);
     let attention_layers = arch.attention_layer_count();
-    let (d_in, in_proj_out) = mamba_dims(arch);
-    let mamba_linear = h * in_proj_out + d_in * h;
+    let mamba_linear = arch.mamba.map_or(0, |m| m.linear_parameters(h));
     let dense_layers = arch.dense_mlp_layer_count();
     let global_layers = arch.global_attention_layer_count().min(attention_layers);
     let wide_layers = arch.double_wide_mlp_layer_count().min(arch.n_layer - dense_layers);

@@ -28,6 +28,7 @@ enum Kind {
     Falcon,
     GraniteHybrid,
     FalconH1,
+    Jamba,
     GptOss,
 }
 
@@ -49,6 +50,7 @@ impl Kind {
             "falcon" | "RefinedWeb" | "RefinedWebModel" => Self::Falcon,
             "granitemoehybrid" => Self::GraniteHybrid,
             "falcon_h1" => Self::FalconH1,
+            "jamba" => Self::Jamba,
             "gpt_oss" => Self::GptOss,
             _ => return None,
         })
@@ -181,6 +183,7 @@ fn apply_family(arch: &mut Architecture, config: &Fields, kind: Kind) {
         }
         Kind::GraniteHybrid => apply_granite_hybrid(arch, config),
         Kind::FalconH1 => apply_falcon_h1(arch, config),
+        Kind::Jamba => apply_jamba(arch, config),
         Kind::GptOss => {
             arch.bias = config.bool("attention_bias").unwrap_or(true);
             set_moe(arch, config, &["num_local_experts"], None);
@@ -221,6 +224,7 @@ fn apply_granite_hybrid(arch: &mut Architecture, config: &Fields) {
             chunk_size: config.u64("mamba_chunk_size").unwrap_or(256),
             conv_bias: config.bool("mamba_conv_bias").unwrap_or(true),
             proj_bias: config.bool("mamba_proj_bias").unwrap_or(false),
+            dt_rank: 0,
         }
     });
     let shared = config.u64("shared_intermediate_size").unwrap_or(1024);
@@ -255,9 +259,48 @@ fn apply_falcon_h1(arch: &mut Architecture, config: &Fields) {
         chunk_size: config.u64("mamba_chunk_size").unwrap_or(256),
         conv_bias: config.bool("mamba_conv_bias").unwrap_or(true),
         proj_bias: config.bool("mamba_proj_bias").unwrap_or(false),
+        dt_rank: 0,
     });
     arch.bias = config.bool("mlp_bias").unwrap_or(false) && config.bool("attention_bias").unwrap_or(false);
     arch.attn_bias = config.bool("attention_bias").unwrap_or(false);
+}
+
+/// Jamba (`configuration_jamba.py`, `modeling_jamba.py`): layer `i` is attention when `i %
+/// attn_layer_period == attn_layer_offset`, else a Mamba-1 mixer; its MLP is a mixture of
+/// `num_experts` when `i % expert_layer_period == expert_layer_offset`, else a dense SwiGLU of
+/// the same width. Defaults are `JambaConfig`'s (Jamba-v0.1's shapes).
+fn apply_jamba(arch: &mut Architecture, config: &Fields) {
+    let every = |period: &str, offset: &str, default: (u64, u64)| {
+        let period = config.u64(period).unwrap_or(default.0).max(1);
+        let offset = config.u64(offset).unwrap_or(default.1);
+        (0..arch.n_layer).filter(|i| i % period == offset).count() as u64
+    };
+    let attention = every("attn_layer_period", "attn_layer_offset", (8, 4));
+    let experts = config.u64("num_experts").unwrap_or(16);
+    let moe_layers = if experts > 1 { every("expert_layer_period", "expert_layer_offset", (2, 1)) } else { 0 };
+    arch.n_mamba_layers = arch.n_layer - attention;
+    let expand = config.u64("mamba_expand").unwrap_or(2);
+    let inner = expand.saturating_mul(arch.n_embd);
+    arch.mamba = (arch.n_mamba_layers > 0).then(|| MambaDims {
+        kind: MixerKind::Mamba1,
+        d_state: config.u64("mamba_d_state").unwrap_or(16),
+        n_heads: 1,
+        head_dim: inner,
+        n_groups: 1,
+        d_conv: config.u64("mamba_d_conv").unwrap_or(4),
+        expand,
+        chunk_size: 0,
+        conv_bias: config.bool("mamba_conv_bias").unwrap_or(true),
+        proj_bias: config.bool("mamba_proj_bias").unwrap_or(false),
+        dt_rank: config.u64("mamba_dt_rank").unwrap_or(arch.n_embd.div_ceil(16)),
+    });
+    if moe_layers > 0 {
+        arch.mlp = MlpKind::Moe;
+        arch.n_expert = experts;
+        arch.n_expert_per_token = config.u64("num_experts_per_tok").unwrap_or(2);
+        arch.moe_intermediate_size = Some(arch.intermediate_size);
+        arch.n_dense_layers = arch.n_layer - moe_layers;
+    }
 }
 
 /// The window and which layers use it: `layer_types` when listed, else the family's pattern.

@@ -64,6 +64,8 @@ FIELDS = (
     ("n_mamba_layers", 0),
     ("mamba", None),
     ("parallel_mamba", False),
+    ("layer_pattern", None),
+    ("ungated_experts", False),
     ("tower_parameters", 0),
     ("global_attention", None),
     ("per_layer_input", None),
@@ -98,7 +100,7 @@ class TableError(Exception):
 
 
 # Columns whose cells stay strings even when they look like numbers.
-STRING_COLUMNS = {"arch.sliding_window_layers", "layer_types", *ROW_KEYS} - {"parameters"}
+STRING_COLUMNS = {"arch.sliding_window_layers", "arch.layer_pattern", "layer_types", *ROW_KEYS} - {"parameters"}
 
 
 def parse_value(text: str, column: str = ""):

@@ -171,6 +171,22 @@ mod tests {
     }
 
     #[test]
+    fn nemotron_h_reads_its_blocks_from_the_pattern() {
+        // Nemotron 3 Nano 30B-A3B's config.json fields.
+        let arch = read(
+            r#"{"model_type": "nemotron_h", "hidden_size": 2688, "num_attention_heads": 32, "num_key_value_heads": 2,
+            "head_dim": 128, "intermediate_size": 1856, "vocab_size": 131072, "max_position_embeddings": 262144,
+            "hybrid_override_pattern": "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME", "mamba_num_heads": 64,
+            "mamba_head_dim": 64, "ssm_state_size": 128, "n_groups": 8, "conv_kernel": 4, "expand": 2,
+            "n_routed_experts": 128, "n_shared_experts": 1, "moe_intermediate_size": 1856,
+            "moe_shared_expert_intermediate_size": 3712, "num_experts_per_tok": 6, "mlp_hidden_act": "relu2"}"#,
+        );
+        assert_eq!((arch.n_layer, arch.attention_layer_count(), arch.mlp_layer_count()), (52, 6, 23));
+        let catalog = crate::catalog::models::resolve_model("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16").expect("row");
+        assert_eq!(arch.parameter_count(), catalog.parameter_count());
+    }
+
+    #[test]
     fn falcon_h1_runs_attention_and_mamba_in_every_layer() {
         let arch = read(FALCON_H1_0_5B);
         assert!(arch.parallel_mamba && arch.n_mamba_layers == 36 && arch.attention_layer_count() == 36);

@@ -389,6 +389,15 @@ pub struct Architecture {
     /// normed input and their outputs are summed), not in place of it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(crate) parallel_mamba: bool,
+    /// Single-purpose blocks (Nemotron-H's `hybrid_override_pattern`), one letter per block:
+    /// `M` a Mamba-2 mixer, `*` attention, `-` a dense MLP, `E` a mixture of experts, each
+    /// behind its own norm. `n_layer` counts the blocks; `n_mamba_layers` the `M`s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) layer_pattern: Option<String>,
+    /// Routed and shared experts are two-matrix MLPs (up, down: Nemotron-H's squared ReLU),
+    /// not gated ones.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) ungated_experts: bool,
     /// Parameters of a vision or audio tower and its projector, recorded from the checkpoint's
     /// `vision_config`/`audio_config` (Qwen2-VL, Qwen3-VL, Llama 4); counted in the total and
     /// loaded with the weights, never adapted.
@@ -449,7 +458,9 @@ impl Architecture {
 
     /// Layers with self-attention: all of them in a parallel hybrid, else all but the Mamba ones.
     pub(crate) fn attention_layer_count(&self) -> u64 {
-        if self.parallel_mamba {
+        if let Some(pattern) = &self.layer_pattern {
+            pattern.bytes().filter(|b| *b == b'*').count() as u64
+        } else if self.parallel_mamba {
             self.n_layer
         } else {
             self.n_layer.saturating_sub(self.n_mamba_layers)
@@ -504,7 +515,10 @@ impl Architecture {
             global.saturating_mul(self.attention_parameters(true)),
             self.n_mamba_layers.saturating_mul(mamba),
             self.n_layer.saturating_mul(self.block_norms()),
-            self.n_layer.saturating_sub(dense_layers).saturating_sub(wide).saturating_mul(self.mlp_parameters(experts)),
+            self.mlp_layer_count()
+                .saturating_sub(dense_layers)
+                .saturating_sub(wide)
+                .saturating_mul(self.mlp_parameters(experts)),
             wide.saturating_mul(self.gated_mlp_parameters(self.intermediate_size.saturating_mul(2))),
             dense_layers.saturating_mul(self.gated_mlp_parameters(self.intermediate_size)),
             self.padded_vocab_size.saturating_mul(self.n_embd),
@@ -575,7 +589,9 @@ impl Architecture {
 
     /// Layers of a mixture-of-experts model with a dense MLP instead of the experts.
     pub(crate) fn dense_mlp_layer_count(&self) -> u64 {
-        if self.mlp == MlpKind::Moe {
+        if let (Some(pattern), MlpKind::Moe) = (&self.layer_pattern, self.mlp) {
+            pattern.bytes().filter(|b| *b == b'-').count() as u64
+        } else if self.mlp == MlpKind::Moe {
             self.n_dense_layers.min(self.n_layer)
         } else {
             0
@@ -593,6 +609,9 @@ impl Architecture {
     /// Norms of one block: before attention, before the MLP (unless shared), and the
     /// optional post-attention and post-MLP norms.
     pub(crate) fn block_norms(&self) -> u64 {
+        if self.layer_pattern.is_some() {
+            return self.norm_parameters(self.n_embd);
+        }
         let separate_mlp_norm = !(self.parallel_residual && self.shared_attention_norm);
         let count = [true, separate_mlp_norm, self.post_attention_norm, self.post_mlp_norm]
             .iter()
@@ -648,6 +667,41 @@ impl Architecture {
     }
 
     /// A gated MLP (`gate`, `up`, `down`) of `width`.
+    /// Blocks with an MLP: every layer, or the `-` and `E` blocks of a single-purpose stack.
+    pub(crate) fn mlp_layer_count(&self) -> u64 {
+        match &self.layer_pattern {
+            Some(pattern) => pattern.bytes().filter(|b| matches!(b, b'-' | b'E')).count() as u64,
+            None => self.n_layer,
+        }
+    }
+
+    /// Whether the MLP (or each expert) is gated: SwiGLU/GeGLU, or experts not marked ungated.
+    pub(crate) fn gated_mlp(&self) -> bool {
+        match self.mlp {
+            MlpKind::Gelu => false,
+            MlpKind::Moe => !self.ungated_experts,
+            _ => true,
+        }
+    }
+
+    /// Weight matrices of one routed or shared expert: 3 gated, 2 ungated.
+    pub(crate) fn expert_matrices(&self) -> u64 {
+        if self.ungated_experts {
+            2
+        } else {
+            3
+        }
+    }
+
+    /// One routed or shared expert of `width`.
+    fn expert_parameters(&self, width: u64) -> u64 {
+        if self.ungated_experts {
+            sum(&[linear(self.n_embd, width, self.bias), linear(width, self.n_embd, self.bias)])
+        } else {
+            self.gated_mlp_parameters(width)
+        }
+    }
+
     fn gated_mlp_parameters(&self, width: u64) -> u64 {
         sum(&[
             linear(self.n_embd, width, self.bias),
@@ -665,8 +719,8 @@ impl Architecture {
             MlpKind::Swiglu | MlpKind::Geglu => self.gated_mlp_parameters(self.intermediate_size),
             MlpKind::Moe => sum(&[
                 linear(self.n_embd, self.n_expert, self.bias), // router
-                experts.saturating_mul(self.gated_mlp_parameters(self.expert_intermediate_size())),
-                self.shared_expert_intermediate_size.map_or(0, |w| self.gated_mlp_parameters(w)),
+                experts.saturating_mul(self.expert_parameters(self.expert_intermediate_size())),
+                self.shared_expert_intermediate_size.map_or(0, |w| self.expert_parameters(w)),
                 if self.shared_expert_gate { self.n_embd } else { 0 },
             ]),
         }

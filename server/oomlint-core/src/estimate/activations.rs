@@ -168,10 +168,11 @@ fn mlp_terms(s: &Setup) -> Vec<Term> {
     let inputs = linear_inputs_saved(s);
     let fused = s.implementation == Implementation::Unsloth;
     // Gated: activation input, activation output and up output (the product feeds the down
-    // projection, kept only when that input is saved). GeLU: the activation input.
+    // projection, kept only when that input is saved). GeLU (or squared ReLU): the activation input.
+    let gated = s.arch.gated_mlp();
     let (dense, label) = match s.arch.mlp {
-        MlpKind::Gelu if inputs => (2 * beta * i, "GeLU input + projection input 2β·I"),
-        MlpKind::Gelu => (beta * i, "GeLU input β·I"),
+        _ if !gated && inputs => (2 * beta * i, "activation input + projection input 2β·I"),
+        _ if !gated => (beta * i, "activation input β·I"),
         _ if fused => (2 * beta * i, "fused gate/up outputs 2β·I"),
         _ if inputs => (4 * beta * i, "gate, activation, up, down input 4β·I"),
         _ => (3 * beta * i, "gate, activation, up outputs 3β·I"),
@@ -181,7 +182,8 @@ fn mlp_terms(s: &Setup) -> Vec<Term> {
     match s.arch.mlp {
         MlpKind::Moe => {
             let k = s.arch.n_expert_per_token.max(1);
-            let shared = s.arch.shared_expert_intermediate_size.map_or(0, |w| 3 * beta * w + input);
+            let matrices = s.arch.expert_matrices();
+            let shared = s.arch.shared_expert_intermediate_size.map_or(0, |w| matrices * beta * w + input);
             vec![
                 term("router fp32 logits 4·E", 4 * s.arch.n_expert),
                 term("k × (gathered input β·h + expert + weighted output β·h)", k * (2 * beta * h + dense)),
@@ -250,6 +252,12 @@ pub(super) fn attention_layer_terms(s: &Setup) -> Vec<Term> {
     if a.post_attention_norm {
         t.push(term("post-attention norm input", norm_bytes(s, norms_trainable)));
     }
+    // A single-purpose attention block (Nemotron-H) ends here; its MLP is a block of its own.
+    if a.layer_pattern.is_some() {
+        t.extend(adapter_terms(s));
+        t.retain(|t| t.bytes > 0);
+        return t;
+    }
     // A LayerNorm keeps its input: with a parallel residual both norms read the same tensor.
     let second_norm_shared = shared_norm(s) || (a.parallel_residual && a.norm == NormKind::LayerNorm);
     if !second_norm_shared {
@@ -272,8 +280,22 @@ pub(super) fn mamba_layer_terms(s: &Setup) -> Vec<Term> {
     }
     let mut t = vec![term("norm input", norm_bytes(s, false))];
     t.extend(mamba_mixer_terms(s));
+    if s.arch.layer_pattern.is_some() {
+        return t;
+    }
     t.push(term("second norm input", norm_bytes(s, false)));
     t.extend(mlp_terms(s));
+    t
+}
+
+/// Saved bytes per token of a single-purpose MLP block (Nemotron-H's `-` and `E`): its norm,
+/// the MLP and its adapters.
+fn mlp_block_terms(s: &Setup) -> Vec<Term> {
+    let norms_trainable = matches!(s.method, Method::Full | Method::Pretrain | Method::AdapterV2);
+    let mut t = vec![term("norm input", norm_bytes(s, norms_trainable))];
+    t.extend(mlp_terms(s));
+    t.extend(adapter_terms(s));
+    t.retain(|t| t.bytes > 0);
     t
 }
 
@@ -304,7 +326,7 @@ fn lora_inputs(s: &Setup) -> Vec<(&'static str, u64, u64)> {
     let q = weights::q_width(a);
     let kv = weights::kv_width(a);
     let i = mlp_width(s);
-    let gated = a.mlp != MlpKind::Gelu;
+    let gated = a.gated_mlp();
     let mut out = Vec::new();
     // PEFT adapts Hugging Face's fused projections as one module each.
     let layout = a.hf_projections;
@@ -448,19 +470,27 @@ pub(super) fn activations_component(s: &Setup) -> Component {
     let attention_layers = a.attention_layer_count();
     let per_attention = sum(&attention);
     let per_mamba = sum(&mamba);
+    // Nemotron-H's MLP blocks stand alone; elsewhere the MLP is inside each layer's terms.
+    let mlp_blocks = if a.layer_pattern.is_some() { a.mlp_layer_count() } else { 0 };
+    let mlp_block = mlp_block_terms(s);
+    let per_mlp_block = if mlp_blocks > 0 { sum(&mlp_block) } else { 0 };
     let largest_layer = match mamba_layers {
         0 => per_attention,
         _ if a.parallel_mamba => per_attention + per_mamba,
         _ => per_attention.max(per_mamba),
-    };
+    }
+    .max(per_mlp_block);
     let boundary = boundary_bytes(s);
     let (per_token, formula) = match s.checkpointing {
         Checkpointing::None => {
-            let total = attention_layers * per_attention + mamba_layers * per_mamba;
+            let total = attention_layers * per_attention + mamba_layers * per_mamba + mlp_blocks * per_mlp_block;
             let mut f = format!("T × ({attention_layers} layers × [{}]", describe(&attention));
             if mamba_layers > 0 {
                 let what = if a.parallel_mamba { "Mamba mixers beside attention" } else { "Mamba layers" };
                 f.push_str(&format!(" + {mamba_layers} {what} × [{}]", describe(&mamba)));
+            }
+            if mlp_blocks > 0 {
+                f.push_str(&format!(" + {mlp_blocks} MLP blocks × [{}]", describe(&mlp_block)));
             }
             f.push(')');
             (total, f)
@@ -735,10 +765,11 @@ fn moments_apart(s: &Setup) -> bool {
 fn largest_layer_per_token(s: &Setup) -> u64 {
     let mamba = if s.arch.n_mamba_layers > 0 { sum(&mamba_layer_terms(s)) } else { 0 };
     let attention = sum(&attention_layer_terms(s));
+    let mlp_block = if s.arch.layer_pattern.is_some() { sum(&mlp_block_terms(s)) } else { 0 };
     if s.arch.parallel_mamba {
         attention + mamba
     } else {
-        attention.max(mamba)
+        attention.max(mamba).max(mlp_block)
     }
 }
 

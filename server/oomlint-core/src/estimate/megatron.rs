@@ -49,5 +49,10 @@ fn with_layers(arch: &Architecture, n: u64) -> Architecture {
     a.n_dense_layers = share(arch.n_dense_layers);
     a.n_kv_shared_layers = share(arch.n_kv_shared_layers);
     a.sliding_window_layers = arch.sliding_window_layers.as_ref().map(|p| p.chars().take(n as usize).collect());
+    if let Some(pattern) = &arch.layer_pattern {
+        let first: String = pattern.chars().take(n as usize).collect();
+        a.n_mamba_layers = first.bytes().filter(|b| *b == b'M').count() as u64;
+        a.layer_pattern = Some(first);
+    }
     a
 }

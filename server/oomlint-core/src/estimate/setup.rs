@@ -743,7 +743,7 @@ fn lora_parameters(s: &Setup) -> u64 {
     let h = a.n_embd;
     let q = weights::q_width(a);
     let kv = weights::kv_width(a);
-    let gated = a.mlp != MlpKind::Gelu;
+    let gated = a.gated_mlp();
     let (i, experts) = match a.mlp {
         MlpKind::Moe if s.experts.adapted => (a.expert_intermediate_size(), a.n_expert.max(1)),
         // Experts left unadapted: only the shared (or dense) MLP beside them takes adapters.
@@ -767,5 +767,5 @@ fn lora_parameters(s: &Setup) -> u64 {
     let per_mlp = gate_up + width(t.mlp_down, i, h);
     let attention_layers = a.attention_layer_count();
     let head = width(t.lm_head, h, weights::vocab_rows(a));
-    s.lora_rank * (attention_layers * per_attention + a.n_layer * experts * per_mlp + head)
+    s.lora_rank * (attention_layers * per_attention + a.mlp_layer_count() * experts * per_mlp + head)
 }

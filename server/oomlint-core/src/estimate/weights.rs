@@ -65,7 +65,7 @@ fn mlp_linear(arch: &Architecture) -> u64 {
         MlpKind::Gelu => 2 * h * arch.intermediate_size,
         MlpKind::Swiglu | MlpKind::Geglu => 3 * h * arch.intermediate_size,
         MlpKind::Moe => {
-            let shared = arch.shared_expert_intermediate_size.map_or(0, |w| 3 * h * w);
+            let shared = arch.shared_expert_intermediate_size.map_or(0, |w| arch.expert_matrices() * h * w);
             let gate = if arch.shared_expert_gate { h } else { 0 };
             routed_experts_per_layer(arch) + h * arch.n_expert + shared + gate
         }
@@ -77,13 +77,13 @@ pub(super) fn routed_expert_parameters(arch: &Architecture) -> u64 {
     if arch.mlp != MlpKind::Moe {
         return 0;
     }
-    let moe_layers = arch.n_layer.saturating_sub(arch.dense_mlp_layer_count());
+    let moe_layers = arch.mlp_layer_count().saturating_sub(arch.dense_mlp_layer_count());
     moe_layers * routed_experts_per_layer(arch)
 }
 
 /// One MoE layer's `n_expert` gated MLPs.
 fn routed_experts_per_layer(arch: &Architecture) -> u64 {
-    arch.n_expert * 3 * arch.n_embd * arch.expert_intermediate_size()
+    arch.n_expert * arch.expert_matrices() * arch.n_embd * arch.expert_intermediate_size()
 }
 
 pub(super) fn count(arch: &Architecture, implementation: Implementation) -> ParamCounts {
@@ -99,11 +99,12 @@ pub(super) fn count(arch: &Architecture, implementation: Implementation) -> Para
     let mamba_linear = arch.mamba.map_or(0, |m| m.linear_parameters(h));
     let dense_layers = arch.dense_mlp_layer_count();
     let global_layers = arch.global_attention_layer_count().min(attention_layers);
-    let wide_layers = arch.double_wide_mlp_layer_count().min(arch.n_layer - dense_layers);
+    let mlp_layers = arch.mlp_layer_count().min(arch.n_layer);
+    let wide_layers = arch.double_wide_mlp_layer_count().min(mlp_layers - dense_layers.min(mlp_layers));
     let block_linear = (attention_layers - global_layers) * attention_linear(arch, false)
         + global_layers * attention_linear(arch, true)
         + mamba_layers * mamba_linear
-        + (arch.n_layer - dense_layers - wide_layers) * mlp_linear(arch)
+        + mlp_layers.saturating_sub(dense_layers + wide_layers) * mlp_linear(arch)
         + wide_layers * 6 * h * arch.intermediate_size
         + dense_layers * 3 * h * arch.intermediate_size
         + arch.per_layer_linear_parameters();

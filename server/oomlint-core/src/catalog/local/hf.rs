@@ -29,6 +29,7 @@ enum Kind {
     GraniteHybrid,
     FalconH1,
     Jamba,
+    NemotronH,
     GptOss,
 }
 
@@ -51,6 +52,7 @@ impl Kind {
             "granitemoehybrid" => Self::GraniteHybrid,
             "falcon_h1" => Self::FalconH1,
             "jamba" => Self::Jamba,
+            "nemotron_h" => Self::NemotronH,
             "gpt_oss" => Self::GptOss,
             _ => return None,
         })
@@ -102,7 +104,11 @@ fn dense_shapes(config: &Fields, kind: Kind) -> Result<Architecture, LocalModelE
     let vocab_size = config.require(&["vocab_size"])?;
     Ok(Architecture {
         name: config.str("_name_or_path").unwrap_or_default().to_string(),
-        n_layer: config.require(&["num_hidden_layers", "n_layer"])?,
+        // Nemotron-H counts its blocks from the pattern (`num_hidden_layers` is deprecated there).
+        n_layer: match kind {
+            Kind::NemotronH => config.first_u64(&["num_hidden_layers"]).unwrap_or(0),
+            _ => config.require(&["num_hidden_layers", "n_layer"])?,
+        },
         n_embd,
         n_head,
         n_query_groups: n_query_groups.max(1),
@@ -184,6 +190,7 @@ fn apply_family(arch: &mut Architecture, config: &Fields, kind: Kind) {
         Kind::GraniteHybrid => apply_granite_hybrid(arch, config),
         Kind::FalconH1 => apply_falcon_h1(arch, config),
         Kind::Jamba => apply_jamba(arch, config),
+        Kind::NemotronH => apply_nemotron_h(arch, config),
         Kind::GptOss => {
             arch.bias = config.bool("attention_bias").unwrap_or(true);
             set_moe(arch, config, &["num_local_experts"], None);
@@ -301,6 +308,60 @@ fn apply_jamba(arch: &mut Architecture, config: &Fields) {
         arch.moe_intermediate_size = Some(arch.intermediate_size);
         arch.n_dense_layers = arch.n_layer - moe_layers;
     }
+}
+
+/// Nemotron-H (`configuration_nemotron_h.py`, `modeling_nemotron_h.py`): single-purpose blocks
+/// from `hybrid_override_pattern` (or `layers_block_type`), Mamba-2 mixers, squared-ReLU MLPs
+/// and experts (two matrices each). A latent mixture of experts (`moe_latent_size`,
+/// Nemotron 3 Super) is not modelled: its experts are sized as if full-width.
+fn apply_nemotron_h(arch: &mut Architecture, config: &Fields) {
+    let pattern = match (config.str("hybrid_override_pattern"), config.strings("layers_block_type")) {
+        (Some(p), _) => p.to_string(),
+        (None, Some(types)) => types
+            .iter()
+            .map(|t| match *t {
+                "moe" => 'E',
+                "full_attention" | "attention" => '*',
+                "mlp" => '-',
+                _ => 'M',
+            })
+            .collect(),
+        (None, None) => "ME*-".to_string(),
+    };
+    let count = |c: char| pattern.chars().filter(|p| *p == c).count() as u64;
+    arch.n_layer = pattern.chars().count() as u64;
+    arch.n_mamba_layers = count('M');
+    arch.head_size = config.u64("head_dim").unwrap_or(128);
+    arch.mlp = MlpKind::Gelu;
+    arch.bias = config.bool("mlp_bias").unwrap_or(false);
+    arch.attn_bias = config.bool("attention_bias").unwrap_or(false);
+    if count('E') > 0 {
+        arch.mlp = MlpKind::Moe;
+        arch.ungated_experts = true;
+        arch.n_expert = config.u64("n_routed_experts").unwrap_or(8);
+        arch.n_expert_per_token = config.u64("num_experts_per_tok").unwrap_or(2);
+        let width = config.u64("moe_intermediate_size").unwrap_or(7688);
+        arch.moe_intermediate_size = Some(width);
+        let shared = config.u64("n_shared_experts").unwrap_or(1);
+        let shared_width = config.u64("moe_shared_expert_intermediate_size").unwrap_or(7688);
+        arch.shared_expert_intermediate_size = (shared > 0).then(|| shared.saturating_mul(shared_width));
+    }
+    let n_heads = config.u64("mamba_num_heads").unwrap_or(128).max(1);
+    let expand = config.first_u64(&["expand", "mamba_expand"]).unwrap_or(2);
+    arch.mamba = (arch.n_mamba_layers > 0).then(|| MambaDims {
+        kind: MixerKind::Mamba2,
+        d_state: config.u64("ssm_state_size").unwrap_or(128),
+        n_heads,
+        head_dim: config.u64("mamba_head_dim").unwrap_or(64),
+        n_groups: config.first_u64(&["n_groups", "mamba_n_groups"]).unwrap_or(8),
+        d_conv: config.first_u64(&["conv_kernel", "mamba_d_conv"]).unwrap_or(4),
+        expand,
+        chunk_size: config.first_u64(&["chunk_size", "mamba_chunk_size"]).unwrap_or(128),
+        conv_bias: config.bool("use_conv_bias").or_else(|| config.bool("mamba_conv_bias")).unwrap_or(true),
+        proj_bias: config.bool("mamba_proj_bias").unwrap_or(false),
+        dt_rank: 0,
+    });
+    arch.layer_pattern = Some(pattern);
 }
 
 /// The window and which layers use it: `layer_types` when listed, else the family's pattern.

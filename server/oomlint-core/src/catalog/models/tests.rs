@@ -458,3 +458,27 @@ fn per_layer_embeddings_and_altup_are_counted() {
     let layer = 2048 * 4 + 16 + 64 + 2 * 2048 * 64 + 3 * 2048;
     assert_eq!(n.parameter_count() - without.parameter_count(), 6 * 2048 * 2048 + 30 * layer);
 }
+
+#[test]
+fn nemotron_h_blocks_hold_one_mixer_or_one_mlp_each() {
+    // Nemotron 3 Nano 30B-A3B: 23 Mamba-2, 6 attention and 23 expert blocks; the model card
+    // gives 31.6B in all and 3.6B active with the embeddings.
+    let nano = resolve_model("unsloth/Nemotron-3-Nano-30B-A3B").expect("catalog row");
+    assert_eq!(
+        (nano.n_layer, nano.n_mamba_layers, nano.attention_layer_count(), nano.mlp_layer_count()),
+        (52, 23, 6, 23)
+    );
+    let total = nano.parameter_count() as f64;
+    assert!((total / 31.6e9 - 1.0).abs() < 0.01, "{total}");
+    let active = nano.active_parameter_count() as f64;
+    assert!((active / 3.6e9 - 1.0).abs() < 0.02, "{active}");
+    // Every layer an attention-plus-MLP layer would count 29 more MLPs and 23 more attentions.
+    let mut layered = nano.clone();
+    layered.layer_pattern = None;
+    assert!(layered.parameter_count() > nano.parameter_count() * 2);
+    // Its experts are up/down MLPs: a gated expert would add a third matrix.
+    let mut gated = nano.clone();
+    gated.ungated_experts = false;
+    let experts = 23 * (128 * 2688 * 1856 + 2688 * 3712);
+    assert_eq!(gated.parameter_count() - nano.parameter_count(), experts);
+}

@@ -50,7 +50,9 @@ COMMITS = {"head": "3c3be6234e0c", "v0.8.0": "a542dd98d29e"}
 # The rules whose check `__main__` does not reach on CPU, and why.
 IN_TRAIN = {
     "openrlhf-colocate-vllm-gpus": "the assert is in train(), after ray.get() on a placement group "
-    'of {"GPU": 1} bundles, which never becomes ready without GPUs'
+    'of {"GPU": 1} bundles, which never becomes ready without GPUs',
+    "openrlhf-colocated-group-sizes": "the asserts are in train(), after ray.init and the DeepSpeed "
+    "strategy, around placement groups of GPU bundles that never become ready without GPUs",
 }
 STUBBED = (
     "ray",

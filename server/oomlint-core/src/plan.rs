@@ -960,6 +960,15 @@ pub(crate) struct OpenrlhfSettings {
     pub(crate) agent: OpenrlhfFlag<String>,
     pub(crate) dynamic_filtering: OpenrlhfFlag<bool>,
     pub(crate) max_images: OpenrlhfFlag<u64>,
+    pub(crate) ref_nodes: OpenrlhfFlag<u64>,
+    pub(crate) ref_gpus: OpenrlhfFlag<u64>,
+    pub(crate) critic_nodes: OpenrlhfFlag<u64>,
+    pub(crate) critic_gpus: OpenrlhfFlag<u64>,
+    pub(crate) reward_nodes: OpenrlhfFlag<u64>,
+    pub(crate) reward_gpus: OpenrlhfFlag<u64>,
+    pub(crate) colocate_actor_ref: OpenrlhfFlag<bool>,
+    pub(crate) colocate_critic_reward: OpenrlhfFlag<bool>,
+    pub(crate) init_kl: OpenrlhfFlag<f64>,
 }
 
 impl<T> OpenrlhfFlag<T> {

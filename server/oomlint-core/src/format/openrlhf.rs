@@ -311,6 +311,17 @@ fn ppo(c: &Command, plan: &mut Plan) {
         agent: c.string("agent").unwrap_or_else(|| c.missing("agent function")),
         dynamic_filtering: c.bool("dynamic_filtering").unwrap_or_else(|| c.missing("dynamic filtering")),
         max_images: c.int("max_images").unwrap_or_else(|| c.missing("images per prompt")),
+        ref_nodes: c.int("ref_nodes").unwrap_or_else(|| c.missing("reference nodes")),
+        ref_gpus: c.int("ref_gpus").unwrap_or_else(|| c.missing("reference GPUs")),
+        critic_nodes: c.int("critic_nodes").unwrap_or_else(|| c.missing("critic nodes")),
+        critic_gpus: c.int("critic_gpus").unwrap_or_else(|| c.missing("critic GPUs")),
+        reward_nodes: c.int("reward_nodes").unwrap_or_else(|| c.missing("reward nodes")),
+        reward_gpus: c.int("reward_gpus").unwrap_or_else(|| c.missing("reward GPUs")),
+        colocate_actor_ref: c.bool("colocate_actor_ref").unwrap_or_else(|| c.missing("colocate actor and reference")),
+        colocate_critic_reward: c
+            .bool("colocate_critic_reward")
+            .unwrap_or_else(|| c.missing("colocate critic and reward")),
+        init_kl: c.float("init_kl").unwrap_or_else(|| c.missing("initial KL coefficient")),
     };
     // The estimate is for one of the actor's GPUs.
     plan.devices = known(Some(settings.actor_gpus.clone()));

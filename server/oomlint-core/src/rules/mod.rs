@@ -61,6 +61,7 @@ mod low_memory_headroom;
 mod memory;
 mod openrlhf_async_with_sleep;
 mod openrlhf_colocate_vllm_gpus;
+mod openrlhf_colocated_group_sizes;
 mod openrlhf_dynamic_filtering;
 mod openrlhf_eval_dataset_reward;
 mod openrlhf_group_estimator_samples;
@@ -403,6 +404,7 @@ pub static RULES: &[Rule] = &[
     rule!(openrlhf_eval_dataset_reward, "OOM817", "openrlhf-eval-dataset-reward", Framework, Error, None),
     rule!(openrlhf_dynamic_filtering, "OOM818", "openrlhf-dynamic-filtering", Framework, Error, None),
     rule!(openrlhf_vlm_constraints, "OOM819", "openrlhf-vlm-constraints", Framework, Error, None),
+    rule!(openrlhf_colocated_group_sizes, "OOM820", "openrlhf-colocated-group-sizes", Framework, Error, None),
 ];
 
 /// Finds a rule by code (`OOM101`, case-insensitive) or name (`yaml-syntax`).

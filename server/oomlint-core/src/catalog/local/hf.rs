@@ -217,23 +217,8 @@ fn apply_granite_hybrid(arch: &mut Architecture, config: &Fields) {
         Some(types) => types.iter().filter(|t| **t == "mamba").count() as u64,
         None => arch.n_layer,
     };
-    arch.mamba = (arch.n_mamba_layers > 0).then(|| {
-        let expand = config.u64("mamba_expand").unwrap_or(2);
-        let n_heads = config.u64("mamba_n_heads").unwrap_or(128).max(1);
-        MambaDims {
-            kind: MixerKind::Mamba2,
-            d_state: config.u64("mamba_d_state").unwrap_or(256),
-            n_heads,
-            head_dim: config.u64("mamba_d_head").unwrap_or(expand.saturating_mul(arch.n_embd) / n_heads),
-            n_groups: config.u64("mamba_n_groups").unwrap_or(1),
-            d_conv: config.u64("mamba_d_conv").unwrap_or(4),
-            expand,
-            chunk_size: config.u64("mamba_chunk_size").unwrap_or(256),
-            conv_bias: config.bool("mamba_conv_bias").unwrap_or(true),
-            proj_bias: config.bool("mamba_proj_bias").unwrap_or(false),
-            dt_rank: 0,
-        }
-    });
+    let inner = config.u64("mamba_expand").unwrap_or(2).saturating_mul(arch.n_embd);
+    arch.mamba = (arch.n_mamba_layers > 0).then(|| mamba2_dims(config, inner));
     let shared = config.u64("shared_intermediate_size").unwrap_or(1024);
     let experts = config.u64("num_local_experts").unwrap_or(8);
     if experts > 0 {
@@ -246,28 +231,34 @@ fn apply_granite_hybrid(arch: &mut Architecture, config: &Fields) {
     arch.intermediate_size = shared;
 }
 
-/// Falcon-H1 (`modeling_falcon_h1.py` `FalconH1DecoderLayer`): every layer runs a Mamba2
-/// mixer beside its attention on the same normed input, then a SwiGLU MLP. The mixer's width
-/// is `mamba_d_ssm` when given (else `mamba_expand × hidden_size`), in `mamba_n_heads` heads.
-fn apply_falcon_h1(arch: &mut Architecture, config: &Fields) {
-    let expand = config.u64("mamba_expand").unwrap_or(2);
-    let inner = config.u64("mamba_d_ssm").unwrap_or(expand.saturating_mul(arch.n_embd));
+/// A Mamba-2 mixer of `inner` channels from the `mamba_*` keys Granite 4.0-H and Falcon-H1
+/// share (their configuration classes' defaults); the head width defaults to `inner / heads`.
+fn mamba2_dims(config: &Fields, inner: u64) -> MambaDims {
     let n_heads = config.u64("mamba_n_heads").unwrap_or(128).max(1);
-    arch.n_mamba_layers = arch.n_layer;
-    arch.parallel_mamba = true;
-    arch.mamba = Some(MambaDims {
+    MambaDims {
         kind: MixerKind::Mamba2,
         d_state: config.u64("mamba_d_state").unwrap_or(256),
         n_heads,
         head_dim: config.u64("mamba_d_head").unwrap_or(inner / n_heads),
         n_groups: config.u64("mamba_n_groups").unwrap_or(1),
         d_conv: config.u64("mamba_d_conv").unwrap_or(4),
-        expand,
+        expand: config.u64("mamba_expand").unwrap_or(2),
         chunk_size: config.u64("mamba_chunk_size").unwrap_or(256),
         conv_bias: config.bool("mamba_conv_bias").unwrap_or(true),
         proj_bias: config.bool("mamba_proj_bias").unwrap_or(false),
         dt_rank: 0,
-    });
+    }
+}
+
+/// Falcon-H1 (`modeling_falcon_h1.py` `FalconH1DecoderLayer`): every layer runs a Mamba2
+/// mixer beside its attention on the same normed input, then a SwiGLU MLP. The mixer's width
+/// is `mamba_d_ssm` when given (else `mamba_expand × hidden_size`), in `mamba_n_heads` heads.
+fn apply_falcon_h1(arch: &mut Architecture, config: &Fields) {
+    let expand = config.u64("mamba_expand").unwrap_or(2);
+    let inner = config.u64("mamba_d_ssm").unwrap_or(expand.saturating_mul(arch.n_embd));
+    arch.n_mamba_layers = arch.n_layer;
+    arch.parallel_mamba = true;
+    arch.mamba = Some(mamba2_dims(config, inner));
     arch.bias = config.bool("mlp_bias").unwrap_or(false) && config.bool("attention_bias").unwrap_or(false);
     arch.attn_bias = config.bool("attention_bias").unwrap_or(false);
 }

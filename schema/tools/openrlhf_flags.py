@@ -76,6 +76,7 @@ PPO = [
     ("generate_batch", "rollout.vllm_generate_batch_size", "-"),
     ("eval_dataset", "eval.dataset", "eval_dataset"),
     ("dynamic_filtering", "algo.dynamic_filtering_enable", "-"),
+    ("dynamic_filtering_range", "algo.dynamic_filtering_range", "-"),
     ("max_images", "data.max_images_per_prompt", "-"),
 ]
 DPO = [("ref_offload", "ref.offload", "ref_offload")]

@@ -959,6 +959,8 @@ pub(crate) struct OpenrlhfSettings {
     pub(crate) remote_rm: OpenrlhfFlag<String>,
     pub(crate) agent: OpenrlhfFlag<String>,
     pub(crate) dynamic_filtering: OpenrlhfFlag<bool>,
+    /// `--algo.dynamic_filtering_range LOW HIGH` (default `(0, 1)`).
+    pub(crate) dynamic_filtering_range: OpenrlhfFlag<(f64, f64)>,
     pub(crate) max_images: OpenrlhfFlag<u64>,
     pub(crate) ref_nodes: OpenrlhfFlag<u64>,
     pub(crate) ref_gpus: OpenrlhfFlag<u64>,

@@ -29,6 +29,8 @@ const FLAGS: &str = include_str!("openrlhf/flags.tsv");
 const MODULE: &str = "-m";
 /// The prefix of the key of a flag whose value the script computes at run time.
 const COMPUTED: char = '?';
+/// Flags that take two numbers (`nargs=2` in `train_ppo_ray.py`).
+const PAIRS: [&str; 1] = ["algo.dynamic_filtering_range"];
 
 /// The trainers oomlint reads, by module name.
 pub(crate) fn is_trainer(module: &str) -> bool {
@@ -65,6 +67,18 @@ pub(crate) fn flags(module: &Word, words: &[Word]) -> Mapping {
             continue;
         }
         match words.get(i) {
+            // A two-number flag (`nargs=2`) keeps both words, space-separated, over both spans.
+            Some(next) if PAIRS.contains(&name) => {
+                let second = words.get(i + 1).filter(|w| !w.text.as_deref().is_some_and(|t| t.starts_with("--")));
+                i += 1 + usize::from(second.is_some());
+                let end = second.map_or(next.span.end, |w| w.span.end);
+                match (&next.text, second.map(|w| &w.text)) {
+                    (Some(a), Some(Some(b))) => {
+                        push(name.to_string(), w.span, format!("{a} {b}"), Span::new(next.span.start, end))
+                    }
+                    _ => push(format!("{COMPUTED}{name}"), w.span, String::new(), Span::new(next.span.start, end)),
+                }
+            }
             Some(next) if !next.text.as_deref().is_some_and(|t| t.starts_with("--")) => {
                 i += 1;
                 match &next.text {
@@ -311,6 +325,13 @@ fn ppo(c: &Command, plan: &mut Plan) {
         agent: c.string("agent").unwrap_or_else(|| c.missing("agent function")),
         dynamic_filtering: c.bool("dynamic_filtering").unwrap_or_else(|| c.missing("dynamic filtering")),
         max_images: c.int("max_images").unwrap_or_else(|| c.missing("images per prompt")),
+        dynamic_filtering_range: c
+            .get("dynamic_filtering_range", |t| {
+                // Written `LOW HIGH`; argparse's default reads `(0, 1)`.
+                let (low, high) = t.trim_matches(['(', ')']).split_once([' ', ','])?;
+                Some((low.trim().parse().ok()?, high.trim().parse().ok()?))
+            })
+            .unwrap_or_else(|| c.missing("dynamic filtering range")),
         ref_nodes: c.int("ref_nodes").unwrap_or_else(|| c.missing("reference nodes")),
         ref_gpus: c.int("ref_gpus").unwrap_or_else(|| c.missing("reference GPUs")),
         critic_nodes: c.int("critic_nodes").unwrap_or_else(|| c.missing("critic nodes")),
@@ -527,6 +548,20 @@ mod tests {
         assert!(p.micro_batch_size.is_none(), "{:?}", p.micro_batch_size);
         let s = p.openrlhf.expect("settings");
         assert!(matches!(s.vllm_engines.value.origin, Origin::Unknown { .. }), "{:?}", s.vllm_engines);
+    }
+
+    #[test]
+    fn a_two_number_flag_keeps_both_numbers_and_the_next_flag() {
+        let p = plan_of(
+            "openrlhf.cli.train_ppo_ray",
+            "--algo.dynamic_filtering_range 0.2 0.8 --rollout.n_samples_per_prompt 4",
+        );
+        let s = p.openrlhf.expect("settings");
+        assert_eq!(s.dynamic_filtering_range.value.value, Some((0.2, 0.8)));
+        assert_eq!(s.n_samples.value.value, Some(4));
+        let default =
+            plan_of("openrlhf.cli.train_ppo_ray", "--rollout.n_samples_per_prompt 4").openrlhf.expect("settings");
+        assert_eq!(default.dynamic_filtering_range.value.value, Some((0.0, 1.0)));
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! ## What it does
 //! Reports an OpenRLHF `train_ppo_ray` launch with dynamic filtering
-//! (`--algo.dynamic_filtering_enable`) and no remote reward or agent function, or one sample
-//! per prompt (`--rollout.n_samples_per_prompt`, default 1).
+//! (`--algo.dynamic_filtering_enable`) and a reward range that is not increasing
+//! (`--algo.dynamic_filtering_range LOW HIGH`), no remote reward or agent function, or one
+//! sample per prompt (`--rollout.n_samples_per_prompt`, default 1).
 //!
 //! ## Why
 //! Dynamic filtering drops prompts whose samples all score alike, so it needs several samples
@@ -22,9 +23,11 @@
 //!
 //! ## Source
 //! OpenRLHF 3c3be62 `openrlhf/cli/train_ppo_ray.py` (`__main__`): `if
-//! args.algo.dynamic_filtering_enable:` asserts the range is increasing, then `args.reward.remote_url
-//! or args.train.agent_func_path`, then `args.rollout.n_samples_per_prompt > 1`. The range
-//! (`--algo.dynamic_filtering_range`, two numbers) is not read. v0.8.0 has no dynamic filtering.
+//! args.algo.dynamic_filtering_enable:` asserts `args.algo.dynamic_filtering_range[0] <
+//! args.algo.dynamic_filtering_range[1]` ("reward_clip_range[0] must be less than
+//! reward_clip_range[1]", its message names another flag), then `args.reward.remote_url or
+//! args.train.agent_func_path`, then `args.rollout.n_samples_per_prompt > 1`. v0.8.0 has no
+//! dynamic filtering.
 
 use super::support;
 use super::{Context, Reporter};
@@ -35,6 +38,15 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
         return;
     }
     let related = || (s.span(&s.dynamic_filtering), format!("--{}", s.dynamic_filtering.flag));
+    if let Some((low, high)) = s.dynamic_filtering_range.value.value.filter(|(low, high)| low >= high) {
+        let (span, label) = related();
+        let message = format!(
+            "OpenRLHF asserts \"reward_clip_range[0] must be less than reward_clip_range[1]\" of \
+             --{} ({low} is not below {high})",
+            s.dynamic_filtering_range.flag
+        );
+        out.report(s.span(&s.dynamic_filtering_range), message).with_related(span, label);
+    }
     if s.remote_rm.falsy() && s.agent.falsy() {
         let (span, label) = related();
         let message =

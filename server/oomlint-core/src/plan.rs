@@ -1002,6 +1002,11 @@ impl OpenrlhfSettings {
     pub(crate) fn span<T>(&self, flag: &OpenrlhfFlag<T>) -> Span {
         flag.value.entry_span().unwrap_or(self.command)
     }
+
+    /// A related location naming `flag` (`--flag`) where the script sets it, else the command.
+    pub(crate) fn related<T>(&self, flag: &OpenrlhfFlag<T>) -> (Span, String) {
+        (self.span(flag), format!("--{}", flag.flag))
+    }
 }
 
 /// A deprecated global micro batch and its per-GPU replacement, as verl reads them.

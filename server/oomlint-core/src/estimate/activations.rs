@@ -474,12 +474,7 @@ pub(super) fn activations_component(s: &Setup) -> Component {
     let mlp_blocks = if a.layer_pattern.is_some() { a.mlp_layer_count() } else { 0 };
     let mlp_block = mlp_block_terms(s);
     let per_mlp_block = if mlp_blocks > 0 { sum(&mlp_block) } else { 0 };
-    let largest_layer = match mamba_layers {
-        0 => per_attention,
-        _ if a.parallel_mamba => per_attention + per_mamba,
-        _ => per_attention.max(per_mamba),
-    }
-    .max(per_mlp_block);
+    let largest_layer = largest_layer_per_token(s);
     let boundary = boundary_bytes(s);
     let (per_token, formula) = match s.checkpointing {
         Checkpointing::None => {

@@ -100,7 +100,7 @@ pub(super) fn count(arch: &Architecture, implementation: Implementation) -> Para
     let dense_layers = arch.dense_mlp_layer_count();
     let global_layers = arch.global_attention_layer_count().min(attention_layers);
     let mlp_layers = arch.mlp_layer_count().min(arch.n_layer);
-    let wide_layers = arch.double_wide_mlp_layer_count().min(mlp_layers - dense_layers.min(mlp_layers));
+    let wide_layers = arch.double_wide_mlp_layer_count().min(mlp_layers.saturating_sub(dense_layers));
     let block_linear = (attention_layers - global_layers) * attention_linear(arch, false)
         + global_layers * attention_linear(arch, true)
         + mamba_layers * mamba_linear

@@ -37,6 +37,6 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
         return;
     }
     let message = format!("OpenRLHF asserts \"Async RLHF is not supported with --{}.\"", s.vllm_sleep.flag);
-    out.report(s.span(&s.vllm_sleep), message)
-        .with_related(s.span(&s.async_train), format!("--{}", s.async_train.flag));
+    let (span, label) = s.related(&s.async_train);
+    out.report(s.span(&s.vllm_sleep), message).with_related(span, label);
 }

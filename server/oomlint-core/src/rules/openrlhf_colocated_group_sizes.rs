@@ -60,9 +60,10 @@ fn pair(s: &crate::plan::OpenrlhfSettings, out: &mut Reporter, what: &str, first
         return;
     }
     // The flag the script wrote goes first; a default on the other side is named in the message.
-    let (at, other) = if n1 != n2 { (second.0, first.0) } else { (second.1, first.1) };
-    let (at, other) =
-        if at.value.entry_span().is_none() && other.value.entry_span().is_some() { (other, at) } else { (at, other) };
+    let (mut at, mut other) = if n1 != n2 { (second.0, first.0) } else { (second.1, first.1) };
+    if at.value.entry_span().is_none() && other.value.entry_span().is_some() {
+        std::mem::swap(&mut at, &mut other);
+    }
     let group = |f: &OpenrlhfFlag<u64>| f.flag.split(['.', '_']).next().unwrap_or_default().to_string();
     let message = format!(
         "OpenRLHF asserts \"num_nodes and num_gpus_per_node must be the same when colocate {what}.\" ({}: {n1} × \

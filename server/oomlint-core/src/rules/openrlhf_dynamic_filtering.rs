@@ -37,9 +37,8 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if s.dynamic_filtering.value.value != Some(true) {
         return;
     }
-    let related = || (s.span(&s.dynamic_filtering), format!("--{}", s.dynamic_filtering.flag));
     if let Some((low, high)) = s.dynamic_filtering_range.value.value.filter(|(low, high)| low >= high) {
-        let (span, label) = related();
+        let (span, label) = s.related(&s.dynamic_filtering);
         let message = format!(
             "OpenRLHF asserts \"reward_clip_range[0] must be less than reward_clip_range[1]\" of \
              --{} ({low} is not below {high})",
@@ -48,13 +47,13 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
         out.report(s.span(&s.dynamic_filtering_range), message).with_related(span, label);
     }
     if s.remote_rm.falsy() && s.agent.falsy() {
-        let (span, label) = related();
+        let (span, label) = s.related(&s.dynamic_filtering);
         let message =
             "OpenRLHF asserts \"remote_rm_url or agent_func_path must be specified when using dynamic filtering\"";
         out.report(s.span(&s.dynamic_filtering), message).with_related(span, label);
     }
     if s.n_samples.value.value.is_some_and(|n| n <= 1) {
-        let (span, label) = related();
+        let (span, label) = s.related(&s.dynamic_filtering);
         let message = format!(
             "OpenRLHF asserts \"n_samples_per_prompt must be greater than 1 when using dynamic filtering\"{}",
             s.n_samples.default_note()

@@ -23,7 +23,6 @@
 
 use super::support;
 use super::{Context, Reporter};
-use crate::plan::Origin;
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let Some(s) = support::openrlhf(ctx) else { return };
@@ -31,14 +30,14 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
         return;
     }
     // None from argparse's default fails too; None the script computes is not known.
-    let engines = &s.vllm_engines.value;
-    let fails = match engines.value {
+    let fails = match s.vllm_engines.value.value {
         Some(n) => n == 0,
-        None => matches!(engines.origin, Origin::Default { .. }),
+        None => s.vllm_engines.unset(),
     };
     if !fails {
         return;
     }
+    let (span, label) = s.related(&s.vllm_engines);
     out.report(s.span(&s.packing), "OpenRLHF asserts \"Only support `--packing_samples` with vLLM.\"")
-        .with_related(s.span(&s.vllm_engines), format!("--{}", s.vllm_engines.flag));
+        .with_related(span, label);
 }

@@ -35,10 +35,9 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if s.async_train.value.value != Some(false) {
         return;
     }
-    let related = || (s.span(&s.async_train), format!("--{}", s.async_train.flag));
     if s.partial_rollout.value.value == Some(true) {
         let message = format!("OpenRLHF asserts \"--{} requires --{}.\"", s.partial_rollout.flag, s.async_train.flag);
-        let (span, label) = related();
+        let (span, label) = s.related(&s.async_train);
         out.report(s.span(&s.partial_rollout), message).with_related(span, label);
     }
     if let (Some(generate), Some(rollout)) = (s.generate_batch.value.value, s.rollout_batch.value.value) {
@@ -48,7 +47,7 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
                  batches).\" ({generate} > {rollout})",
                 s.generate_batch.flag, s.rollout_batch.flag, s.async_train.flag
             );
-            let (span, label) = related();
+            let (span, label) = s.related(&s.async_train);
             out.report(s.span(&s.generate_batch), message).with_related(span, label);
         }
     }

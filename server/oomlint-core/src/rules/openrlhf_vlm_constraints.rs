@@ -35,9 +35,8 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     if s.max_images.value.value.is_none_or(|n| n == 0) {
         return;
     }
-    let related = || (s.span(&s.max_images), format!("--{}", s.max_images.flag));
     if s.estimator.value.value.as_deref() == Some("gae") {
-        let (span, label) = related();
+        let (span, label) = s.related(&s.max_images);
         let message = format!(
             "OpenRLHF asserts \"VLM training does not support critic model. Use --advantage_estimator other than \
              'gae' (e.g., reinforce_baseline, rloo, group_norm).\"{}",
@@ -46,7 +45,7 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
         out.report(s.span(&s.estimator), message).with_related(span, label);
     }
     if s.packing.value.value == Some(true) {
-        let (span, label) = related();
+        let (span, label) = s.related(&s.max_images);
         let message = "OpenRLHF asserts \"VLM training does not support --packing_samples.\" (packing collapses the \
                        batch dimension that aligns image tokens with pixel_values)";
         out.report(s.span(&s.packing), message).with_related(span, label);

@@ -116,6 +116,55 @@ fn check_fix_applies_safe_fixes_and_keeps_permissions() {
     assert_eq!(leftovers.len(), 2, "no temporary file left: {leftovers:?}");
 }
 
+/// The launch fixture of `deepspeed-batch-arithmetic` and the DeepSpeed file it names, copied
+/// into `dir`: (the script, the DeepSpeed file).
+fn copy_launch(dir: &Path) -> (PathBuf, PathBuf) {
+    std::fs::create_dir(dir.join("launch")).unwrap();
+    let conf = copy_fixture(&dir.join("launch"), "deepspeed-batch-arithmetic/launch/ds_zero2.conf");
+    (copy_fixture(dir, "deepspeed-batch-arithmetic/fail-launch-world.sh"), conf)
+}
+
+#[test]
+fn a_fix_of_a_launch_is_written_where_the_value_is_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let (script, conf) = copy_launch(dir.path());
+    let (script_before, conf_before) =
+        (std::fs::read_to_string(&script).unwrap(), std::fs::read_to_string(&conf).unwrap());
+    // Safe fixes only: this one changes the global batch the file wrote.
+    oomlint(&["check", script.to_str().unwrap(), "--fix"]);
+    assert_eq!(std::fs::read_to_string(&conf).unwrap(), conf_before);
+    let out = oomlint(&["check", script.to_str().unwrap(), "--fix", "--unsafe-fixes", "--output-format", "concise"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("applied 1 fix(es) to 1 file(s)"), "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "the finding is gone: {}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(std::fs::read_to_string(&script).unwrap(), script_before, "the script is not edited");
+    let expected = conf_before.replace("\"train_batch_size\": 64", "\"train_batch_size\": 32");
+    assert_ne!(expected, conf_before);
+    assert_eq!(std::fs::read_to_string(&conf).unwrap(), expected, "only the value changes");
+}
+
+#[test]
+fn fixing_a_launch_and_the_file_it_names_in_one_run_writes_each_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (script, conf) = copy_launch(dir.path());
+    let conf_before = std::fs::read_to_string(&conf).unwrap();
+    let paths = [conf.to_str().unwrap(), script.to_str().unwrap(), script.to_str().unwrap()];
+    let out =
+        oomlint(&["check", paths[0], paths[1], paths[2], "--fix", "--unsafe-fixes", "--output-format", "concise"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let expected = conf_before.replace("\"train_batch_size\": 64", "\"train_batch_size\": 32");
+    assert_eq!(std::fs::read_to_string(&conf).unwrap(), expected);
+    let leftovers: Vec<_> =
+        std::fs::read_dir(dir.path().join("launch")).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert_eq!(leftovers.len(), 1, "no temporary file left: {leftovers:?}");
+}
+
 #[test]
 fn a_rename_for_an_unpinned_release_needs_the_unsafe_flag() {
     let dir = tempfile::tempdir().unwrap();

@@ -220,6 +220,15 @@ fn named_config_files_are_read_and_merged_under_the_flags() {
     let json = serde_json::to_value(plan).expect("json");
     assert_eq!(json["gradient_accumulation"]["origin"]["kind"], "linked", "{json:#}");
     assert_eq!(json["linked_files"].as_array().map(Vec::len), Some(3), "{json:#}");
+    // `oomlint plan` places it in the config: line 3 of configs/sft.yaml.
+    let out = common::oomlint(&["plan", path.to_str().unwrap()]);
+    let printed: serde_json::Value = serde_json::from_slice(&out.stdout).expect("plan json");
+    let origin = &printed["plan"]["gradient_accumulation"]["origin"];
+    assert_eq!(origin["line"], 3, "{origin:#}");
+    assert_eq!(
+        origin["value"],
+        serde_json::json!({"start": {"line": 3, "column": 30}, "end": {"line": 3, "column": 31}})
+    );
     // The DeepSpeed file read by content: both offloads, so no optimizer on the device.
     let estimate = analysis.estimate.expect("estimate");
     assert!(estimate.components.iter().all(|c| c.name != "optimizer"), "{:?}", estimate.components);
@@ -408,7 +417,7 @@ fn a_verl_megatron_launch_is_estimated_per_pipeline_stage() {
 }
 
 #[test]
-fn a_lever_adds_the_flag_for_a_setting_the_launch_leaves_to_its_config() {
+fn a_lever_edits_each_setting_where_the_launch_or_its_config_sets_it() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/launch/accelerate_config_files.sh");
     let text = std::fs::read_to_string(&path).expect("fixture");
     let resolver: std::sync::Arc<dyn oomlint::model::Resolver> =
@@ -417,19 +426,43 @@ fn a_lever_adds_the_flag_for_a_setting_the_launch_leaves_to_its_config() {
     let analysis = analyze_text(&path, text.clone(), &options);
     let levers = &analysis.estimate.as_ref().expect("estimate").levers;
     let halve = levers.iter().find(|l| l.title.starts_with("Halve the micro batch")).expect("the lever");
-    // The micro batch is the script's flag; the accumulation is in configs/sft.yaml (4), so the
-    // doubled one is added as a flag, which the program reads over its config file.
-    let fixed = common::apply(&text, &halve.fixes[0]);
-    assert!(fixed.contains("--per_device_train_batch_size 1 --gradient_accumulation_steps 8\n"), "{fixed}");
-    let after = analyze_text(&path, fixed, &options);
+    // The micro batch is the script's flag, halved there; the accumulation is set in
+    // configs/sft.yaml (4), so it is doubled in that file, where it is set.
+    let files = analysis.edits_by_file(&halve.fixes[0].edits).expect("edits of files the analysis read");
+    let in_file = |edits: &[oomlint::diagnostic::Edit], text: &str| {
+        common::apply(text, &oomlint::diagnostic::Fix { edits: edits.to_vec(), ..halve.fixes[0].clone() })
+    };
+    let fixed = in_file(&files[0].edits, &text);
+    assert!(fixed.ends_with("--per_device_train_batch_size 1\n"), "{fixed}");
+    let [_, config] = &files[..] else { panic!("one other file edited: {files:?}") };
+    let linked = config.linked.expect("the config");
+    assert!(linked.path.ends_with("configs/sft.yaml"), "{}", linked.path);
+    let config_fixed = in_file(&config.edits, &linked.text);
+    assert_eq!(config_fixed, linked.text.replace("gradient_accumulation_steps: 4", "gradient_accumulation_steps: 8"));
+    // Read with the fixed config, the launch runs the halved batch and doubled accumulation.
+    let dir = tempfile::tempdir().unwrap();
+    let configs = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/launch/configs");
+    std::fs::create_dir(dir.path().join("configs")).unwrap();
+    for entry in std::fs::read_dir(&configs).unwrap().flatten() {
+        std::fs::copy(entry.path(), dir.path().join("configs").join(entry.file_name())).unwrap();
+    }
+    std::fs::write(dir.path().join("configs/sft.yaml"), config_fixed).unwrap();
+    let after = analyze_text(&dir.path().join("accelerate_config_files.sh"), fixed, &options);
     let plan = after.plan.as_ref().expect("a plan");
     assert_eq!(plan.micro_batch_size.as_ref().map(|m| m.value), Some(1));
     assert_eq!(plan.gradient_accumulation.as_ref().map(|m| m.value), Some(8));
-    // A repository's own script that takes none of those flags gets none: its parser may not know them.
+    // A repository's own script that takes none of those flags gets no flag added (its parser
+    // may not know them): its levers edit the values its config file sets, in that file.
     let own = "torchrun --nproc_per_node 4 train.py --config configs/sft.yaml\n";
     let analysis = analyze_text(&path, own.to_string(), &options);
     let levers = &analysis.estimate.as_ref().expect("estimate").levers;
-    assert!(levers.iter().all(|l| l.fixes.is_empty()), "{levers:?}");
+    let fixes: Vec<_> = levers.iter().flat_map(|l| &l.fixes).collect();
+    assert!(!fixes.is_empty(), "{levers:?}");
+    for fix in fixes {
+        let files = analysis.edits_by_file(&fix.edits).expect("edits of files the analysis read");
+        assert!(files[0].edits.is_empty(), "the script is not edited: {files:?}");
+        assert!(files[1..].iter().all(|f| f.linked.is_some_and(|l| l.path.ends_with("configs/sft.yaml"))), "{files:?}");
+    }
 
     // LLaMA-Factory reads `key=value` overrides after its config file.
     let factory = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/launch/factory.sh");

@@ -264,6 +264,29 @@ fn a_lever_is_one_edit_of_every_key_it_touches() {
 }
 
 #[test]
+fn a_fix_of_a_launch_edits_the_file_it_names() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("launch")).unwrap();
+    let conf = dir.path().join("launch/ds_zero2.conf");
+    std::fs::write(&conf, fixture("rules/deepspeed-batch-arithmetic/launch/ds_zero2.conf")).unwrap();
+    let script = dir.path().join("fail-launch-world.sh");
+    let uri = format!("file://{}", script.display());
+    let mut session = Session::start(json!({}), Value::Null);
+    let published = session.open(&uri, &fixture("rules/deepspeed-batch-arithmetic/fail-launch-world.sh"));
+    assert_eq!(codes(&published), ["OOM411"]);
+    let diagnostic = published["diagnostics"][0].clone();
+    let at = diagnostic["range"].clone();
+    let actions = code_actions(&mut session, &uri, at, json!([diagnostic]));
+    let fix = actions.iter().find(|a| a["title"].as_str().is_some_and(|t| t.starts_with("Set train_batch_size")));
+    let conf_uri = format!("file://{}", conf.display());
+    // The value is set in the DeepSpeed file: the edit is there, none in the script.
+    assert_eq!(
+        fix.expect("the rule's fix")["edit"],
+        json!({"changes": {conf_uri: [{"range": range(1, 22, 24), "newText": "32"}]}})
+    );
+}
+
+#[test]
 fn completion_offers_missing_keys_and_enum_and_boolean_values() {
     let mut session = Session::start(json!({}), Value::Null);
     let text = fixture("litgpt/qlora-precision.yaml").replace("  epochs: 4\n", "  epochs: 4\n  lr\n");

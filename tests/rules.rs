@@ -95,8 +95,10 @@ fn fixes_remove_their_finding() {
             let before = analyze(&path, text.as_bytes());
             for diagnostic in findings(&before, rule.name) {
                 for fix in &diagnostic.fixes {
-                    let fixed = apply(&text, fix);
-                    let after = analyze(&path, fixed.as_bytes());
+                    let after = match fixed_elsewhere(&path, &before, fix) {
+                        Some(after) => after,
+                        None => analyze(&path, apply(&text, fix).as_bytes()),
+                    };
                     if after.document.is_incomplete() {
                         problems.push(format!("{}: fix `{}` breaks the syntax", path.display(), fix.title));
                     }
@@ -114,6 +116,31 @@ fn fixes_remove_their_finding() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// For a fix that edits a file the fixture is read with (a launch's DeepSpeed file): the
+/// fixture and its linked files copied to the same paths under a temporary directory, each
+/// fixed there, and the fixture analysed again. None for a fix of the fixture alone.
+fn fixed_elsewhere(path: &Path, before: &Analysis, fix: &Fix) -> Option<Analysis> {
+    let files = before.edits_by_file(&fix.edits).expect("every edit lies in a file the analysis read");
+    if files.iter().all(|g| g.linked.is_none()) {
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let under = |p: &Path| dir.path().join(p.strip_prefix("/").unwrap_or(p));
+    let write = |p: &Path, text: &str, edits: Option<&Vec<oomlint::diagnostic::Edit>>| {
+        let text = edits.map_or(text.to_string(), |edits| apply(text, &Fix { edits: edits.clone(), ..fix.clone() }));
+        std::fs::create_dir_all(under(p).parent().unwrap()).unwrap();
+        std::fs::write(under(p), text).unwrap();
+    };
+    let edits_of =
+        |linked: Option<&str>| files.iter().find(|g| g.linked.map(|l| l.path.as_str()) == linked).map(|g| &g.edits);
+    write(path, &before.text, edits_of(None));
+    for linked in &before.linked_files {
+        write(Path::new(&linked.path), &linked.text, edits_of(Some(&linked.path)));
+    }
+    let copy = under(path);
+    Some(analyze(&copy, &std::fs::read(&copy).unwrap()))
 }
 
 // Snapshots beside the fixtures.
@@ -229,9 +256,20 @@ fn teaching_snapshot(file: &str, analysis: &Analysis) -> String {
             diagnostic.code,
             diagnostic.rule,
         );
-        let applied = oomlint::fix::apply(&analysis.text, &[*fix]);
-        assert_eq!(applied.count, 1, "{file}: fix `{}` does not apply", fix.title);
-        text.push_str(&unified_diff(&analysis.text, &applied.text));
+        // A fix of a launch may edit the file it names: each file's diff under its path.
+        let files = analysis.edits_by_file(&fix.edits).expect("every edit lies in a file the analysis read");
+        for group in files.iter().filter(|g| !g.edits.is_empty()) {
+            let (before, fix) = match group.linked {
+                Some(linked) => {
+                    let _ = writeln!(text, "   in {}", relative(Path::new(&linked.path)));
+                    (linked.text.as_str(), Fix { edits: group.edits.clone(), ..(*fix).clone() })
+                }
+                None => (analysis.text.as_str(), Fix { edits: group.edits.clone(), ..(*fix).clone() }),
+            };
+            let applied = oomlint::fix::apply(before, &[&fix]);
+            assert_eq!(applied.count, 1, "{file}: fix `{}` does not apply", fix.title);
+            text.push_str(&unified_diff(before, &applied.text));
+        }
     }
     text
 }

@@ -39,3 +39,28 @@ fn sarif_output_validates_against_the_schema() {
         assert_eq!(rules[index]["id"], result["ruleId"]);
     }
 }
+
+#[test]
+fn a_fix_of_a_launch_changes_the_file_it_names() {
+    let script = "fixtures/rules/deepspeed-batch-arithmetic/fail-launch-world.sh";
+    let out = Command::new(env!("CARGO_BIN_EXE_oomlint"))
+        .args(["check", script, "--output-format", "sarif"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("run oomlint");
+    let sarif: serde_json::Value = serde_json::from_slice(&out.stdout).expect("SARIF is JSON");
+    let result = &sarif["runs"][0]["results"][0];
+    assert_eq!(result["ruleId"], "OOM411");
+    assert_eq!(result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"], script);
+    let changes = result["fixes"][0]["artifactChanges"].as_array().expect("a fix");
+    assert_eq!(
+        changes,
+        &[serde_json::json!({
+            "artifactLocation": {"uri": "fixtures/rules/deepspeed-batch-arithmetic/launch/ds_zero2.conf"},
+            "replacements": [{
+                "deletedRegion": {"startLine": 2, "startColumn": 23, "endLine": 2, "endColumn": 25},
+                "insertedContent": {"text": "32"},
+            }],
+        })]
+    );
+}

@@ -221,16 +221,29 @@ class Playground {
     }));
   }
 
-  /** Applies one fix's edits (UTF-16 offsets of the analysed text) to `name`. */
+  /**
+   * Applies one fix's edits (UTF-16 offsets of the analysed text) to `name`; an edit with a
+   * `file` goes to that tab (the config a launch names, or the launch that names the config).
+   * A fix whose tab is not open is not applied at all.
+   */
   applyEdits(name, edits) {
-    const changes = edits.map((e) => ({ from: e.from, to: e.to, insert: e.insert }));
-    if (name === this.active) {
-      this.view.dispatch({ changes, userEvent: "input.fix" });
-    } else {
-      const state = this.states.get(name);
-      this.states.set(name, state.update({ changes }).state);
-      this.analyze();
+    const byFile = new Map();
+    for (const e of edits) {
+      const target = e.file ?? name;
+      if (!byFile.has(target)) byFile.set(target, []);
+      byFile.get(target).push({ from: e.from, to: e.to, insert: e.insert });
     }
+    if ([...byFile.keys()].some((target) => target !== this.active && !this.states.has(target))) return;
+    let others = false;
+    for (const [target, changes] of byFile) {
+      if (target === this.active) {
+        this.view.dispatch({ changes, userEvent: "input.fix" });
+      } else {
+        this.states.set(target, this.states.get(target).update({ changes }).state);
+        others = true;
+      }
+    }
+    if (others) this.analyze();
   }
 
   onReportClick(event) {

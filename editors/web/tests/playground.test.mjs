@@ -117,6 +117,23 @@ test("a launch script is read with the configs it names, in tabs", async () => {
   assert.deepEqual(errors, []);
 });
 
+test("a fix of a launch edits the tab of the file where the value is set", async () => {
+  const files = [
+    { name: "ds/fail-launch-world.sh", text: fixture("rules/deepspeed-batch-arithmetic/fail-launch-world.sh") },
+    { name: "ds/launch/ds_zero2.conf", text: fixture("rules/deepspeed-batch-arithmetic/launch/ds_zero2.conf") },
+  ];
+  const { page, errors } = await open(browser, server.url, toFragment({ files, active: files[0].name, gpu: "A100-40GB" }));
+  assert.ok((await rulesShown(page)).includes("ds/fail-launch-world.sh:deepspeed-batch-arithmetic"));
+  const n = await analyses(page);
+  await page.locator('#problems [data-rule="deepspeed-batch-arithmetic"] button.fix').first().click();
+  await nextAnalysis(page, n);
+  const conf = await page.evaluate(() => window.oomlint.states.get("ds/launch/ds_zero2.conf").doc.toString());
+  assert.equal(conf, files[1].text.replace('"train_batch_size": 64', '"train_batch_size": 32'));
+  assert.equal(await editorText(page), files[0].text, "the script is not edited");
+  assert.ok(!(await rulesShown(page)).includes("ds/fail-launch-world.sh:deepspeed-batch-arithmetic"));
+  assert.deepEqual(errors, []);
+});
+
 test("a Python notebook gets its findings and an estimate; hover shows the breakdown", async () => {
   const text = fixture("python/unsloth-grpo.ipynb");
   const { page, errors } = await open(browser, server.url, toFragment({ files: [{ name: "grpo.ipynb", text }], active: "grpo.ipynb", gpu: "T4" }));

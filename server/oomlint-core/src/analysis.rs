@@ -1,10 +1,10 @@
 //! One file through the whole pipeline: bytes → document → format → plan → rules.
 
 use crate::catalog::Gpu;
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Diagnostic, Edit};
 use crate::estimate::{self, Estimate};
 use crate::format::{self, Format};
-use crate::model::{self, ModelLookup, NoCheckpoints, Resolver};
+use crate::model::{self, LinkedFile, ModelLookup, NoCheckpoints, Resolver};
 use crate::plan::Plan;
 use crate::recognize::{recognize, Recognition};
 use crate::rules::{self, unreadable_input};
@@ -33,6 +33,17 @@ pub struct Analysis {
     pub gpu: Option<Gpu>,
     pub estimate: Option<Estimate>,
     pub diagnostics: Vec<Diagnostic>,
+    /// The files the analysed one was read with (the configs its launch names, or the launch
+    /// that names it), as read: fixes may edit them ([`Analysis::edits_by_file`]).
+    pub linked_files: Vec<LinkedFile>,
+}
+
+/// A fix's edits of one file, in that file's byte ranges.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileEdits<'a> {
+    /// The linked file edited; None for the analysed file.
+    pub linked: Option<&'a LinkedFile>,
+    pub edits: Vec<Edit>,
 }
 
 impl Analysis {
@@ -40,7 +51,7 @@ impl Analysis {
     /// format, language and findings: all that `check`'s reports read. A run over many
     /// files holds every analysis until it prints.
     pub fn into_findings(self) -> Analysis {
-        let Analysis { path, text, line_index, document, format, diagnostics, .. } = self;
+        let Analysis { path, text, line_index, document, format, diagnostics, linked_files, .. } = self;
         let document = Document { root: None, comments: Vec::new(), program: None, ..document };
         Analysis {
             path,
@@ -53,8 +64,34 @@ impl Analysis {
             gpu: None,
             estimate: None,
             diagnostics,
+            linked_files,
         }
     }
+
+    /// `edits` (of a fix) grouped by the file each edits ([`edits_by_file`]).
+    pub fn edits_by_file(&self, edits: &[Edit]) -> Option<Vec<FileEdits<'_>>> {
+        edits_by_file(&self.linked_files, edits)
+    }
+}
+
+/// `edits` (of a fix) grouped by the file each edits, the analysed file first, each in its
+/// own file's byte ranges: the analysed file's, or one of `linked` (the files it was read
+/// with) for an edit at a [`Span::linked`](crate::span::Span::linked) place. None when an
+/// edit lies in no file the analysis read.
+pub fn edits_by_file<'a>(linked: &'a [LinkedFile], edits: &[Edit]) -> Option<Vec<FileEdits<'a>>> {
+    let mut out = vec![FileEdits { linked: None, edits: Vec::new() }];
+    for edit in edits {
+        let (file, span) = match edit.span.as_linked() {
+            Some((file, local)) => (Some(linked.get(file)?), local),
+            None => (None, edit.span),
+        };
+        let edit = Edit { span, content: edit.content.clone() };
+        match out.iter_mut().find(|f| f.linked.map(|l| &l.path) == file.map(|l| &l.path)) {
+            Some(group) => group.edits.push(edit),
+            None => out.push(FileEdits { linked: file, edits: vec![edit] }),
+        }
+    }
+    Some(out)
 }
 
 /// What a leaf knows of the world around one file, handed to the core as values.
@@ -166,6 +203,7 @@ pub fn analyze_bytes(path: &Path, bytes: &[u8], options: &Options) -> Analysis {
                 gpu: None,
                 estimate: None,
                 diagnostics,
+                linked_files: Vec::new(),
             }
         }
     }
@@ -363,18 +401,40 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
         Some(flags) => format::launch::with_flags(document, flags),
         None => document,
     };
-    Analysis { path: path.to_path_buf(), line_index, text, document, format, plan, model, gpu, estimate, diagnostics }
+    let linked_files = plan.as_ref().map_or_else(Vec::new, |p| {
+        p.linked_files.iter().map(|l| LinkedFile { path: l.path.clone(), text: l.text.to_string() }).collect()
+    });
+    Analysis {
+        path: path.to_path_buf(),
+        line_index,
+        text,
+        document,
+        format,
+        plan,
+        model,
+        gpu,
+        estimate,
+        diagnostics,
+        linked_files,
+    }
 }
 
 /// Findings about a value set in a file the analysed one names land on the word that names
-/// it and say where; fixes that would edit that other file are dropped (an edit is of this
-/// text only).
+/// it and say where. A fix may edit that file where the value is set (its edits keep their
+/// [`Span::linked`](crate::span::Span::linked) places); one with an edit in no file read
+/// is dropped.
 fn keep_in_file(diagnostics: &mut [Diagnostic], estimate: Option<&mut Estimate>, plan: &Plan, len: usize) {
     let outside = |span: crate::span::Span| span.end > len;
     let place = |span: crate::span::Span| {
-        let (file, line) = span.as_linked()?;
+        let (file, local) = span.as_linked()?;
         let linked = plan.linked_files.get(file)?;
-        Some((linked.named_at.unwrap_or_default(), format!(" (set in `{}` line {line})", linked.path)))
+        Some((linked.named_at.unwrap_or_default(), linked.set_in(local)))
+    };
+    let editable = |e: &Edit| {
+        !outside(e.span)
+            || e.span
+                .as_linked()
+                .is_some_and(|(file, local)| plan.linked_files.get(file).is_some_and(|l| local.end <= l.text.len()))
     };
     for d in diagnostics.iter_mut() {
         if outside(d.span) {
@@ -383,11 +443,11 @@ fn keep_in_file(diagnostics: &mut [Diagnostic], estimate: Option<&mut Estimate>,
             d.message.push_str(&set_in);
         }
         d.related.retain(|r| !outside(r.span));
-        d.fixes.retain(|f| !f.edits.iter().any(|e| outside(e.span)));
+        d.fixes.retain(|f| f.edits.iter().all(editable));
     }
     if let Some(estimate) = estimate {
         for lever in &mut estimate.levers {
-            lever.fixes.retain(|f| !f.edits.iter().any(|e| outside(e.span)));
+            lever.fixes.retain(|f| f.edits.iter().all(editable));
         }
     }
 }

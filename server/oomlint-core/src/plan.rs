@@ -27,8 +27,9 @@ pub(crate) enum Origin {
     Unknown { why: String },
     /// Set in another file the analysed one is read with (the config a launch script
     /// names, or the launch script that names the analysed config): `file` indexes
-    /// [`Plan::linked_files`], `line` is 1-based. No span of this file points at it.
-    Linked { file: usize, line: usize },
+    /// [`Plan::linked_files`]; `key` and `value` are byte ranges of that file. No span of
+    /// this file points at it.
+    Linked { file: usize, key: Span, value: Span },
 }
 
 /// A plan value with its origin.
@@ -40,9 +41,10 @@ pub struct Sourced<T> {
 
 impl<T> Sourced<T> {
     pub(crate) fn file(value: T, key: Span, value_span: Span) -> Self {
-        let origin = match key.as_linked() {
-            Some((file, line)) => Origin::Linked { file, line },
-            None => Origin::File { key, value: value_span },
+        let origin = match (key.as_linked(), value_span.as_linked()) {
+            (Some((file, key)), Some((_, value))) => Origin::Linked { file, key, value },
+            (Some((file, key)), None) => Origin::Linked { file, key, value: key },
+            _ => Origin::File { key, value: value_span },
         };
         Self { value, origin }
     }
@@ -79,6 +81,16 @@ impl<T> Sourced<T> {
     pub(crate) fn entry_span(&self) -> Option<Span> {
         match self.origin {
             Origin::File { key, value } => Some(key.cover(value)),
+            _ => None,
+        }
+    }
+
+    /// The value's span when a file sets it: this file's, or a [`Span::linked`] place in
+    /// the linked file that sets it (where an edit of the value goes).
+    pub(crate) fn edit_span(&self) -> Option<Span> {
+        match self.origin {
+            Origin::File { value, .. } => Some(value),
+            Origin::Linked { file, value, .. } => Some(Span::linked(file, value)),
             _ => None,
         }
     }
@@ -803,6 +815,28 @@ pub(crate) struct LinkedFileRef {
     /// The word of the analysed file that names it (a launch flag's value).
     #[serde(skip)]
     pub(crate) named_at: Option<Span>,
+    /// Its text as read, which its byte ranges index; shared by the plan's clones.
+    #[serde(skip)]
+    pub(crate) text: std::sync::Arc<str>,
+    /// Its language, in which edits of its values are spelled.
+    #[serde(skip)]
+    pub(crate) language: Language,
+}
+
+impl LinkedFileRef {
+    pub(crate) fn new(path: &str, text: &str, language: Language, named_at: Option<Span>) -> Self {
+        Self { path: path.to_string(), named_at, text: text.into(), language }
+    }
+
+    /// The 1-based line of byte `at` of this file.
+    pub(crate) fn line_of(&self, at: usize) -> usize {
+        crate::span::LineIndex::new(&self.text).line_of(at.min(self.text.len())) + 1
+    }
+
+    /// " (set in `PATH` line N)" for a place in this file.
+    pub(crate) fn set_in(&self, local: Span) -> String {
+        format!(" (set in `{}` line {})", self.path, self.line_of(local.start))
+    }
 }
 
 /// What a launch sets around its program: processes, visible GPUs, the launcher's config.
@@ -1203,6 +1237,11 @@ impl Plan {
         }
     }
 
+    /// The language of the file `span` lies in: a linked file's, else the analysed file's.
+    pub(crate) fn language_at(&self, span: Span) -> Language {
+        span.as_linked().and_then(|(file, _)| self.linked_files.get(file)).map_or(self.language, |l| l.language)
+    }
+
     /// Where a finding about `span` goes in the analysed file ([`place_in`] its linked files).
     pub(crate) fn place_span(&self, span: Span) -> Option<Span> {
         place_in(span, &self.linked_files)
@@ -1214,9 +1253,9 @@ impl Plan {
     pub(crate) fn place<T>(&self, setting: &Sourced<T>) -> Option<(Span, String)> {
         match setting.origin {
             Origin::File { value, .. } => Some((value, String::new())),
-            Origin::Linked { file, line } => {
+            Origin::Linked { file, key, .. } => {
                 let linked = self.linked_files.get(file)?;
-                Some((linked.named_at?, format!(" (set in `{}` line {line})", linked.path)))
+                Some((linked.named_at?, linked.set_in(key)))
             }
             _ => None,
         }

@@ -17,17 +17,20 @@ pub struct Span {
 }
 
 impl Span {
-    /// A place in a file the analysed one names, as the merged launch's entries carry it:
-    /// past any analysed text (files are at most 16 MiB), so it never lands in this file.
-    /// `file` indexes the plan's linked files; `line` is 1-based.
-    pub(crate) fn linked(file: usize, line: usize) -> Span {
-        let at = (file + 1) * LINKED_BASE + line;
-        Span::new(at, at)
+    /// `local`, a byte range of linked file `file` (a file the analysed one is read with,
+    /// indexing the plan's linked files), moved past any analysed text (files are at most
+    /// 16 MiB), so that it never lands in this file and keeps its place in its own.
+    pub(crate) fn linked(file: usize, local: Span) -> Span {
+        let base = (file + 1) * LINKED_BASE;
+        Span::new(base + local.start.min(LINKED_BASE - 1), base + local.end.min(LINKED_BASE - 1))
     }
 
-    /// The (file, line) of a [`Span::linked`] place.
-    pub(crate) fn as_linked(self) -> Option<(usize, usize)> {
-        (self.start >= LINKED_BASE).then(|| (self.start / LINKED_BASE - 1, self.start % LINKED_BASE))
+    /// The linked file and the byte range in it of a [`Span::linked`] place.
+    pub(crate) fn as_linked(self) -> Option<(usize, Span)> {
+        (self.start >= LINKED_BASE).then(|| {
+            let base = self.start / LINKED_BASE * LINKED_BASE;
+            (self.start / LINKED_BASE - 1, Span::new(self.start - base, self.end.saturating_sub(base)))
+        })
     }
 
     pub const fn new(start: usize, end: usize) -> Self {

@@ -126,7 +126,7 @@ impl Resolver for Project {
 }
 
 /// `path` without `.`, `..` and a leading `/`: the key of a file in the project.
-fn normal(path: &Path) -> PathBuf {
+pub(crate) fn normal(path: &Path) -> PathBuf {
     let normal = lexically_normal(path);
     normal.strip_prefix("/").map(Path::to_path_buf).unwrap_or(normal)
 }

@@ -106,22 +106,30 @@ fn diagnostic(analysis: &Analysis, d: &Diagnostic, offsets: &Utf16) -> Value {
         "range": range(analysis, d.span, offsets),
         "related": related,
         "notes": d.notes,
-        "fixes": fixes(&d.fixes, offsets),
+        "fixes": fixes(analysis, &d.fixes, offsets),
     })
 }
 
-fn fixes(fixes: &[Fix], offsets: &Utf16) -> Vec<Value> {
+/// The fixes with their edits in UTF-16 offsets of the files they edit: an edit of another
+/// tab (the config a launch names, or the launch that names the config) names it in `file`.
+/// A fix with an edit in no open file is left out.
+fn fixes(analysis: &Analysis, fixes: &[Fix], offsets: &Utf16) -> Vec<Value> {
     fixes
         .iter()
-        .map(|f| {
-            let edits: Vec<Value> = f
-                .edits
-                .iter()
-                .map(|e| {
-                    json!({ "from": offsets.units_at(e.span.start), "to": offsets.units_at(e.span.end), "insert": e.content })
-                })
-                .collect();
-            json!({ "title": f.title, "applicability": f.applicability, "edits": edits })
+        .filter_map(|f| {
+            let mut edits: Vec<Value> = Vec::new();
+            for group in analysis.edits_by_file(&f.edits)? {
+                let other = group.linked.map(|l| (crate::project::normal(Path::new(&l.path)), Utf16::new(&l.text)));
+                let units = other.as_ref().map_or(offsets, |(_, u)| u);
+                for e in &group.edits {
+                    let mut edit = json!({ "from": units.units_at(e.span.start), "to": units.units_at(e.span.end), "insert": e.content });
+                    if let Some((name, _)) = &other {
+                        edit["file"] = json!(name.display().to_string());
+                    }
+                    edits.push(edit);
+                }
+            }
+            Some(json!({ "title": f.title, "applicability": f.applicability, "edits": edits }))
         })
         .collect()
 }
@@ -156,7 +164,7 @@ fn estimate(analysis: &Analysis, estimate: &Estimate, offsets: &Utf16) -> Value 
                 "saves_gib": gib(l.saves_bytes),
                 "phase": l.phase.as_str(),
                 "side_effect": l.side_effect,
-                "fixes": fixes(&l.fixes, offsets),
+                "fixes": fixes(analysis, &l.fixes, offsets),
             })
         })
         .collect();

@@ -125,6 +125,7 @@ pub fn run(args: &CheckArgs) -> ExitCode {
         config,
         gpu,
         fixing: args.fix.then_some(if args.unsafe_fixes { Applicability::Unsafe } else { Applicability::Safe }),
+        writing: std::sync::Mutex::new(()),
     };
     let outcomes = match parallel::run_in_order(&files, &job) {
         Ok(outcomes) => outcomes,
@@ -132,7 +133,7 @@ pub fn run(args: &CheckArgs) -> ExitCode {
     };
     if args.fix {
         let fixes: usize = outcomes.iter().map(|o| o.fixes).sum();
-        let fixed_files = outcomes.iter().filter(|o| o.fixes > 0).count();
+        let fixed_files: usize = outcomes.iter().map(|o| o.files).sum();
         eprintln!("oomlint: applied {fixes} fix(es) to {fixed_files} file(s)");
     }
     let analyses: Vec<Analysis> = outcomes.into_iter().filter_map(|o| o.analysis).collect();
@@ -175,6 +176,8 @@ struct Job<'a> {
     gpu: Option<Gpu>,
     /// The least applicability `--fix` applies; `None` without `--fix`.
     fixing: Option<Applicability>,
+    /// Held while one file's fixes are worked out and written.
+    writing: std::sync::Mutex<()>,
 }
 
 /// One file: its (fixed) analysis and the fixes applied to it; no analysis when the
@@ -182,6 +185,8 @@ struct Job<'a> {
 struct Outcome {
     analysis: Option<Analysis>,
     fixes: usize,
+    /// Files the fixes wrote: this one, and those it was read with that they edited.
+    files: usize,
 }
 
 impl parallel::Task for Job<'_> {
@@ -192,7 +197,7 @@ impl parallel::Task for Job<'_> {
     fn run(&self, file: &Path) -> Result<Outcome, String> {
         let options = self.project.options(file, self.config.as_ref()).map_err(|e| format!("config {e}"))?;
         if options.settings.excludes(file) {
-            return Ok(Outcome { analysis: None, fixes: 0 });
+            return Ok(Outcome { analysis: None, fixes: 0, files: 0 });
         }
         let settings =
             options.settings.with_selection(&self.args.select, &self.args.ignore).map_err(|e| e.to_string())?;
@@ -208,15 +213,32 @@ impl parallel::Task for Job<'_> {
         let analysis = analyze_bytes(file, &bytes, &options);
         let Some(minimum) = self.fixing.filter(|_| !analysis.text.is_empty() && analysis.text.len() == bytes.len())
         else {
-            return Ok(Outcome { analysis: Some(analysis.into_findings()), fixes: 0 });
+            return Ok(Outcome { analysis: Some(analysis.into_findings()), fixes: 0, files: 0 });
         };
-        let fixed = fix::fix_text(file, &analysis.text, &options, minimum);
+        // A fix may write a file another one reads or fixes too (a launch and the config it
+        // names): fixes are worked out and written one file at a time, from the bytes on disk.
+        let _writing = self.writing.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let bytes = read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        let Ok(text) = std::str::from_utf8(&bytes) else {
+            return Ok(Outcome { analysis: Some(analysis.into_findings()), fixes: 0, files: 0 });
+        };
+        let fixed = fix::fix_text(file, text, &options, minimum);
         if fixed.count == 0 {
-            return Ok(Outcome { analysis: Some(analysis.into_findings()), fixes: 0 });
+            return Ok(Outcome { analysis: Some(analysis.into_findings()), fixes: 0, files: 0 });
         }
-        crate::write::write_atomically(file, &bytes, &fixed.text).map_err(|e| e.to_string())?;
+        let mut files = 0;
+        if fixed.text != text {
+            crate::write::write_atomically(file, &bytes, &fixed.text).map_err(|e| e.to_string())?;
+            files += 1;
+        }
+        for linked in &fixed.linked {
+            let path = Path::new(&linked.path);
+            crate::write::write_atomically(path, linked.original.as_bytes(), &linked.text)
+                .map_err(|e| e.to_string())?;
+            files += 1;
+        }
         let analysis = analyze_text(file, fixed.text, &options).into_findings();
-        Ok(Outcome { analysis: Some(analysis), fixes: fixed.count })
+        Ok(Outcome { analysis: Some(analysis), fixes: fixed.count, files })
     }
 
     fn writes_files(&self) -> bool {

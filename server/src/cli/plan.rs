@@ -5,7 +5,7 @@ use crate::analysis::{analyze_bytes, Analysis, Options};
 use crate::model::Resolver;
 use crate::project::Project;
 use crate::render;
-use crate::span::Span;
+use crate::span::{ColumnUnit, LineCol, LineIndex, Span};
 use clap::{Args, ValueEnum};
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -24,16 +24,35 @@ pub struct PlanArgs {
     format: PlanFormat,
 }
 
-/// Replaces the byte spans of `File` origins with line/column ranges.
+/// Replaces the byte spans of `File` origins with line/column ranges, and those of `Linked`
+/// origins with ranges in the linked file (plus the 1-based `line` of its key).
 fn positions(analysis: &Analysis, value: &mut Value) {
     match value {
         Value::Object(map) => {
-            if map.get("kind").and_then(Value::as_str) == Some("file") {
+            let linked = match map.get("kind").and_then(Value::as_str) {
+                Some("file") => Some(None),
+                Some("linked") => {
+                    map.get("file").and_then(Value::as_u64).map(|i| analysis.linked_files.get(i as usize))
+                }
+                _ => None,
+            };
+            if let Some(linked) = linked {
+                let index = linked.map(|l| LineIndex::new(&l.text));
+                let at = |offset| match (linked, &index) {
+                    (Some(l), Some(index)) => {
+                        let p = index.position(&l.text, offset, ColumnUnit::Char);
+                        LineCol { line: p.line + 1, column: p.column + 1 }
+                    }
+                    _ => render::range(analysis, Span::new(offset, offset)).0,
+                };
                 for field in ["key", "value"] {
                     let Some(span) = map.get(field).and_then(|s| serde_json::from_value::<Span>(s.clone()).ok()) else {
                         continue;
                     };
-                    let (start, end) = render::range(analysis, span);
+                    let (start, end) = (at(span.start), at(span.end));
+                    if field == "key" && linked.is_some() {
+                        map.insert("line".into(), json!(start.line));
+                    }
                     map.insert(field.into(), json!({"start": start, "end": end}));
                 }
             }

@@ -2,9 +2,10 @@
 //! the keys they edit, "Disable <rule> for this line", and `source.fixAll.oomlint`.
 
 use super::convert::Positions;
-use super::diagnostics::{self, lines_overlap, FixData};
+use super::diagnostics::{self, lines_overlap};
 use super::locate::entry_with_value;
 use super::state::OpenDocument;
+use crate::analysis::FileEdits;
 use crate::diagnostic::Edit;
 use crate::estimate::breakdown::gib;
 use crate::estimate::Lever;
@@ -27,17 +28,18 @@ pub fn code_actions(
     context: &CodeActionContext,
 ) -> Vec<CodeActionOrCommand> {
     let mut actions = Vec::new();
-    let mut offered: Vec<Vec<TextEdit>> = Vec::new();
+    let mut offered: Vec<WorkspaceEdit> = Vec::new();
     for diagnostic in &context.diagnostics {
         let Some((_, data)) = diagnostics::ours(diagnostic) else { continue };
         let preferred = data.fixes.len() == 1 && data.fixes[0].is_safe();
         for fix in &data.fixes {
-            offered.push(fix.edits.clone());
+            let edit = fix.workspace_edit(&document.uri);
+            offered.push(edit.clone());
             actions.push(CodeAction {
                 title: fix.title.clone(),
                 kind: Some(CodeActionKind::QUICKFIX),
                 diagnostics: Some(vec![diagnostic.clone()]),
-                edit: Some(workspace_edit(&document.uri, fix.edits.clone())),
+                edit: Some(edit),
                 is_preferred: preferred.then_some(true),
                 ..CodeAction::default()
             });
@@ -45,12 +47,18 @@ pub fn code_actions(
     }
     if let Some(estimate) = &document.analysis.estimate {
         for lever in &estimate.levers {
-            let Some(edits) = lever_edits(lever, positions) else { continue };
-            if edits.iter().any(|e| lines_overlap(e.range, range)) && !offered.contains(&edits) {
+            let linked = &document.analysis.linked_files;
+            let Some(fix) = lever.fixes.first().and_then(|f| diagnostics::fix_data(f, positions, linked)) else {
+                continue;
+            };
+            // Offered on the lines of this document it edits (a lever that edits only the
+            // config the launch names is offered there).
+            let edit = fix.workspace_edit(&document.uri);
+            if fix.edits.iter().any(|e| lines_overlap(e.range, range)) && !offered.contains(&edit) {
                 actions.push(CodeAction {
                     title: lever_title(document, lever),
                     kind: Some(CodeActionKind::REFACTOR_REWRITE),
-                    edit: Some(workspace_edit(&document.uri, edits)),
+                    edit: Some(edit),
                     ..CodeAction::default()
                 });
             }
@@ -102,11 +110,6 @@ fn workspace_edit(uri: &Uri, edits: Vec<TextEdit>) -> WorkspaceEdit {
     WorkspaceEdit { changes: Some(HashMap::from([(uri.clone(), edits)])), ..WorkspaceEdit::default() }
 }
 
-fn lever_edits(lever: &Lever, positions: &Positions) -> Option<Vec<TextEdit>> {
-    let fix = lever.fixes.first()?;
-    Some(fix.edits.iter().map(|e| TextEdit::new(positions.range(e.span), e.content.clone())).collect())
-}
-
 /// E.g. "Halve per_device_train_batch_size (16→8) and double gradient_accumulation_steps (2→4): saves 9.8 GiB".
 pub fn lever_title(document: &OpenDocument, lever: &Lever) -> String {
     let analysis = &document.analysis;
@@ -114,7 +117,12 @@ pub fn lever_title(document: &OpenDocument, lever: &Lever) -> String {
     let parts: Vec<String> = edits
         .iter()
         .map(|edit| {
-            let old = analysis.text.get(edit.span.start..edit.span.end).unwrap_or_default().trim();
+            // An edit of the config the launch names reads its old value there.
+            let (text, span) = match analysis.edits_by_file(std::slice::from_ref(edit)).as_deref() {
+                Some([_, FileEdits { linked: Some(file), edits }]) => (file.text.as_str(), edits[0].span),
+                _ => (analysis.text.as_str(), edit.span),
+            };
+            let old = text.get(span.start..span.end).unwrap_or_default().trim();
             let key = entry_with_value(&analysis.document, edit.span).map_or("the value", |e| e.key.as_str());
             format!("{} {key} ({old}→{})", verb(old, edit), edit.content)
         })
@@ -181,7 +189,8 @@ fn fix_all(document: &OpenDocument) -> Option<Vec<TextEdit>> {
         .diagnostics
         .iter()
         .filter_map(diagnostics::ours)
-        .flat_map(|(_, data)| data.fixes.into_iter().filter(FixData::is_safe));
+        // A fix that edits another file too is offered alone, never applied on save with this one.
+        .flat_map(|(_, data)| data.fixes.into_iter().filter(|f| f.is_safe() && f.other_files.is_empty()));
     for fix in safe {
         let clashes = fix.edits.iter().any(|new| edits.iter().any(|old| ranges_touch(old.range, new.range)));
         if !clashes {

@@ -5,10 +5,15 @@
 //! actions are built from the diagnostic alone, never by linting again.
 
 use super::convert::Positions;
-use crate::diagnostic::{Applicability, Diagnostic, Fix, Severity};
+use crate::analysis::edits_by_file;
+use crate::diagnostic::{Applicability, Diagnostic, Edit, Fix, Severity};
+use crate::model::LinkedFile;
+use crate::span::LineIndex;
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 use tower_lsp_server::ls_types::{
     self as lsp, DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString, Range, TextEdit, Uri,
+    WorkspaceEdit,
 };
 
 pub const SOURCE: &str = "oomlint";
@@ -26,11 +31,32 @@ pub struct FixData {
     /// `safe`, `unsafe` or `display`.
     pub applicability: String,
     pub edits: Vec<TextEdit>,
+    /// Edits of the files the document was read with (the config its launch names, or the
+    /// launch that names it), where the value a fix changes is set.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_files: Vec<OtherFile>,
+}
+
+/// A fix's edits of another file than the document's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OtherFile {
+    pub uri: Uri,
+    pub edits: Vec<TextEdit>,
 }
 
 impl FixData {
     pub fn is_safe(&self) -> bool {
         self.applicability == "safe"
+    }
+
+    /// The fix as a workspace edit of the document at `uri` and the other files it edits.
+    pub fn workspace_edit(&self, uri: &Uri) -> WorkspaceEdit {
+        let mut changes = HashMap::from([(uri.clone(), self.edits.clone())]);
+        for other in &self.other_files {
+            changes.entry(other.uri.clone()).or_default().extend(other.edits.iter().cloned());
+        }
+        changes.retain(|_, edits| !edits.is_empty());
+        WorkspaceEdit { changes: Some(changes), ..WorkspaceEdit::default() }
     }
 }
 
@@ -42,19 +68,36 @@ pub fn applicability_name(applicability: Applicability) -> &'static str {
     }
 }
 
-/// A fix's edits in LSP ranges.
-pub fn fix_data(fix: &Fix, positions: &Positions) -> FixData {
-    FixData {
+/// A fix's edits in LSP ranges, in the document (`positions`) and in the files it was read
+/// with (`linked`); None when an edit lies in no file read, or in one without a file URI.
+pub fn fix_data(fix: &Fix, positions: &Positions, linked: &[LinkedFile]) -> Option<FixData> {
+    let text_edits = |edits: &[Edit], p: &Positions| -> Vec<TextEdit> {
+        edits.iter().map(|e| TextEdit::new(p.range(e.span), e.content.clone())).collect()
+    };
+    let mut data = FixData {
         title: fix.title.clone(),
         applicability: applicability_name(fix.applicability).to_string(),
-        edits: fix.edits.iter().map(|e| TextEdit::new(positions.range(e.span), e.content.clone())).collect(),
+        edits: Vec::new(),
+        other_files: Vec::new(),
+    };
+    for group in edits_by_file(linked, &fix.edits)? {
+        match group.linked {
+            None => data.edits = text_edits(&group.edits, positions),
+            Some(file) => {
+                let uri = Uri::from_file_path(std::path::absolute(&file.path).ok()?)?;
+                let index = LineIndex::new(&file.text);
+                let p = Positions { text: &file.text, index: &index, encoding: positions.encoding };
+                data.other_files.push(OtherFile { uri, edits: text_edits(&group.edits, &p) });
+            }
+        }
     }
+    Some(data)
 }
 
-pub fn to_lsp(diagnostic: &Diagnostic, uri: &Uri, positions: &Positions) -> lsp::Diagnostic {
+pub fn to_lsp(diagnostic: &Diagnostic, uri: &Uri, positions: &Positions, linked: &[LinkedFile]) -> lsp::Diagnostic {
     let data = DiagnosticData {
         rule: diagnostic.rule.to_string(),
-        fixes: diagnostic.fixes.iter().map(|f| fix_data(f, positions)).collect(),
+        fixes: diagnostic.fixes.iter().filter_map(|f| fix_data(f, positions, linked)).collect(),
     };
     let related: Vec<DiagnosticRelatedInformation> = diagnostic
         .related

@@ -203,7 +203,7 @@ impl State {
             .diagnostics
             .iter()
             .filter(|d| self.options.reports(d))
-            .map(|d| diagnostics::to_lsp(d, &uri, &positions))
+            .map(|d| diagnostics::to_lsp(d, &uri, &positions, &analysis.linked_files))
             .collect();
         OpenDocument { uri, version, analysis, diagnostics, options, headroom }
     }

@@ -30,20 +30,24 @@ pub struct FixReport<'a> {
 #[derive(Serialize)]
 struct EditReport<'a> {
     range: Range,
-    content: &'a str,
+    content: String,
+    /// The file edited when it is not the report's (a config the launch names, or the
+    /// launch that names the config); left out for the report's own file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file: Option<&'a str>,
 }
 
-pub fn fixes<'a>(analysis: &Analysis, fixes: &'a [Fix]) -> Vec<FixReport<'a>> {
+/// The fixes with their edits placed in the files they edit; a fix with an edit in no file
+/// the analysis read is left out.
+pub fn fixes<'a>(analysis: &'a Analysis, fixes: &'a [Fix]) -> Vec<FixReport<'a>> {
     fixes
         .iter()
-        .map(|f| FixReport {
-            title: &f.title,
-            applicability: f.applicability,
-            edits: f
-                .edits
-                .iter()
-                .map(|e| EditReport { range: span_range(analysis, e.span), content: &e.content })
-                .collect(),
+        .filter_map(|f| {
+            let edits = super::placed_edits(analysis, &f.edits)?
+                .into_iter()
+                .map(|e| EditReport { range: Range { start: e.start, end: e.end }, content: e.content, file: e.file })
+                .collect();
+            Some(FixReport { title: &f.title, applicability: f.applicability, edits })
         })
         .collect()
 }

@@ -9,8 +9,10 @@ pub mod json;
 pub mod sarif;
 
 use crate::analysis::Analysis;
-use crate::span::{ColumnUnit, LineCol, Span};
+use crate::diagnostic::Edit;
+use crate::span::{ColumnUnit, LineCol, LineIndex, Span};
 use crate::syntax::{notebook, Language};
+use std::borrow::Cow;
 
 /// 1-based start and end positions of a span, columns in Unicode scalar values.
 pub fn range(analysis: &Analysis, span: Span) -> (LineCol, LineCol) {
@@ -19,6 +21,39 @@ pub fn range(analysis: &Analysis, span: Span) -> (LineCol, LineCol) {
         LineCol { line: p.line + 1, column: p.column + 1 }
     };
     (at(span.start), at(span.end))
+}
+
+/// One edit of a fix, in the file it edits.
+pub struct PlacedEdit<'a> {
+    /// The linked file it edits (a config the launch names, or the launch that names the
+    /// analysed config); None for the analysed file.
+    pub file: Option<&'a str>,
+    pub start: LineCol,
+    pub end: LineCol,
+    pub content: String,
+}
+
+/// A fix's edits with 1-based ranges in the files they edit; None when one lies in no file
+/// the analysis read.
+pub fn placed_edits<'a>(analysis: &'a Analysis, edits: &[Edit]) -> Option<Vec<PlacedEdit<'a>>> {
+    let mut out = Vec::new();
+    for group in analysis.edits_by_file(edits)? {
+        let (text, lines) = match group.linked {
+            Some(linked) => (linked.text.as_str(), Cow::Owned(LineIndex::new(&linked.text))),
+            None => (analysis.text.as_str(), Cow::Borrowed(&analysis.line_index)),
+        };
+        let at = |offset| {
+            let p = lines.position(text, offset, ColumnUnit::Char);
+            LineCol { line: p.line + 1, column: p.column + 1 }
+        };
+        out.extend(group.edits.into_iter().map(|e| PlacedEdit {
+            file: group.linked.map(|l| l.path.as_str()),
+            start: at(e.span.start),
+            end: at(e.span.end),
+            content: e.content,
+        }));
+    }
+    Some(out)
 }
 
 /// `path:line:col: CODE name: message`, one line per finding; in notebooks

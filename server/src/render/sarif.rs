@@ -2,9 +2,10 @@
 
 use super::range;
 use crate::analysis::Analysis;
-use crate::diagnostic::Severity;
+use crate::diagnostic::{Fix, Severity};
 use crate::rules::RULES;
 use serde_json::{json, Value};
+use std::path::Path;
 
 fn level(severity: Severity) -> &'static str {
     match severity {
@@ -28,8 +29,36 @@ fn location(analysis: &Analysis, span: crate::span::Span) -> Value {
 
 /// A relative URI with forward slashes (SARIF wants URIs, not OS paths).
 fn uri(analysis: &Analysis) -> String {
-    let path = analysis.path.to_string_lossy().replace('\\', "/");
+    path_uri(&analysis.path)
+}
+
+fn path_uri(path: &Path) -> String {
+    let path = path.to_string_lossy().replace('\\', "/");
     path.strip_prefix("./").unwrap_or(&path).replace(' ', "%20")
+}
+
+/// A fix as SARIF's `fix`: one artifact change per file it edits (a launch's fix may edit
+/// the config it names); None when an edit lies in no file the analysis read.
+fn fix(analysis: &Analysis, fix: &Fix) -> Option<Value> {
+    let mut changes: Vec<(Option<&str>, Vec<Value>)> = Vec::new();
+    for e in super::placed_edits(analysis, &fix.edits)? {
+        let replacement = json!({
+            "deletedRegion": {"startLine": e.start.line, "startColumn": e.start.column, "endLine": e.end.line, "endColumn": e.end.column},
+            "insertedContent": {"text": e.content},
+        });
+        match changes.iter_mut().find(|(file, _)| *file == e.file) {
+            Some((_, replacements)) => replacements.push(replacement),
+            None => changes.push((e.file, vec![replacement])),
+        }
+    }
+    let changes: Vec<Value> = changes
+        .into_iter()
+        .map(|(file, replacements)| {
+            let uri = file.map_or_else(|| uri(analysis), |f| path_uri(Path::new(f)));
+            json!({"artifactLocation": {"uri": uri}, "replacements": replacements})
+        })
+        .collect();
+    Some(json!({"description": {"text": fix.title}, "artifactChanges": changes}))
 }
 
 fn rules() -> Vec<Value> {
@@ -61,22 +90,7 @@ pub fn report(analyses: &[Analysis]) -> Value {
         .flat_map(|a| a.diagnostics.iter().map(move |d| (a, d)))
         .map(|(a, d)| {
             let rule_index = RULES.iter().position(|r| r.code == d.code).unwrap_or(0);
-            let fixes: Vec<Value> = d
-                .fixes
-                .iter()
-                .map(|f| {
-                    json!({
-                        "description": {"text": f.title},
-                        "artifactChanges": [{
-                            "artifactLocation": {"uri": uri(a)},
-                            "replacements": f.edits.iter().map(|e| json!({
-                                "deletedRegion": region(a, e.span),
-                                "insertedContent": {"text": e.content},
-                            })).collect::<Vec<_>>(),
-                        }],
-                    })
-                })
-                .collect();
+            let fixes: Vec<Value> = d.fixes.iter().filter_map(|f| fix(a, f)).collect();
             json!({
                 "ruleId": d.code,
                 "ruleIndex": rule_index,

@@ -292,7 +292,8 @@ fn applicability(kind: Kind) -> Applicability {
     }
 }
 
-/// The edits for `changes`: each written value replaced (spelled in the file's language;
+/// The edits for `changes`: each written value replaced where a file sets it (spelled in
+/// that file's language: a launch's config is edited in that config;
 /// the allocator setting is text inside the variable's value), each field the file does
 /// not set added as a top-level key where the format has one; none when a field can be
 /// neither.
@@ -301,27 +302,27 @@ fn fixes(kind: Kind, plan: &Plan, changes: &[Change], title: &str) -> Vec<Fix> {
     let mut added = String::new();
     for change in changes {
         let span = match change.field {
-            "micro_batch_size" => plan.micro_batch_size.as_ref().and_then(|s| s.value_span()),
-            "gradient_accumulation" => plan.gradient_accumulation.as_ref().and_then(|s| s.value_span()),
-            "gradient_checkpointing" => plan.gradient_checkpointing.as_ref().and_then(|s| s.value_span()),
+            "micro_batch_size" => plan.micro_batch_size.as_ref().and_then(|s| s.edit_span()),
+            "gradient_accumulation" => plan.gradient_accumulation.as_ref().and_then(|s| s.edit_span()),
+            "gradient_checkpointing" => plan.gradient_checkpointing.as_ref().and_then(|s| s.edit_span()),
             // LitGPT's optimizer may be a class_path mapping whose init_args a scalar would drop.
-            "optimizer" if plan.framework != Framework::Litgpt => plan.optimizer.as_ref().and_then(|s| s.value_span()),
+            "optimizer" if plan.framework != Framework::Litgpt => plan.optimizer.as_ref().and_then(|s| s.edit_span()),
             "quantization" if plan.framework == Framework::Litgpt => {
-                plan.quantization.as_ref().and_then(|s| s.value_span())
+                plan.quantization.as_ref().and_then(|s| s.edit_span())
             }
-            "max_seq_length" => plan.max_seq_length.as_ref().and_then(|s| s.value_span()),
+            "max_seq_length" => plan.max_seq_length.as_ref().and_then(|s| s.edit_span()),
             "vllm_gpu_memory_utilization" => {
-                plan.rl.as_ref().and_then(|r| r.vllm.as_ref()).and_then(|v| v.gpu_memory_utilization.value_span())
+                plan.rl.as_ref().and_then(|r| r.vllm.as_ref()).and_then(|v| v.gpu_memory_utilization.edit_span())
             }
             "vllm_enable_sleep_mode" => {
-                plan.rl.as_ref().and_then(|r| r.vllm.as_ref()).and_then(|v| v.enable_sleep_mode.value_span())
+                plan.rl.as_ref().and_then(|r| r.vllm.as_ref()).and_then(|v| v.enable_sleep_mode.edit_span())
             }
             "allocator" => plan.allocator.iter().find(|a| a.verbatim).map(|a| a.value_span),
             _ => None,
         };
         match (span, plan.insertion.as_ref().and_then(|i| i.line(change.field, &change.value))) {
             (Some(span), _) if change.field == "allocator" => edits.push(Edit::replace(span, change.value.to_string())),
-            (Some(span), _) => match Edit::set(span, &change.value, plan.language) {
+            (Some(span), _) => match Edit::set(span, &change.value, plan.language_at(span)) {
                 Some(edit) => edits.push(edit),
                 None => return Vec::new(),
             },

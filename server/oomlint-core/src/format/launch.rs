@@ -39,7 +39,7 @@
 use super::{build_plan, deepspeed, Format, Reader};
 use crate::model::{LinkedFile, Resolver};
 use crate::plan::{place_in, Insertion, InsertionStyle, LaunchSettings, LinkedFileRef, Plan, Sourced, VisibleGpus};
-use crate::span::{LineIndex, Span};
+use crate::span::Span;
 use crate::syntax::shell::{self, Command, Script, Word};
 use crate::syntax::{self, Document, Entry, Language, Mapping, Node, Scalar, ScalarKind, Value};
 use std::path::Path;
@@ -92,7 +92,7 @@ pub(crate) fn plan(text: &str, path: &Path, resolver: &dyn Resolver) -> Option<(
     if let Some((word, file)) = config {
         let language = if file.path.ends_with(".json") { Language::Json } else { Language::Yaml };
         if let Some(mut base) = linked_mapping(&file.text, language, linked.len()) {
-            linked.push(LinkedFileRef { path: file.path, named_at: Some(word.span) });
+            linked.push(LinkedFileRef::new(&file.path, &file.text, language, Some(word.span)));
             merge(&mut base, flags);
             flags = base;
         }
@@ -132,7 +132,7 @@ pub(crate) fn config_plan<'s>(
     let own = document.root.as_ref().filter(|r| r.as_mapping().is_some())?;
     scripts.iter().find_map(|file| {
         let mut script = shell::parse(&file.text)?;
-        relocate_script(&mut script, &LineIndex::new(&file.text));
+        relocate_script(&mut script);
         let launch = script.commands.iter().rev().find_map(launch)?;
         let named = launch.config.as_ref()?.text.as_deref()?;
         let script_path = Path::new(&file.path);
@@ -145,7 +145,7 @@ pub(crate) fn config_plan<'s>(
         }
         // A script's `--config F` leaves the format to the config's keys.
         let format = if launch.format == Format::Unknown { format } else { launch.format };
-        let linked = vec![LinkedFileRef { path: file.path.clone(), named_at: None }];
+        let linked = vec![LinkedFileRef::new(&file.path, &file.text, Language::Shell, None)];
         let (plan, _) =
             launched(&script, &launch, format, (document.language, root, text), linked, script_path, resolver)?;
         Some((format, plan, file))
@@ -168,10 +168,10 @@ fn names(script: &Path, named: &str, config: &Path) -> bool {
     beside == config || (!named.is_absolute() && config.ends_with(&parts(named)))
 }
 
-/// Every word of a script moved to its line in linked file 0 (the script read with a
+/// Every word of a script moved to its place in linked file 0 (the script read with a
 /// config that it names).
-fn relocate_script(script: &mut Script, lines: &LineIndex) {
-    let mut moved = |w: &mut Word| w.span = Span::linked(0, lines.line_of(w.span.start) + 1);
+fn relocate_script(script: &mut Script) {
+    let mut moved = |w: &mut Word| w.span = Span::linked(0, w.span);
     for command in &mut script.commands {
         command.words.iter_mut().for_each(&mut moved);
         command.env.iter_mut().for_each(|(_, w)| moved(w));
@@ -239,7 +239,7 @@ fn launched(
     let file = accelerate_config.and_then(|(word, file)| {
         let config = linked_mapping(&file.text, Language::Yaml, linked.len())?;
         let named = place_in(word.span, &linked);
-        linked.push(LinkedFileRef { path: file.path, named_at: named });
+        linked.push(LinkedFileRef::new(&file.path, &file.text, Language::Yaml, named));
         Some(config)
     });
     if let Some(config) = launch.accelerate_flags.over(file) {
@@ -311,23 +311,22 @@ fn linked_mapping(text: &str, language: Language, index: usize) -> Option<Mappin
         return None;
     }
     let mut root = doc.root_mapping()?.clone();
-    let lines = LineIndex::new(text);
-    relocate_mapping(&mut root, index, &lines);
+    relocate_mapping(&mut root, index);
     Some(root)
 }
 
-fn relocate_mapping(mapping: &mut Mapping, index: usize, lines: &LineIndex) {
+fn relocate_mapping(mapping: &mut Mapping, index: usize) {
     for entry in &mut mapping.entries {
-        entry.key_span = Span::linked(index, lines.line_of(entry.key_span.start) + 1);
-        relocate(&mut entry.value, index, lines);
+        entry.key_span = Span::linked(index, entry.key_span);
+        relocate(&mut entry.value, index);
     }
 }
 
-fn relocate(node: &mut Node, index: usize, lines: &LineIndex) {
-    node.span = Span::linked(index, lines.line_of(node.span.start) + 1);
+fn relocate(node: &mut Node, index: usize) {
+    node.span = Span::linked(index, node.span);
     match &mut node.value {
-        Value::Mapping(m) => relocate_mapping(m, index, lines),
-        Value::Sequence(items) => items.iter_mut().for_each(|n| relocate(n, index, lines)),
+        Value::Mapping(m) => relocate_mapping(m, index),
+        Value::Sequence(items) => items.iter_mut().for_each(|n| relocate(n, index)),
         Value::Scalar(_) => {}
     }
 }
@@ -402,8 +401,8 @@ fn inline_deepspeed_file(flags: &mut Mapping, linked: &mut Vec<LinkedFileRef>, p
     let Some(file) = resolver.linked_file(path, &name) else { return };
     let Some(mapping) = deepspeed_mapping(&file.text, linked.len()) else { return };
     let named = place_in(flags.entries[i].value.span, linked);
-    linked.push(LinkedFileRef { path: file.path, named_at: named });
-    let span = Span::linked(linked.len() - 1, 1);
+    linked.push(LinkedFileRef::new(&file.path, &file.text, Language::Json, named));
+    let span = Span::linked(linked.len() - 1, Span::empty(0));
     flags.entries[i].value = Node { span, value: Value::Mapping(mapping) };
 }
 
@@ -434,9 +433,9 @@ fn apply_accelerate_config(
     let deepspeed = file.as_ref().and_then(|f| {
         let read = resolver.linked_file(path, &f.value)?;
         let mapping = deepspeed_mapping(&read.text, linked.len())?;
-        let named = place_in(f.value_span().unwrap_or(Span::linked(0, 0)), linked)
+        let named = place_in(f.value_span().unwrap_or(Span::linked(0, Span::empty(0))), linked)
             .or_else(|| linked.last().and_then(|l| l.named_at));
-        linked.push(LinkedFileRef { path: read.path, named_at: named });
+        linked.push(LinkedFileRef::new(&read.path, &read.text, Language::Json, named));
         Some(mapping)
     });
     if plan.sharding.is_none() {

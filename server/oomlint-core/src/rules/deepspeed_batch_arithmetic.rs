@@ -26,7 +26,10 @@
 //!
 //! ## Fix
 //! Give two of the three (DeepSpeed derives the third), make them agree, or use
-//! `"auto"` under the HF Trainer. No automatic fix: the intended world size is unknown.
+//! `"auto"` under the HF Trainer. A DeepSpeed file alone gets no automatic fix: the
+//! intended world size is unknown. Under a launch that states it, an unsafe fix sets
+//! `train_batch_size` to the product where the DeepSpeed file writes it (in that file):
+//! the per-GPU batch and accumulation stay, the global batch the file wrote changes.
 //!
 //! ## Source
 //! DeepSpeed `deepspeed/runtime/config.py` (`DeepSpeedConfig._batch_assertion`): "Check
@@ -38,7 +41,9 @@
 
 use super::support;
 use super::{Context, Reporter};
+use crate::diagnostic::Applicability;
 use crate::plan::Sourced;
+use crate::syntax::Literal;
 
 /// An integer batch value (DeepSpeed asserts on integers; other numbers are left to the schema).
 fn integer(setting: &Option<Sourced<f64>>) -> Option<(i64, &Sourced<f64>)> {
@@ -70,7 +75,10 @@ fn check_with_world(ctx: &Context, out: &mut Reporter, ds: &crate::plan::Deepspe
         return;
     }
     let Some((span, set_in)) = plan.place(t) else { return };
-    out.report(span, format!("train_batch_size {train}{set_in} is not train_micro_batch_size_per_gpu x gradient_accumulation_steps x world size = {micro} x {accumulation} x {world} = {product} for the {world} processes this launch starts: DeepSpeed asserts \"train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step * world_size {train} != {micro} * {accumulation} * {world}\""));
+    let title =
+        format!("Set train_batch_size to {product} ({micro} x {accumulation} x the launch's {world} processes)");
+    out.report(span, format!("train_batch_size {train}{set_in} is not train_micro_batch_size_per_gpu x gradient_accumulation_steps x world size = {micro} x {accumulation} x {world} = {product} for the {world} processes this launch starts: DeepSpeed asserts \"train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step * world_size {train} != {micro} * {accumulation} * {world}\""))
+        .with_fix(support::set(ctx, t, Literal::Int(product.into()), title, Applicability::Unsafe));
 }
 
 pub(super) fn check(ctx: &Context, out: &mut Reporter) {

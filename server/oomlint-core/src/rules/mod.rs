@@ -363,7 +363,7 @@ pub static RULES: &[Rule] = &[
         Error,
         None
     ),
-    rule!(deepspeed_batch_arithmetic, "OOM411", "deepspeed-batch-arithmetic", Framework, Error, None),
+    rule!(deepspeed_batch_arithmetic, "OOM411", "deepspeed-batch-arithmetic", Framework, Error, Sometimes),
     rule!(deepspeed_offload_param_stage, "OOM412", "deepspeed-offload-param-stage", Framework, Warning, None),
     rule!(deepspeed_partial_offload_stage, "OOM413", "deepspeed-partial-offload-stage", Framework, Error, None),
     rule!(deepspeed_hf_mismatch, "OOM414", "deepspeed-hf-mismatch", Framework, Error, Always),

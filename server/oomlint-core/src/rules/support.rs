@@ -40,9 +40,10 @@ pub(super) fn litgpt_quantizes(format: Format) -> bool {
 
 /// A fix that sets the value the file writes for `setting` to `value` as the file's
 /// language writes it (`Edit::set`: only the value's bytes, so comments and layout survive;
-/// in a script, the literal that defines it). An empty value (`key:`) gets a leading space
-/// so the entry stays a mapping entry. None when the value does not come from the file or
-/// the language cannot write it.
+/// in a script, the literal that defines it). A value set in a file the analysed one is
+/// read with is edited there. An empty value (`key:`) gets a leading space so the entry
+/// stays a mapping entry. None when the value does not come from a file or the language
+/// cannot write it.
 pub(super) fn set<T>(
     ctx: &Context,
     setting: &Sourced<T>,
@@ -50,8 +51,8 @@ pub(super) fn set<T>(
     title: impl Into<String>,
     applicability: Applicability,
 ) -> Option<Fix> {
-    let span = setting.value_span()?;
-    let mut edit = Edit::set(span, &value, ctx.plan?.language)?;
+    let span = setting.edit_span()?;
+    let mut edit = Edit::set(span, &value, ctx.plan?.language_at(span))?;
     if span.is_empty() {
         edit.content.insert(0, ' ');
     }

@@ -177,7 +177,7 @@ impl State {
 fn set_findings(document: &mut OpenDocument, findings: &[Diagnostic], encoding: super::Encoding) {
     let positions = document.positions(encoding);
     let published: Vec<lsp::Diagnostic> =
-        findings.iter().map(|d| diagnostics::to_lsp(d, &document.uri, &positions)).collect();
+        findings.iter().map(|d| diagnostics::to_lsp(d, &document.uri, &positions, &[])).collect();
     document.diagnostics = published;
     document.analysis.estimate = None;
 }

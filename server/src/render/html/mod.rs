@@ -220,25 +220,37 @@ fn edits(s: &mut String, fix: &Fix, lever_title: &str, analysis: &Analysis) {
         r#"<p class="fix">{title}<span class="applicability">{} fix</span></p>"#,
         escape(&applicability.unwrap_or_default())
     );
-    let Some(lines) = diff::unified(&analysis.text, &fix.edits) else {
+    // One diff per file: a launch's fix may edit the config it names.
+    let files = analysis.edits_by_file(&fix.edits).unwrap_or_default();
+    let diffs: Option<Vec<_>> = files
+        .iter()
+        .filter(|f| !f.edits.is_empty())
+        .map(|f| match f.linked {
+            Some(linked) => Some((linked.path.clone(), diff::unified(&linked.text, &f.edits)?)),
+            None => Some((analysis.path.display().to_string(), diff::unified(&analysis.text, &f.edits)?)),
+        })
+        .collect();
+    let Some(diffs) = diffs.filter(|d| !d.is_empty()) else {
         s.push_str("<p class=\"note\">Its edits do not apply to this text.</p>\n");
         return;
     };
-    let path = escape(&analysis.path.display().to_string());
-    let _ = write!(
-        s,
-        "<pre class=\"diff\"><code><span class=\"file\">--- {path}\n</span><span class=\"file\">+++ {path}\n</span>"
-    );
-    for line in lines {
-        let (class, mark, text) = match &line {
-            Line::Hunk(t) => ("hunk", "", t),
-            Line::Context(t) => ("ctx", " ", t),
-            Line::Removed(t) => ("del", "-", t),
-            Line::Added(t) => ("add", "+", t),
-        };
-        let _ = write!(s, "<span class=\"{class}\">{mark}{}\n</span>", escape(text));
+    for (path, lines) in diffs {
+        let path = escape(&path);
+        let _ = write!(
+            s,
+            "<pre class=\"diff\"><code><span class=\"file\">--- {path}\n</span><span class=\"file\">+++ {path}\n</span>"
+        );
+        for line in lines {
+            let (class, mark, text) = match &line {
+                Line::Hunk(t) => ("hunk", "", t),
+                Line::Context(t) => ("ctx", " ", t),
+                Line::Removed(t) => ("del", "-", t),
+                Line::Added(t) => ("add", "+", t),
+            };
+            let _ = write!(s, "<span class=\"{class}\">{mark}{}\n</span>", escape(text));
+        }
+        s.push_str("</code></pre>\n");
     }
-    s.push_str("</code></pre>\n");
 }
 
 fn assumed(s: &mut String, estimate: &Estimate) {

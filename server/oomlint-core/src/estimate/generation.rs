@@ -116,7 +116,8 @@ pub(super) fn vllm_reservation(s: &Setup, shared: u64, used_before_load: u64) ->
 /// softmax and the product `pd * logits` at once (two more `[T, V]`).
 pub(super) fn log_prob_forward(s: &Setup) -> Option<Component> {
     let (tokens, eager_entropy) = s.log_prob_pass?;
-    let v = vocab(s);
+    // An earlier pipeline stage computes no logits.
+    let v = if s.holds_output_layer() { vocab(s) } else { 0 };
     let beta = s.compute_bytes;
     let a = &s.arch;
     let mlp = a.expert_intermediate_size().max(a.intermediate_size) * a.n_expert_per_token.max(1);

@@ -3,7 +3,6 @@
 //! solver (largest micro batch and sequence length that fit, smallest fitting combination).
 
 use super::phases::{self, Core};
-use super::setup::Setup;
 use super::{judge, Context, Phase, Verdict, VllmClaim};
 use crate::catalog::{Architecture, Gpu, Vendor};
 use crate::diagnostic::{Applicability, Edit, Fix};
@@ -341,7 +340,7 @@ fn fixes(kind: Kind, plan: &Plan, changes: &[Change], title: &str) -> Vec<Fix> {
 }
 
 fn core_of(plan: &Plan, arch: &Architecture, gpu: Option<&Gpu>, context: &Context) -> Core {
-    phases::evaluate(&Setup::resolve(plan, arch, gpu, context))
+    phases::evaluate(&super::peak_rank(plan, arch, gpu, context).0)
 }
 
 /// Every single change that lowers the device peak, largest saving first; the sequence

@@ -21,19 +21,33 @@
 //!   parameter `2 + 4 + 12 / d` bytes, Megatron-LM's own figure with the distributed optimizer
 //!   (`megatron/training/theoretical_memory_usage.py`, `6 + 12 / data_parallel_size`).
 //!
-//! The estimate is the first pipeline stage's. The logits, which only the last stage holds,
-//! are counted too: an upper bound, which the assumptions say.
+//! The first and the last stage are estimated, and the estimate is the one that peaks higher
+//! (`estimate::peak_rank`): the first holds the embedding and the most micro-batches in flight,
+//! the last the output layer, one micro-batch (1F1B runs no warm-up forward there: `pp - rank
+//! - 1 = 0`) and the logits. A middle stage holds fewer micro-batches than the first and no
+//! output layer, so it never peaks above both.
 
 use crate::catalog::Architecture;
 
-/// The first pipeline stage's share of `arch` (already one tensor-parallel rank's) under `pp`
-/// stages, and the architecture whose activations it holds at once with `micro_batches` per
-/// step.
-pub(super) fn first_stage(arch: &Architecture, pp: u64, micro_batches: u64) -> (Architecture, Architecture) {
+/// A pipeline stage whose rank an estimate describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stage {
+    /// The embedding, `min(pp, m)` micro-batches in flight.
+    First,
+    /// The output layer and the logits, one micro-batch in flight.
+    Last,
+}
+
+/// One stage's share of `arch` (already one tensor-parallel rank's) under `pp` stages, and the
+/// architecture whose activations it holds at once with `micro_batches` per step.
+pub(super) fn stage(arch: &Architecture, pp: u64, micro_batches: u64, stage: Stage) -> (Architecture, Architecture) {
     let layers = arch.n_layer.max(1);
     let stage_layers = layers.div_ceil(pp.max(1));
     let weights = with_layers(arch, stage_layers);
-    let in_flight = pp.clamp(1, micro_batches.max(1));
+    let in_flight = match stage {
+        Stage::First => pp.clamp(1, micro_batches.max(1)),
+        Stage::Last => 1,
+    };
     let activations = with_layers(arch, (stage_layers * in_flight).min(layers));
     (weights, activations)
 }

@@ -221,7 +221,7 @@ fn per_world_size(
             let mut what_if = plan.clone();
             what_if.devices = Some(crate::plan::Sourced::derived(gpus, "a world size the launch could set"));
             what_if.num_nodes = None;
-            let peak = phases::evaluate(&Setup::resolve(&what_if, arch, gpu, context)).peak;
+            let peak = phases::evaluate(&peak_rank(&what_if, arch, gpu, context).0).peak;
             WorldSizePeak { gpus, device_bytes: peak.device_bytes }
         })
         .collect()
@@ -258,7 +258,7 @@ pub(crate) fn estimate_with(
     context: &Context,
     levers: Levers,
 ) -> Estimate {
-    let setup = Setup::resolve(plan, arch, gpu, context);
+    let (setup, other_stage) = peak_rank(plan, arch, gpu, context);
     let core = phases::evaluate(&setup);
     let fit = gpu.map(|g| data_dependent(judge(core.peak.device_bytes, g.memory_bytes), &setup, g.memory_bytes));
     let wanted = match levers {
@@ -268,7 +268,7 @@ pub(crate) fn estimate_with(
     let solve = gpu.filter(|_| wanted).map(|g| levers::solve(plan, arch, g, context));
     let levers = if wanted { levers::levers(plan, arch, gpu, context, &core, solve.as_ref()) } else { Vec::new() };
     let per_world_size = per_world_size(plan, arch, gpu, context, &setup);
-    let notes = rank_note(&setup).into_iter().collect();
+    let notes = rank_note(&setup, other_stage).into_iter().collect();
     Estimate {
         parameters: setup.model_parameters,
         trainable_parameters: setup.model_trainable,
@@ -285,12 +285,34 @@ pub(crate) fn estimate_with(
     }
 }
 
+/// The setup of the rank that peaks highest: under Megatron pipeline parallelism the first
+/// stage or the last (`megatron.rs`), with the other's device peak; any rank otherwise.
+pub(super) fn peak_rank(
+    plan: &Plan,
+    arch: &Architecture,
+    gpu: Option<&Gpu>,
+    context: &Context,
+) -> (Setup, Option<u64>) {
+    let first = Setup::resolve(plan, arch, gpu, context);
+    if first.pipeline_parallel <= 1 {
+        return (first, None);
+    }
+    let last = Setup::resolve_stage(plan, arch, gpu, context, megatron::Stage::Last);
+    let (first_peak, last_peak) =
+        (phases::evaluate(&first).peak.device_bytes, phases::evaluate(&last).peak.device_bytes);
+    if last_peak > first_peak {
+        (last, Some(first_peak))
+    } else {
+        (first, Some(last_peak))
+    }
+}
+
 /// Which rank the estimate describes when there are several, and why: data parallelism gives
 /// every rank the same state (a replica under DDP, an equal 1/N shard under ZeRO and FSDP, which
 /// pad their flat buffers to equal sizes) and the same micro batch size, and tensor parallelism
 /// gives each rank of a group an equal slice of every block, so no rank holds more by
 /// construction; what differs is the data each draws.
-fn rank_note(setup: &Setup) -> Option<String> {
+fn rank_note(setup: &Setup, other_stage: Option<u64>) -> Option<String> {
     let n = setup.world;
     if n <= 1 {
         return None;
@@ -360,10 +382,17 @@ fn rank_note(setup: &Setup) -> Option<String> {
     };
     if setup.pipeline_parallel > 1 {
         let pp = setup.pipeline_parallel;
-        return Some(format!(
-            "per rank: the first of {pp} pipeline stages, whose ranks hold{slice} its layers and the embedding, {state}, and the activations of the micro batches of {}{split} that 1F1B keeps in flight there (up to {pp}); the last stage holds the output layer and the logits instead, which are counted too (an upper bound){data}",
-            setup.micro_batch
-        ));
+        let other = other_stage.map_or(String::new(), format_bytes);
+        return Some(match setup.stage {
+            megatron::Stage::First => format!(
+                "per rank: the first of {pp} pipeline stages, which peaks above the last ({other}: one micro batch in flight, the output layer and the logits); its ranks hold{slice} its layers and the embedding, {state}, and the activations of the micro batches of {}{split} that 1F1B keeps in flight there (up to {pp}){data}",
+                setup.micro_batch
+            ),
+            megatron::Stage::Last => format!(
+                "per rank: the last of {pp} pipeline stages, which peaks above the first ({other}: up to {pp} micro batches in flight, no logits); its ranks hold{slice} its layers and the output layer, {state}, the activations of one micro batch of {}{split} (1F1B runs no warm-up forward there) and its logits{data}",
+                setup.micro_batch
+            ),
+        });
     }
     Some(format!(
         "per rank: each of the {n} ranks holds{slice} {state} and a micro batch of {}{split}, so the ranks peak alike and this is any one of them{data}",

@@ -33,9 +33,12 @@ pub(super) fn evaluate(s: &Setup) -> Core {
             c.live_in.contains(&Phase::Forward) && !matches!(c.name, "gradients" | "optimizer" | "optimizer-paged")
         })
         .fold(0u64, |acc, c| acc.saturating_add(c.bytes));
-    components.push(activations::logits_component(s, resident));
-    components.extend(activations::fused_head_tile(s));
-    components.extend(activations::retained_logits(s));
+    // An earlier pipeline stage hands its hidden states on: the logits are the last stage's.
+    if s.holds_output_layer() {
+        components.push(activations::logits_component(s, resident));
+        components.extend(activations::fused_head_tile(s));
+        components.extend(activations::retained_logits(s));
+    }
     components.extend(activations::retained_4bit_inputs(s));
     components.extend(activations::checkpoint_bypassing_inputs(s));
     components.push(activations::backward_temporaries(s, resident));

@@ -2,8 +2,9 @@
 
 use super::buckets::Buckets;
 use super::context::{Behaviour, Context, Implementation, TrlLoss};
+use super::megatron::{self, Stage};
+use super::tensor_parallel;
 use super::weights::{self, ParamCounts};
-use super::{megatron, tensor_parallel};
 use crate::catalog::{Architecture, Gpu, HfProjections, MlpKind};
 use crate::format::facts::{self, Framework::*};
 use crate::plan::{
@@ -100,9 +101,11 @@ pub(crate) struct Setup {
     /// Ranks FSDP and ZeRO shard over: every data-parallel rank, or the shard group the file
     /// sizes (hybrid sharding replicates it over the others).
     pub(crate) shard_group: u64,
-    /// Megatron's pipeline stages (1: none); `counts` are the first stage's and `arch` the
-    /// layers whose activations it holds at once (`megatron.rs`).
+    /// Megatron's pipeline stages (1: none); `counts` are `stage`'s and `arch` the layers whose
+    /// activations it holds at once (`megatron.rs`).
     pub(crate) pipeline_parallel: u64,
+    /// The pipeline stage described when there are several.
+    pub(crate) stage: Stage,
     /// Megatron's expert-parallel ranks (1: none); `counts` hold `1/expert_parallel` of the
     /// routed experts.
     pub(crate) expert_parallel: u64,
@@ -126,6 +129,12 @@ pub(crate) struct ExpertHandling {
 }
 
 impl Setup {
+    /// Whether this rank computes the logits: every rank but those of a pipeline's earlier
+    /// stages.
+    pub(crate) fn holds_output_layer(&self) -> bool {
+        self.pipeline_parallel <= 1 || self.stage == Stage::Last
+    }
+
     pub(crate) fn tokens(&self) -> u64 {
         self.micro_batch * self.seq_len
     }
@@ -134,7 +143,20 @@ impl Setup {
         matches!(self.method, Method::Lora | Method::Qlora | Method::Adapter | Method::AdapterV2)
     }
 
+    /// The setup of a rank of the first pipeline stage (of any rank without pipeline
+    /// parallelism).
     pub(crate) fn resolve(plan: &Plan, arch: &Architecture, gpu: Option<&Gpu>, context: &Context) -> Self {
+        Self::resolve_stage(plan, arch, gpu, context, Stage::First)
+    }
+
+    /// The setup of a rank of pipeline stage `stage`.
+    pub(crate) fn resolve_stage(
+        plan: &Plan,
+        arch: &Architecture,
+        gpu: Option<&Gpu>,
+        context: &Context,
+        stage: Stage,
+    ) -> Self {
         let implementation = Implementation::of(plan.framework);
         let mut missing = Vec::new();
         let quantization = plan.quantization.as_ref().and_then(|q| q.value);
@@ -421,6 +443,7 @@ impl Setup {
             data_parallel,
             shard_group,
             pipeline_parallel,
+            stage,
             expert_parallel,
             expert_trainable: 0,
             expert_data_parallel: 1,
@@ -447,17 +470,29 @@ impl Setup {
     }
 }
 
-/// One Megatron rank beyond its tensor-parallel slice (`megatron.rs`): the first pipeline
-/// stage's layers and embedding (the output layer is the last stage's), `1/ep` of the routed
-/// experts, and the activations of the micro-batches 1F1B keeps in flight there.
+/// One Megatron rank beyond its tensor-parallel slice (`megatron.rs`): its pipeline stage's
+/// layers with the embedding (the first stage) or the output layer (the last: a copy of the
+/// embedding where the two are tied, `share_embeddings_and_output_weights`), `1/ep` of the
+/// routed experts, and the activations of the micro-batches 1F1B keeps in flight there.
 fn megatron_rank(setup: &mut Setup, expert_tp: u64, reward: bool) {
     let (pp, expert_parallel, micro_batches) =
         (setup.pipeline_parallel, setup.expert_parallel, setup.grad_accumulation);
-    let (stage, in_flight) = megatron::first_stage(&setup.arch, pp, micro_batches);
+    let (stage, in_flight) = megatron::stage(&setup.arch, pp, micro_batches, setup.stage);
     let (mut counts, _) = weights::counts_and_head_rows(&stage, setup.implementation, reward);
-    if pp > 1 {
-        counts.total -= counts.head;
-        counts.head = 0;
+    match setup.stage {
+        _ if pp <= 1 => {}
+        Stage::First => {
+            counts.total -= counts.head;
+            counts.head = 0;
+        }
+        Stage::Last if counts.head == 0 => {
+            counts.head = counts.embedding;
+            counts.embedding = 0;
+        }
+        Stage::Last => {
+            counts.total -= counts.embedding;
+            counts.embedding = 0;
+        }
     }
     // `stage` splits each expert over the tensor-parallel ranks; Megatron over `expert_tp`.
     let routed = weights::routed_expert_parameters(&stage);

@@ -1165,6 +1165,42 @@ fn megatron_keeps_six_bytes_per_parameter_and_shards_twelve_over_the_data_parall
 }
 
 #[test]
+fn megatron_estimates_the_pipeline_stage_that_peaks_higher() {
+    let a = arch("Llama-3-8B");
+    let p = megatron_plan(8, 2, 2, 1);
+    let resolve = |p: &Plan, stage| Setup::resolve_stage(p, a, None, &Context::default(), stage);
+    let (first, last) = (resolve(&p, megatron::Stage::First), resolve(&p, megatron::Stage::Last));
+    // The last stage: the same layers, the output layer instead of the embedding (Llama 3's are
+    // untied), one micro-batch in flight (1F1B runs no warm-up forward there), and the logits.
+    assert_eq!(last.counts.block_linear, first.counts.block_linear);
+    assert_eq!((last.counts.embedding, last.counts.head), (0, first.counts.embedding));
+    assert_eq!((first.arch.n_layer, last.arch.n_layer), (32, 16));
+    let names = |s: &Setup| phases::evaluate(s).components.into_iter().map(|c| c.name).collect::<Vec<_>>();
+    assert!(names(&last).contains(&"logits-loss") && !names(&first).contains(&"logits-loss"));
+    // The estimate is the stage that peaks higher and names the other's peak.
+    let peak = |s: &Setup| phases::evaluate(s).peak.device_bytes;
+    let est = estimate(&p, a, None);
+    assert_eq!(est.peak.device_bytes, peak(&first).max(peak(&last)));
+    let (described, other) = if peak(&last) > peak(&first) { ("last", &first) } else { ("first", &last) };
+    let note = &est.notes[0];
+    assert!(note.starts_with(&format!("per rank: the {described} of 2 pipeline stages")), "{note}");
+    assert!(note.contains(&super::format_bytes(peak(other))), "{note}");
+    // With one micro-batch per step both stages hold one in flight: with enough tokens that the
+    // backward pass peaks, the last, with the logits, peaks higher.
+    let mut one = p.clone();
+    one.gradient_accumulation = Some(d(1));
+    one.micro_batch_size = Some(d(32));
+    let (first, last) = (resolve(&one, megatron::Stage::First), resolve(&one, megatron::Stage::Last));
+    assert!(peak(&last) > peak(&first));
+    assert!(estimate(&one, a, None).notes[0].starts_with("per rank: the last of 2 pipeline stages"));
+    // A tied embedding is the last stage's output layer too (a copy Megatron keeps in step).
+    let tied = arch("Qwen2.5-0.5B");
+    let last = Setup::resolve_stage(&p, tied, None, &Context::default(), megatron::Stage::Last);
+    let first = Setup::resolve_stage(&p, tied, None, &Context::default(), megatron::Stage::First);
+    assert_eq!((last.counts.embedding, last.counts.head), (0, first.counts.embedding));
+}
+
+#[test]
 fn megatron_expert_parallelism_splits_the_routed_experts_and_their_optimizer_state() {
     let a = arch("Qwen3-30B-A3B");
     let s = Setup::resolve(&megatron_plan(8, 1, 1, 8), a, None, &Context::default());

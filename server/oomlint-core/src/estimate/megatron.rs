@@ -23,9 +23,9 @@
 //!
 //! The first and the last stage are estimated, and the estimate is the one that peaks higher
 //! (`estimate::peak_rank`): the first holds the embedding and the most micro-batches in flight,
-//! the last the output layer, one micro-batch (1F1B runs no warm-up forward there: `pp - rank
-//! - 1 = 0`) and the logits. A middle stage holds fewer micro-batches than the first and no
-//! output layer, so it never peaks above both.
+//! the last the output layer, one micro-batch (1F1B runs no warm-up forward there, as
+//! `pp - rank - 1` is 0) and the logits. A middle stage holds fewer micro-batches than the
+//! first and no output layer, so it never peaks above both.
 
 use crate::catalog::Architecture;
 

@@ -36,9 +36,20 @@ fn shared_norm(s: &Setup) -> bool {
     s.arch.parallel_residual && s.arch.shared_attention_norm
 }
 
-/// Norm input kept by autograd: RMSNorm upcasts to fp32, LayerNorm keeps its input.
+/// Norm input kept by autograd: RMSNorm upcasts to fp32, LayerNorm keeps its input. Under
+/// Megatron's sequence parallelism each tensor-parallel rank holds `1/t` of the sequence there.
 fn norm_bytes(s: &Setup, trainable: bool) -> u64 {
-    norm_bytes_of_width(s, s.arch.n_embd, trainable)
+    norm_bytes_of_width(s, hidden_share(s), trainable)
+}
+
+/// The width per token of a hidden state that is whole on every tensor-parallel rank (a block's
+/// input, the norms' inputs and outputs, the column-parallel linears' input): `h`, or `h / t` under
+/// Megatron's sequence parallelism, which splits those tensors along the sequence over the `t`
+/// ranks (Korthikanti et al., "Reducing Activation Recomputation in Large Transformer Models",
+/// §4.2.2; `megatron/core/tensor_parallel/mappings.py` scatter/gather to the sequence-parallel
+/// region): `T / t` tokens of width `h` are the bytes of `T` tokens of width `h / t`.
+fn hidden_share(s: &Setup) -> u64 {
+    s.arch.n_embd.div_ceil(s.sequence_parallel_split())
 }
 
 fn norm_bytes_of_width(s: &Setup, h: u64, trainable: bool) -> u64 {
@@ -178,7 +189,7 @@ fn mlp_terms(s: &Setup) -> Vec<Term> {
         _ => (3 * beta * i, "gate, activation, up outputs 3β·I"),
     };
     // With one norm feeding both branches, the MLP input is the QKV input, counted there.
-    let input = if inputs && !shared_norm(s) { beta * h } else { 0 };
+    let input = if inputs && !shared_norm(s) { beta * hidden_share(s) } else { 0 };
     match s.arch.mlp {
         MlpKind::Moe => {
             let k = s.arch.n_expert_per_token.max(1);
@@ -218,13 +229,12 @@ fn kernel_kv_bytes(s: &Setup) -> (u64, &'static str) {
 pub(super) fn attention_layer_terms(s: &Setup) -> Vec<Term> {
     let a = &s.arch;
     let beta = s.activation_bytes;
-    let h = a.n_embd;
     let q = weights::q_width(a);
     let norms_trainable = matches!(s.method, Method::Full | Method::Pretrain | Method::AdapterV2);
     let inputs = linear_inputs_saved(s);
     let mut t = vec![term("norm input", norm_bytes(s, norms_trainable))];
     if inputs {
-        t.push(term("QKV input β·h", beta * h));
+        t.push(term("QKV input β·h", beta * hidden_share(s)));
     }
     let (kv_bytes, kv_label) = kernel_kv_bytes(s);
     t.push(term("roped Q β·q", beta * q));
@@ -303,10 +313,9 @@ fn mlp_block_terms(s: &Setup) -> Vec<Term> {
 /// packed projection and the scan output.
 fn mamba_mixer_terms(s: &Setup) -> Vec<Term> {
     let beta = s.activation_bytes;
-    let h = s.arch.n_embd;
     let (d_in, in_proj_out) = mamba_dims(&s.arch);
     let mut t = vec![
-        term("in_proj input β·h", beta * h),
+        term("in_proj input β·h", beta * hidden_share(s)),
         term("packed in_proj output β·(2·d_in + 2·N + H)", beta * in_proj_out),
         term("scan output β·d_in + rstd", beta * d_in + 4),
     ];
@@ -457,7 +466,7 @@ fn adapter_layer_share(s: &Setup, bytes: u64) -> u64 {
 
 /// The layer-input hidden state kept per checkpointed layer.
 fn boundary_bytes(s: &Setup) -> u64 {
-    s.activation_bytes * s.arch.n_embd
+    s.activation_bytes * hidden_share(s)
 }
 
 /// The saved-activations component, with checkpointing applied.
@@ -839,10 +848,9 @@ fn head_trainable(s: &Setup) -> bool {
 /// LitGPT the gradients of the first logits chunk.
 pub(super) fn backward_temporaries(s: &Setup, resident: u64) -> Component {
     let beta = s.activation_bytes;
-    let h = s.arch.n_embd;
     let i = mlp_width(s) * if s.arch.mlp == MlpKind::Moe { s.arch.n_expert_per_token.max(1) } else { 1 };
     let (lora_grad, lora_label) = lora_input_gradient(s);
-    let per_token = 2 * beta * h + 2 * beta * i + lora_grad;
+    let per_token = 2 * beta * hidden_share(s) + 2 * beta * i + lora_grad;
     let (chunk, chunk_label) = logits_chunk_gradients(s);
     let layers = s.tokens().saturating_mul(per_token).saturating_add(chunk);
     let formula = format!(

@@ -129,6 +129,15 @@ pub(crate) struct ExpertHandling {
 }
 
 impl Setup {
+    /// The tensor-parallel ranks Megatron's sequence parallelism splits the hidden states
+    /// between the tensor-parallel regions over (1 without it).
+    pub(crate) fn sequence_parallel_split(&self) -> u64 {
+        match self.tp_layout {
+            Some(TpLayout::Megatron { sequence_parallel: true }) => self.tensor_parallel.max(1),
+            _ => 1,
+        }
+    }
+
     /// Whether this rank computes the logits: every rank but those of a pipeline's earlier
     /// stages.
     pub(crate) fn holds_output_layer(&self) -> bool {
@@ -259,9 +268,6 @@ impl Setup {
         let world = world.max(tensor_parallel * pipeline_parallel);
         let data_parallel = (world / (tensor_parallel * pipeline_parallel)).max(1);
         let shard_group = plan.shard_group.as_ref().map_or(data_parallel, |g| g.value.clamp(1, data_parallel));
-        if let Some(note) = tp.and_then(|(n, layout)| tensor_parallel::assumptions(layout, n)) {
-            missing.push(note);
-        }
         let sharding = plan.sharding.as_ref().map_or(Sharding::None, |s| s.value);
         let checkpointing = match &plan.gradient_checkpointing {
             Some(c) => c.value,

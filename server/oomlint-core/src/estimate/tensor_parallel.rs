@@ -20,8 +20,11 @@
 //! norms' inputs and the inputs of the column-parallel linears are replicated on every rank (the
 //! all-reduce leaves the whole `[T, h]` tensor on each): they stay whole unless Megatron's
 //! sequence parallelism splits them along the sequence (Korthikanti et al., "Reducing Activation
-//! Recomputation in Large Transformer Models", §4.2.2), which the estimate does not model and
-//! says so. Norm weights and biases of row-parallel linears stay whole on each rank.
+//! Recomputation in Large Transformer Models", §4.2.2: the all-reduce becomes a reduce-scatter
+//! and the column-parallel input an all-gather), which `activations.rs` `hidden_share` applies:
+//! each rank keeps `T / t` tokens of them, and of their gradients. A mixture of experts'
+//! gathered inputs are kept whole (an upper bound). Norm weights and biases of row-parallel
+//! linears stay whole on each rank.
 //!
 //! The embedding and the head depend on the framework ([`TpLayout`]):
 //! - transformers' plan (`base_model_tp_plan`, the model's `_tp_plan`) leaves the embedding out
@@ -100,16 +103,6 @@ pub(super) fn split(
         counts.head = head;
     }
     (arch, counts, rows)
-}
-
-/// What the estimate leaves whole that the framework splits.
-pub(super) fn assumptions(layout: TpLayout, tp: u64) -> Option<String> {
-    match layout {
-        TpLayout::Megatron { sequence_parallel: true } => Some(format!(
-            "Megatron's sequence_parallel also splits the norms' inputs and the hidden states between blocks over the {tp} tensor-parallel ranks; the estimate keeps them whole on each rank (an upper bound for the activations)"
-        )),
-        _ => None,
-    }
 }
 
 /// How the layout treats the embedding, the head and the logits, for the per-rank note.

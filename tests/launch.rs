@@ -480,3 +480,52 @@ fn a_lever_edits_each_setting_where_the_launch_or_its_config_sets_it() {
         "{fixed}"
     );
 }
+
+#[test]
+fn a_finding_across_a_launch_and_its_config_is_reported_in_both_and_fixed_where_set() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("sft.yaml"), "model_name_or_path: Qwen/Qwen2.5-0.5B\nfp16: true\n").unwrap();
+    let script = "accelerate launch --num_processes 2 -m trl.scripts.sft --config sft.yaml --bf16 true\n";
+    std::fs::write(dir.path().join("train.sh"), script).unwrap();
+    let resolver: std::sync::Arc<dyn oomlint::model::Resolver> =
+        std::sync::Arc::new(oomlint::project::Project::default());
+    let options = Options { resolver: Some(resolver), ..Options::default() };
+    let found = |name: &str| {
+        let path = dir.path().join(name);
+        let analysis = analyze_text(&path, std::fs::read_to_string(&path).unwrap(), &options);
+        let d = analysis.diagnostics.iter().find(|d| d.rule == "fp16-and-bf16").expect("fp16-and-bf16").clone();
+        let fix = analysis.edits_by_file(&d.fixes[0].edits).expect("edits of files read");
+        let edited: Vec<String> = fix
+            .iter()
+            .filter(|g| !g.edits.is_empty())
+            .map(|g| g.linked.map_or(name.into(), |l| l.path.clone()))
+            .collect();
+        (analysis.text.get(d.span.start..d.span.end).unwrap_or_default().to_string(), d, edited)
+    };
+    // In the script: on the word naming the config, bf16's flag related, fp16 edited in the config.
+    let (at, d, edited) = found("train.sh");
+    assert_eq!(at, "sft.yaml");
+    assert!(d.message.ends_with("line 2)"), "{}", d.message);
+    assert_eq!(d.related.len(), 1);
+    assert!(edited.len() == 1 && edited[0].ends_with("sft.yaml"), "{edited:?}");
+    // In the config, read with the launch beside it: on fp16, with where bf16 is set as a note.
+    let (at, d, edited) = found("sft.yaml");
+    assert_eq!(at, "fp16: true");
+    assert!(
+        d.related.is_empty()
+            && d.notes.iter().any(|n| n.starts_with("bf16 set in `") && n.ends_with("train.sh` line 1")),
+        "{:?}",
+        d.notes
+    );
+    assert_eq!(edited, ["sft.yaml"]);
+    // A finding wholly in the config fails the launch too: the script reports it on the word
+    // naming the config, with where each value is set.
+    std::fs::write(dir.path().join("sft.yaml"), "model_name_or_path: Qwen/Qwen2.5-0.5B\nfp16: true\nbf16: true\n")
+        .unwrap();
+    std::fs::write(dir.path().join("train.sh"), script.replace(" --bf16 true", "")).unwrap();
+    let (at, d, edited) = found("train.sh");
+    assert_eq!(at, "sft.yaml");
+    let noted = d.notes.iter().any(|n| n.starts_with("bf16 set in `") && n.ends_with("line 3"));
+    assert!(d.message.ends_with("line 2)") && noted, "{d:?}");
+    assert!(edited.len() == 1 && edited[0].ends_with("sft.yaml"), "{edited:?}");
+}

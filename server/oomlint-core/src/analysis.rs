@@ -419,17 +419,20 @@ pub fn analyze_text(path: &Path, text: String, options: &Options) -> Analysis {
     }
 }
 
-/// Findings about a value set in a file the analysed one names land on the word that names
-/// it and say where. A fix may edit that file where the value is set (its edits keep their
-/// [`Span::linked`](crate::span::Span::linked) places); one with an edit in no file read
-/// is dropped.
+/// Findings about values set in the files the analysed one is read with (the configs its
+/// launch names, or the launch beside it) land on the word of this file that names the other
+/// and say where the value is set; their related places there become notes. The run this file
+/// launches (or is launched by) is what fails, so a finding wholly in the other file is
+/// reported here too. A fix may edit the other file where the value is set (its edits keep
+/// their [`Span::linked`](crate::span::Span::linked) places); one with an edit in no file
+/// read is dropped.
 fn keep_in_file(diagnostics: &mut [Diagnostic], estimate: Option<&mut Estimate>, plan: &Plan, len: usize) {
     let outside = |span: crate::span::Span| span.end > len;
-    let place = |span: crate::span::Span| {
+    let linked_place = |span: crate::span::Span| {
         let (file, local) = span.as_linked()?;
-        let linked = plan.linked_files.get(file)?;
-        Some((linked.named_at.unwrap_or_default(), linked.set_in(local)))
+        Some((plan.linked_files.get(file)?, local))
     };
+    let place = |span| linked_place(span).map(|(l, local)| (l.named_at.unwrap_or_default(), l.set_in(local)));
     let editable = |e: &Edit| {
         !outside(e.span)
             || e.span
@@ -441,6 +444,15 @@ fn keep_in_file(diagnostics: &mut [Diagnostic], estimate: Option<&mut Estimate>,
             let (span, set_in) = place(d.span).unwrap_or_default();
             d.span = span;
             d.message.push_str(&set_in);
+        }
+        for r in d.related.iter().filter(|r| outside(r.span)) {
+            if let Some((linked, local)) = linked_place(r.span) {
+                let at = linked.at(local);
+                d.notes.push(match r.message.strip_suffix(" here") {
+                    Some(what) => format!("{what} in {at}"),
+                    None => format!("{} ({at})", r.message),
+                });
+            }
         }
         d.related.retain(|r| !outside(r.span));
         d.fixes.retain(|f| f.edits.iter().all(editable));

@@ -61,36 +61,31 @@ impl<T> Sourced<T> {
         Self { value, origin: Origin::Unknown { why: why.into() } }
     }
 
-    /// The value's span when the file set it.
+    /// The value's span when a file set it: this file's, or for a value set in a file the
+    /// analysed one is read with, its [`Span::linked`] place there (where an edit of the value
+    /// goes; a finding there lands on the word that names that file, `analysis.rs`).
     pub(crate) fn value_span(&self) -> Option<Span> {
         match self.origin {
             Origin::File { value, .. } => Some(value),
+            Origin::Linked { file, value, .. } => Some(Span::linked(file, value)),
             _ => None,
         }
     }
 
-    /// The key's span when the file set it.
+    /// The key's span when a file set it (as [`Sourced::value_span`]).
     pub(crate) fn key_span(&self) -> Option<Span> {
         match self.origin {
             Origin::File { key, .. } => Some(key),
+            Origin::Linked { file, key, .. } => Some(Span::linked(file, key)),
             _ => None,
         }
     }
 
-    /// The key and its value when the file set them (a finding about the whole setting).
+    /// The key and its value when a file set them (a finding about the whole setting).
     pub(crate) fn entry_span(&self) -> Option<Span> {
         match self.origin {
             Origin::File { key, value } => Some(key.cover(value)),
-            _ => None,
-        }
-    }
-
-    /// The value's span when a file sets it: this file's, or a [`Span::linked`] place in
-    /// the linked file that sets it (where an edit of the value goes).
-    pub(crate) fn edit_span(&self) -> Option<Span> {
-        match self.origin {
-            Origin::File { value, .. } => Some(value),
-            Origin::Linked { file, value, .. } => Some(Span::linked(file, value)),
+            Origin::Linked { file, key, value } => Some(Span::linked(file, key.cover(value))),
             _ => None,
         }
     }
@@ -833,9 +828,14 @@ impl LinkedFileRef {
         crate::span::LineIndex::new(&self.text).line_of(at.min(self.text.len())) + 1
     }
 
+    /// "`PATH` line N" for a place in this file.
+    pub(crate) fn at(&self, local: Span) -> String {
+        format!("`{}` line {}", self.path, self.line_of(local.start))
+    }
+
     /// " (set in `PATH` line N)" for a place in this file.
     pub(crate) fn set_in(&self, local: Span) -> String {
-        format!(" (set in `{}` line {})", self.path, self.line_of(local.start))
+        format!(" (set in {})", self.at(local))
     }
 }
 

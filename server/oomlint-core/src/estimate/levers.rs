@@ -301,20 +301,20 @@ fn fixes(kind: Kind, plan: &Plan, changes: &[Change], title: &str) -> Vec<Fix> {
     let mut added = String::new();
     for change in changes {
         let span = match change.field {
-            "micro_batch_size" => plan.micro_batch_size.as_ref().and_then(|s| s.edit_span()),
-            "gradient_accumulation" => plan.gradient_accumulation.as_ref().and_then(|s| s.edit_span()),
-            "gradient_checkpointing" => plan.gradient_checkpointing.as_ref().and_then(|s| s.edit_span()),
+            "micro_batch_size" => plan.micro_batch_size.as_ref().and_then(|s| s.value_span()),
+            "gradient_accumulation" => plan.gradient_accumulation.as_ref().and_then(|s| s.value_span()),
+            "gradient_checkpointing" => plan.gradient_checkpointing.as_ref().and_then(|s| s.value_span()),
             // LitGPT's optimizer may be a class_path mapping whose init_args a scalar would drop.
-            "optimizer" if plan.framework != Framework::Litgpt => plan.optimizer.as_ref().and_then(|s| s.edit_span()),
+            "optimizer" if plan.framework != Framework::Litgpt => plan.optimizer.as_ref().and_then(|s| s.value_span()),
             "quantization" if plan.framework == Framework::Litgpt => {
-                plan.quantization.as_ref().and_then(|s| s.edit_span())
+                plan.quantization.as_ref().and_then(|s| s.value_span())
             }
-            "max_seq_length" => plan.max_seq_length.as_ref().and_then(|s| s.edit_span()),
+            "max_seq_length" => plan.max_seq_length.as_ref().and_then(|s| s.value_span()),
             "vllm_gpu_memory_utilization" => {
-                plan.rl.as_ref().and_then(|r| r.vllm.as_ref()).and_then(|v| v.gpu_memory_utilization.edit_span())
+                plan.rl.as_ref().and_then(|r| r.vllm.as_ref()).and_then(|v| v.gpu_memory_utilization.value_span())
             }
             "vllm_enable_sleep_mode" => {
-                plan.rl.as_ref().and_then(|r| r.vllm.as_ref()).and_then(|v| v.enable_sleep_mode.edit_span())
+                plan.rl.as_ref().and_then(|r| r.vllm.as_ref()).and_then(|v| v.enable_sleep_mode.value_span())
             }
             "allocator" => plan.allocator.iter().find(|a| a.verbatim).map(|a| a.value_span),
             _ => None,

@@ -28,7 +28,7 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let Some(devices) = support::litgpt(ctx).and_then(|l| l.devices.as_ref()) else { return };
     let Some(span) = devices.value_span().filter(|_| devices.value == 0 || devices.value < -1) else { return };
     // The message quotes the value as written.
-    let shown = ctx.text.get(span.start..span.end).unwrap_or_default();
+    let shown = ctx.source(span);
     out.report(
         span,
         format!("devices: {shown}: LitGPT raises \"Devices must be 'auto' or a positive integer, got: {shown}\"; select GPUs with CUDA_VISIBLE_DEVICES and give their count here"),

@@ -73,11 +73,15 @@ pub(super) struct Culprit {
 pub(super) fn culprit(ctx: &Context, estimate: &Estimate) -> Culprit {
     let largest = components(estimate);
     let plan = ctx.plan;
+    // A key of this file first; else one of a file it is read with (the config its launch names).
+    let in_file = |(key, _): &(Span, Span)| key.end <= ctx.text.len();
     let found = plan.and_then(|plan| {
-        largest.iter().enumerate().find_map(|(rank, c)| Some((rank, *c, controlling_key(plan, c.name)?)))
+        let keyed =
+            || largest.iter().enumerate().filter_map(|(rank, c)| Some((rank, *c, controlling_key(plan, c.name)?)));
+        keyed().find(|(_, _, spans)| in_file(spans)).or_else(|| keyed().next())
     });
     if let Some((rank, component, (key, value))) = found {
-        let name = ctx.text.get(key.start..key.end).unwrap_or_default().trim_matches(['"', '\'', '\\']);
+        let name = ctx.source(key).trim_matches(['"', '\'', '\\']);
         let verb = if TOKEN_SCALED.contains(&component.name) { "scales" } else { "sets" };
         let why = format!(
             "`{name}` {verb} {} ({}), the largest part{}",

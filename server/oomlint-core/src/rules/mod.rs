@@ -166,6 +166,21 @@ pub(crate) struct Context<'a> {
     pub(crate) suppressions: Option<&'a [Suppression]>,
 }
 
+impl Context<'_> {
+    /// The text at `span`: the analysed file's, or at a linked place the text of the file the
+    /// analysed one is read with (the config a launch names); empty where there is none.
+    pub(crate) fn source(&self, span: Span) -> &str {
+        match span.as_linked() {
+            Some((file, local)) => self
+                .plan
+                .and_then(|p| p.linked_files.get(file))
+                .and_then(|l| l.text.get(local.start..local.end))
+                .unwrap_or_default(),
+            None => self.text.get(span.start..span.end).unwrap_or_default(),
+        }
+    }
+}
+
 pub struct Rule {
     pub code: &'static str,
     pub name: &'static str,

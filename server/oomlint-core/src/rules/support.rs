@@ -51,7 +51,7 @@ pub(super) fn set<T>(
     title: impl Into<String>,
     applicability: Applicability,
 ) -> Option<Fix> {
-    let span = setting.edit_span()?;
+    let span = setting.value_span()?;
     let mut edit = Edit::set(span, &value, ctx.plan?.language_at(span))?;
     if span.is_empty() {
         edit.content.insert(0, ' ');

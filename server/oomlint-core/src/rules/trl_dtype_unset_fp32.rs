@@ -45,7 +45,7 @@ pub(super) fn check(ctx: &Context, out: &mut Reporter) {
     let diagnostic = out.report(span, "`dtype` is not set: TRL (since 0.27) loads the model in float32, 4 bytes per parameter; write `dtype: bfloat16` or `dtype: auto` to load 16-bit weights");
     let Some((key, value)) = model.and_then(|m| Some((m.key_span()?, m.value_span()?))) else { return };
     if support::top_level_line_start(ctx, key).is_some() {
-        let line_end = ctx.text[value.end..].find('\n').map(|n| value.end + n + 1);
+        let line_end = ctx.text.get(value.end..).and_then(|rest| rest.find('\n')).map(|n| value.end + n + 1);
         if let Some(at) = line_end {
             diagnostic.with_fix(Fix {
                 title: "Load in bfloat16 (`dtype: bfloat16`)".into(),

@@ -181,9 +181,21 @@ impl ScriptReader<'_> {
     }
 
     /// Where `value` is written when its text is literal (a plain word or a quoted string
-    /// that expands nothing): the fields split from it are found there.
+    /// that expands nothing, or the literal default of `${NAME:-default}` and its kin, which is
+    /// the value where the environment leaves NAME unset): the fields split from it are found
+    /// there.
     fn literal_range(&self, value: Option<TsNode>) -> Option<(usize, usize)> {
         let value = value?;
+        if value.kind() == "expansion" {
+            let mut cursor = value.walk();
+            let children: Vec<TsNode> = value.named_children(&mut cursor).collect();
+            return match children.as_slice() {
+                [name, default] if name.kind() == "variable_name" && matches!(default.kind(), "word" | "number") => {
+                    Some((default.start_byte(), default.end_byte()))
+                }
+                _ => None,
+            };
+        }
         let literal = match value.kind() {
             "word" | "number" | "raw_string" => true,
             "string" => {
@@ -618,7 +630,8 @@ mod tests {
                 "?"
             ]
         );
-        assert_eq!(&text[launch.words[3].span.start..launch.words[3].span.end], "$NGPU");
+        // The value is `${NGPU:-4}`'s default: found there, where it is written.
+        assert_eq!(launch.words[3].span.start, text.find("4}").unwrap());
         assert_eq!(launch.env[0].0, "CUDA_VISIBLE_DEVICES");
         assert_eq!(launch.env[0].1.text.as_deref(), Some("0,1"));
     }
@@ -672,6 +685,18 @@ mod tests {
         );
         assert_eq!(&text[launch.words[3].span.start..launch.words[3].span.end], "--model");
         assert_eq!(&text[launch.words[4].span.start..launch.words[4].span.end], "${M}");
+    }
+
+    #[test]
+    fn a_variable_with_a_literal_default_is_found_at_its_default() {
+        let text = "MB=${MB:-8}\nLR=${LR:-$BASE}\ntrl sft --per_device_train_batch_size $MB --lr $LR\n";
+        let script = parse(text).unwrap();
+        let words = &script.commands[0].words;
+        assert_eq!(words[3].text.as_deref(), Some("8"));
+        assert_eq!(&text[words[3].span.start..words[3].span.end], "8");
+        assert_eq!(words[3].span.start, text.find("8}").unwrap(), "the default in the assignment");
+        // A default that expands something else is not where the value is written.
+        assert_eq!(&text[words[5].span.start..words[5].span.end], "$LR");
     }
 
     #[test]

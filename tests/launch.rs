@@ -529,3 +529,32 @@ fn a_finding_across_a_launch_and_its_config_is_reported_in_both_and_fixed_where_
     assert!(d.message.ends_with("line 2)") && noted, "{d:?}");
     assert!(edited.len() == 1 && edited[0].ends_with("sft.yaml"), "{edited:?}");
 }
+
+#[test]
+fn verl_hands_lora_weights_to_its_rollout_engine_whole_or_a_layer_at_a_time() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/verl/published/qwen2.5-7b-grpo-lora-8gpu.sh");
+    let layered = std::fs::read_to_string(&path).expect("fixture");
+    assert!(layered.contains("actor_rollout_ref.rollout.layered_summon=True"));
+    let options = Options { gpu: Some(oomlint::catalog::resolve_gpu("H100").unwrap().clone()), ..Options::default() };
+    let sync = |text: String| {
+        let estimate = analyze_text(&path, text, &options).estimate.expect("estimate");
+        let gather =
+            estimate.components.iter().find(|c| c.name == "weight-sync-gather").expect("a weight-sync gather").clone();
+        (estimate, gather)
+    };
+    // FSDP1 without layered_summon: FSDP.summon_full_params unshards every fp32 parameter at once,
+    // the peak of the step (Qwen2.5-7B: 7.62 B parameters x 4 B).
+    let (whole, gather) = sync(layered.replace("actor_rollout_ref.rollout.layered_summon=True", ""));
+    assert_eq!(gather.bytes, whole.parameters * 4, "{}", gather.formula);
+    assert_eq!(whole.peak.phase.as_str(), "weight-sync");
+    assert!(whole.timeline().iter().any(|p| p.phase.as_str() == "weight-sync" && p.peak));
+    // With it: one top-level module at a time (the 152064 x 3584 embedding is the largest), not the peak.
+    let (summoned, gather) = sync(layered.clone());
+    assert_eq!(gather.bytes, 152_064 * 3_584 * 4, "{}", gather.formula);
+    assert_ne!(summoned.peak.phase.as_str(), "weight-sync");
+    // FSDP2 is not FSDP1's to summon: its tensors are gathered one at a time.
+    let fsdp2 =
+        layered.replace("actor_rollout_ref.rollout.layered_summon=True", "actor_rollout_ref.actor.strategy=fsdp2");
+    let (_, gather) = sync(fsdp2);
+    assert_eq!(gather.bytes, 152_064 * 3_584 * 4, "{}", gather.formula);
+}

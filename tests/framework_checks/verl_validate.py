@@ -24,6 +24,12 @@ then runs, in the order a real launch reaches them, and stopping at the first fa
    `ulysses_sequence_parallel_size > 1`, on the model built on the `meta` device (no weights)
    from its `config.json`.
 
+4. For a LoRA actor under FSDP, the argument checks of `collect_lora_params`
+   (`verl/utils/fsdp_utils.py`), which the first weight hand-over (`rollout_mode`) runs:
+   see `lora_collection`. verl's LoRA configuration imports vLLM in step 1, which cannot be
+   installed without a GPU: such a fixture is not run, except that a rejection by this later
+   check, which needs no vLLM, is recorded as one.
+
 Megatron actors (`megatron_workers.py` needs megatron-core and CUDA) and the engine workers
 (`use_legacy_worker_impl=disable`) are recorded as not runnable on CPU, without a verdict.
 
@@ -151,6 +157,14 @@ def stand_in_cache(root):
         tok.save_pretrained(files)
 
 
+VLLM_MISSING = "verl's LoRA configuration imports vLLM (verl/third_party/vllm), which needs a GPU to install"
+
+
+def vllm_missing(exc):
+    """Whether `exc` is `verl/third_party/vllm`'s refusal to import without vLLM or SGLang."""
+    return isinstance(exc, ValueError) and str(exc).startswith("vllm version None not supported")
+
+
 def verdict_of(exc):
     # Hydra's instantiate wraps what the config class raised; report that.
     while type(exc).__name__ == "InstantiationException" and exc.__cause__ is not None:
@@ -203,7 +217,15 @@ def run_checks(config_name, overrides, verl_root):
     except NotRunnable as e:
         return [step, "not-run", "", str(e)]
     except Exception as e:
-        return [step, "reject", *verdict_of(e)]
+        if not vllm_missing(e):
+            return [step, "reject", *verdict_of(e)]
+        # The later hand-over check does not need vLLM: a rejection there stands on its own.
+        lora = config.actor_rollout_ref.model.get("lora_rank", 0) > 0
+        if lora and config.actor_rollout_ref.actor.strategy in ("fsdp", "fsdp2"):
+            row = lora_collection(config)
+            if row[1] == "reject":
+                return [f"{row[0]} ({step} not run: vLLM missing)", *row[1:]]
+        return [step, "not-run", "", VLLM_MISSING]
 
     legacy = config.trainer.get("use_legacy_worker_impl", "auto")
     strategy = config.actor_rollout_ref.actor.strategy
@@ -224,7 +246,7 @@ def run_checks(config_name, overrides, verl_root):
 
     step = "ActorRolloutRefWorker.__init__ (actor_rollout)"
     try:
-        AsyncActorRolloutRefWorker(config.actor_rollout_ref.copy(), role="actor_rollout")
+        actor = AsyncActorRolloutRefWorker(config.actor_rollout_ref.copy(), role="actor_rollout")
         if use_ref:
             step = "ActorRolloutRefWorker.__init__ (ref)"
             AsyncActorRolloutRefWorker(config.actor_rollout_ref.copy(), role="ref")
@@ -234,6 +256,8 @@ def run_checks(config_name, overrides, verl_root):
 
             CriticWorker(omega_conf_to_dataclass(config.critic))
     except Exception as e:
+        if vllm_missing(e):
+            return [step, "not-run", "", VLLM_MISSING]
         return [step, "reject", *verdict_of(e)]
 
     sp = config.actor_rollout_ref.actor.get("ulysses_sequence_parallel_size", 1)
@@ -261,7 +285,43 @@ def run_checks(config_name, overrides, verl_root):
         except Exception as e:  # a patch after the asserts that needs a GPU kernel
             return [step, "not-run", "", f"after the head asserts: {verdict_of(e)}"]
         return [step, "pass", "", ""]
+    if actor._is_lora and config.actor_rollout_ref.actor.strategy in ("fsdp", "fsdp2"):
+        return lora_collection(config)
     return ["worker normalisation", "pass", "", ""]
+
+
+def lora_collection(config):
+    """The first weight hand-over of a LoRA actor: `rollout_mode` (`fsdp_workers.py`) calls
+    `collect_lora_params` with `rollout.layered_summon` and `base_sync_done = "dummy" not in
+    rollout.load_format` (set in `init_model`). Its argument checks come before it touches the
+    module, so it runs here on an FSDP2-module stand-in (`fsdp_version` is 2) that holds no
+    weights: a ValueError from those checks rejects the config; past them, the stand-in has
+    nothing to summon and the step passes."""
+    from torch.distributed.fsdp import FSDPModule
+
+    from verl.utils.fsdp_utils import collect_lora_params
+
+    import torch
+
+    class StandIn(FSDPModule, torch.nn.Module):
+        pass
+
+    # FSDPModule.__new__ builds the class it was mixed into; the stand-in is made directly.
+    stand_in = torch.nn.Module.__new__(StandIn)
+    torch.nn.Module.__init__(stand_in)
+    step = "rollout_mode (collect_lora_params)"
+    rollout = config.actor_rollout_ref.rollout
+    try:
+        collect_lora_params(
+            module=stand_in,
+            layered_summon=rollout.get("layered_summon", False),
+            base_sync_done="dummy" not in rollout.load_format,
+        )
+    except ValueError as e:
+        return [step, "reject", *verdict_of(e)]
+    except Exception:
+        pass
+    return [step, "pass", "", ""]
 
 
 def child(fixture, verl_root):

@@ -936,6 +936,11 @@ pub(crate) struct VerlSettings {
     /// `actor_rollout_ref.rollout.val_kwargs.do_sample` and the rollout's `temperature`.
     pub(crate) val_do_sample: Sourced<Option<bool>>,
     pub(crate) rollout_temperature: Sourced<Option<f64>>,
+    /// `actor_rollout_ref.model.lora_rank`, `rollout.layered_summon` and `rollout.load_format`:
+    /// how `rollout_mode` collects LoRA weights for the engine.
+    pub(crate) lora_rank: Sourced<Option<u64>>,
+    pub(crate) layered_summon: Sourced<Option<bool>>,
+    pub(crate) load_format: Sourced<Option<String>>,
 }
 
 /// What a Ray-driven RL trainer does outside the actor's update: the no-grad log-prob passes
@@ -952,6 +957,24 @@ pub(crate) struct RlPhases {
     /// On the CPU outside the phases that use them: the actor's parameters (and gradients), its
     /// optimizer state, the reference's parameters.
     pub(crate) offloads: [bool; 3],
+    /// What the hand-over of the actor's weights to the colocated rollout engine gathers on the
+    /// GPU at once; None where it is not modelled.
+    pub(crate) weight_sync: Option<Sourced<WeightSync>>,
+}
+
+/// What verl's `rollout_mode` (`fsdp_workers.py`) gathers on each GPU to hand the actor's
+/// weights to the rollout engine (`verl/utils/fsdp_utils.py` `collect_lora_params`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WeightSync {
+    /// LoRA under FSDP1 without `layered_summon`: `FSDP.summon_full_params` over the root
+    /// unshards every parameter at once.
+    WholeModel,
+    /// LoRA under FSDP1 with `layered_summon`: one top-level module (a decoder layer, the
+    /// embedding, the head) unsharded at a time.
+    Layered,
+    /// Full fine-tuning, or LoRA under FSDP2: one sharded tensor gathered whole at a time
+    /// (`state_dict()` then `.full_tensor()` per parameter as the engine loads it).
+    PerTensor,
 }
 
 /// One OpenRLHF flag as the release the script is written for spells it, with its value

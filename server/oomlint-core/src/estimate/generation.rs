@@ -5,7 +5,7 @@ use super::activations::vocab;
 use super::setup::Setup;
 use super::weights::{self, quantized_bytes_per_param};
 use super::{Component, Phase, Provenance};
-use crate::plan::{RlAlgorithm, VllmMode};
+use crate::plan::{Origin, RlAlgorithm, Sourced, VllmMode, WeightSync};
 
 /// A frozen copy of the base model for KL or DPO/KTO reference log-probabilities, loaded with the
 /// policy's `model_init_kwargs` (its load dtype and quantization; TRL `dpo_trainer.py`
@@ -136,6 +136,52 @@ pub(super) fn log_prob_forward(s: &Setup) -> Option<Component> {
         ),
         provenance: Provenance::Derived,
     })
+}
+
+/// What verl's `rollout_mode` (`fsdp_workers.py`) gathers whole on each GPU to hand the actor's
+/// weights to the colocated rollout engine, in the actor's parameter dtype (verl loads the actor
+/// in fp32): every parameter at once (LoRA under FSDP1 without `layered_summon`:
+/// `FSDP.summon_full_params` over the root in `fsdp_utils.py` `collect_lora_params`), the largest
+/// top-level module (with `layered_summon`: a decoder layer, the embedding or the head), or the
+/// largest single tensor (`.full_tensor()` per parameter as the engine loads it). The engine is
+/// asleep while the actor gathers (its weights are woken after), the gradients are freed, and
+/// offloaded parameters are loaded back for it.
+pub(super) fn weight_sync_gather(s: &Setup) -> Option<Component> {
+    let sync = s.weight_sync.as_ref()?;
+    let c = &s.counts;
+    let b = s.param_bytes;
+    let layer = (c.block_linear + c.small).div_ceil(s.arch.n_layer.max(1));
+    let (params, what) = match sync.value {
+        WeightSync::WholeModel => (
+            c.total,
+            format!("every parameter unsharded at once ({}: FSDP.summon_full_params over the model)", describe(sync)),
+        ),
+        WeightSync::Layered => (
+            layer.max(c.embedding).max(c.head),
+            format!("the largest top-level module unsharded ({}: one at a time)", describe(sync)),
+        ),
+        WeightSync::PerTensor => (
+            c.largest_linear.max(c.embedding).max(c.head),
+            format!("the largest tensor gathered whole ({})", describe(sync)),
+        ),
+    };
+    Some(Component {
+        name: "weight-sync-gather",
+        bytes: params.saturating_mul(b),
+        phase: Phase::WeightSync,
+        live_in: vec![Phase::WeightSync],
+        formula: format!("{params} params × {b} B: {what}, handing the actor's weights to the rollout engine"),
+        provenance: Provenance::Derived,
+    })
+}
+
+/// Where a weight-sync setting comes from, for a formula.
+fn describe(sync: &Sourced<WeightSync>) -> String {
+    match &sync.origin {
+        Origin::Derived { from } => from.clone(),
+        Origin::Default { of } => format!("{of} by default"),
+        _ => "rollout.layered_summon: false".into(),
+    }
 }
 
 /// Hugging Face `generate` without vLLM: the KV cache of one generation batch.

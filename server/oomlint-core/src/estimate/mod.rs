@@ -68,25 +68,36 @@ pub enum Phase {
     /// The no-grad log-prob passes between generation and the update (verl's old log-probs and
     /// reference log-probs, `fsdp_workers.py` `compute_log_prob`, `compute_ref_log_prob`).
     LogProbs,
+    /// Handing the actor's updated weights to the colocated rollout engine before generation
+    /// (verl's `rollout_mode`): what is gathered whole for it.
+    WeightSync,
 }
 
 impl Phase {
     /// Every phase, in the order the peak is taken (a tie goes to the later phase, so the load,
     /// a subset of the forward pass, is never the peak). What is live in all of them is
     /// resident from the model's load on.
-    pub(crate) const ALL: [Phase; 7] = [
+    pub(crate) const ALL: [Phase; 8] = [
         Phase::Load,
         Phase::Forward,
         Phase::Backward,
         Phase::BackwardEnd,
         Phase::OptimizerStep,
+        Phase::WeightSync,
         Phase::Generation,
         Phase::LogProbs,
     ];
     /// The phases of a training step: what is live in all of them appears with the first step
     /// (optimizer state) and then stays.
-    pub(crate) const STEP: [Phase; 6] =
-        [Phase::Forward, Phase::Backward, Phase::BackwardEnd, Phase::OptimizerStep, Phase::Generation, Phase::LogProbs];
+    pub(crate) const STEP: [Phase; 7] = [
+        Phase::Forward,
+        Phase::Backward,
+        Phase::BackwardEnd,
+        Phase::OptimizerStep,
+        Phase::WeightSync,
+        Phase::Generation,
+        Phase::LogProbs,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -96,6 +107,7 @@ impl Phase {
             Phase::OptimizerStep => "optimizer-step",
             Phase::Generation => "generation",
             Phase::LogProbs => "log-probs",
+            Phase::WeightSync => "weight-sync",
         }
     }
 }

@@ -54,11 +54,13 @@ pub(super) fn evaluate(s: &Setup) -> Core {
     components.extend(generation::vllm_reservation(s, weights_bytes, before_vllm));
     components.extend(generation::generate_kv_cache(s));
     components.extend(generation::log_prob_forward(s));
+    components.extend(generation::weight_sync_gather(s));
     components.retain(|c| c.bytes > 0 || c.name == "weights");
     offload_between_phases(s, &mut components);
 
     // Generation and the end of backward are evaluated only where a component belongs to them.
-    let occasional = |p: Phase| matches!(p, Phase::Generation | Phase::LogProbs | Phase::BackwardEnd);
+    let occasional =
+        |p: Phase| matches!(p, Phase::Generation | Phase::LogProbs | Phase::BackwardEnd | Phase::WeightSync);
     let phases: Vec<PhaseTotal> = Phase::ALL
         .into_iter()
         .filter(|p| !occasional(*p) || components.iter().any(|c| c.phase == *p))
@@ -113,7 +115,9 @@ pub(super) fn evaluate(s: &Setup) -> Core {
 fn offload_between_phases(s: &Setup, components: &mut [Component]) {
     let [params, optimizer, reference] = s.phase_offloads;
     let training = [Phase::Forward, Phase::Backward, Phase::BackwardEnd, Phase::OptimizerStep];
-    let with_log_probs = [Phase::LogProbs, Phase::Forward, Phase::Backward, Phase::BackwardEnd, Phase::OptimizerStep];
+    // `rollout_mode` loads the parameters back to hand them to the rollout engine.
+    let with_log_probs =
+        [Phase::WeightSync, Phase::LogProbs, Phase::Forward, Phase::Backward, Phase::BackwardEnd, Phase::OptimizerStep];
     for c in components.iter_mut() {
         let keep: &[Phase] = match c.name {
             "weights" if params => &with_log_probs,

@@ -9,7 +9,7 @@ use crate::catalog::{Architecture, Gpu, HfProjections, MlpKind};
 use crate::format::facts::{self, Framework::*};
 use crate::plan::{
     Attention, Checkpointing, Dtype, Framework, LoraTargets, LossImpl, Method, Optimizer, Plan, Precision,
-    Quantization, RlAlgorithm, RlPlan, Sharding, Sourced, TpLayout,
+    Quantization, RlAlgorithm, RlPlan, Sharding, Sourced, TpLayout, WeightSync,
 };
 use crate::versions::Version;
 
@@ -81,6 +81,8 @@ pub(crate) struct Setup {
     /// `offload_fsdp_model_to_cpu`, `offload_fsdp_optimizer`): the actor's parameters, its
     /// optimizer state, the reference's parameters, each on the CPU outside the phases that use it.
     pub(crate) phase_offloads: [bool; 3],
+    /// What handing the actor's weights to the colocated rollout engine gathers whole.
+    pub(crate) weight_sync: Option<Sourced<WeightSync>>,
     /// A no-grad log-prob pass between generation and the update (verl's old log-probs and
     /// reference): (tokens of one micro batch, whether it also takes the entropy eagerly).
     pub(crate) log_prob_pass: Option<(u64, bool)>,
@@ -439,6 +441,7 @@ impl Setup {
             missing,
             one_gpu_assumed,
             phase_offloads: plan.rl_phases.as_ref().map_or([false; 3], |p| p.offloads),
+            weight_sync: plan.rl_phases.as_ref().and_then(|p| p.weight_sync.clone()),
             log_prob_pass: plan.rl_phases.as_ref().and_then(|p| {
                 Some((p.log_prob_tokens.as_ref()?.value.clamp(1, MAX_SEQ_LEN), p.log_prob_entropy == Some(true)))
             }),

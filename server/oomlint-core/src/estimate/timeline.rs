@@ -15,9 +15,17 @@ pub struct TimelinePhase {
     pub peak: bool,
 }
 
-/// The model's load, then each step: RL generation, log-prob passes, forward, backward, optimizer step.
-const ORDER: [Phase; 6] =
-    [Phase::Load, Phase::Generation, Phase::LogProbs, Phase::Forward, Phase::Backward, Phase::OptimizerStep];
+/// The model's load, then each step: the weights handed to the rollout engine, RL generation,
+/// log-prob passes, forward, backward, optimizer step.
+const ORDER: [Phase; 7] = [
+    Phase::Load,
+    Phase::WeightSync,
+    Phase::Generation,
+    Phase::LogProbs,
+    Phase::Forward,
+    Phase::Backward,
+    Phase::OptimizerStep,
+];
 
 impl Estimate {
     /// The evaluated phases in timeline order; generation only where a component belongs to it.

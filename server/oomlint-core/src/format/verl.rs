@@ -17,6 +17,7 @@ use super::hf_names::lora_targets;
 use crate::plan::{
     Attention, Checkpointing, Dtype, Framework, LoraPlan, LossImpl, Method, Optimizer, Origin, Plan, Precision,
     RlAlgorithm, RlPhases, RlPlan, Sharding, Sourced, TensorParallel, TpLayout, VerlSettings, VllmMode, VllmPlan,
+    WeightSync,
 };
 use crate::span::Span;
 use crate::syntax::shell::Word;
@@ -513,7 +514,32 @@ fn rl_phases(config: &Config, settings: &VerlSettings, seq: Option<u64>) -> RlPh
             offload(&settings.optimizer_offload),
             offload(&settings.ref_param_offload),
         ],
+        weight_sync: weight_sync(settings),
     }
+}
+
+/// What `rollout_mode` (`fsdp_workers.py`) gathers to hand the actor's weights to the rollout
+/// engine: with LoRA, `collect_lora_params` (`verl/utils/fsdp_utils.py`) runs
+/// `FSDP.summon_full_params` over the whole FSDP1 model, or over one top-level module at a time
+/// with `rollout.layered_summon` (FSDP2 modules are not FSDP1's to summon: their LoRA tensors are
+/// gathered one by one); without LoRA the sharded `state_dict()` is gathered one tensor at a
+/// time as the engine loads it. The FSDP workers only (Megatron's hand-over is not modelled).
+fn weight_sync(settings: &VerlSettings) -> Option<Sourced<WeightSync>> {
+    let strategy = settings.strategy.value.as_deref().unwrap_or("fsdp");
+    if !matches!(strategy, "fsdp" | "fsdp2") {
+        return None;
+    }
+    let lora = settings.lora_rank.value.is_some_and(|r| r > 0);
+    let layered = settings.layered_summon.clone();
+    Some(match (lora, strategy, layered.value) {
+        (true, "fsdp", Some(true)) => Sourced::derived(WeightSync::Layered, "rollout.layered_summon: true"),
+        (true, "fsdp", _) => match known(layered) {
+            Some(off) => off.map(|_| WeightSync::WholeModel),
+            None => Sourced::derived(WeightSync::WholeModel, "rollout.layered_summon unset (false)"),
+        },
+        (true, _, _) => Sourced::derived(WeightSync::PerTensor, "LoRA under FSDP2: its tensors one at a time"),
+        (false, _, _) => Sourced::derived(WeightSync::PerTensor, "full weights: one tensor at a time"),
+    })
 }
 
 fn sft_plan(config: &Config) -> Plan {
@@ -630,6 +656,9 @@ impl VerlSettings {
             ),
             val_do_sample: config.bool("actor_rollout_ref.rollout.val_kwargs.do_sample"),
             rollout_temperature: config.float("actor_rollout_ref.rollout.temperature"),
+            lora_rank: config.int("actor_rollout_ref.model.lora_rank"),
+            layered_summon: config.bool("actor_rollout_ref.rollout.layered_summon"),
+            load_format: config.string("actor_rollout_ref.rollout.load_format"),
         }
     }
 }

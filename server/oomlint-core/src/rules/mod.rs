@@ -88,6 +88,7 @@ mod unrecognized_file;
 mod unsloth_precision_conflict;
 mod unused_suppression;
 mod verl_batch_divisibility;
+mod verl_layered_summon_preload;
 mod verl_micro_batch_below_gpus;
 mod verl_micro_batch_keys;
 mod verl_mini_batch_normalization;
@@ -410,6 +411,7 @@ pub static RULES: &[Rule] = &[
     rule!(verl_sequence_parallel, "OOM805", "verl-sequence-parallel", Framework, Error, None),
     rule!(verl_micro_batch_below_gpus, "OOM806", "verl-micro-batch-below-gpus", Framework, Error, None),
     rule!(verl_val_sampling_temperature, "OOM807", "verl-val-sampling-temperature", Framework, Error, None),
+    rule!(verl_layered_summon_preload, "OOM808", "verl-layered-summon-preload", Framework, Error, Sometimes),
     rule!(openrlhf_colocate_vllm_gpus, "OOM811", "openrlhf-colocate-vllm-gpus", Framework, Error, None),
     rule!(openrlhf_sample_batches, "OOM812", "openrlhf-sample-batches", Framework, Error, None),
     rule!(openrlhf_group_estimator_samples, "OOM813", "openrlhf-group-estimator-samples", Framework, Error, None),

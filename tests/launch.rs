@@ -558,3 +558,51 @@ fn verl_hands_lora_weights_to_its_rollout_engine_whole_or_a_layer_at_a_time() {
     let (_, gather) = sync(fsdp2);
     assert_eq!(gather.bytes, 152_064 * 3_584 * 4, "{}", gather.formula);
 }
+
+#[test]
+fn verl_levers_offload_the_actor_and_hand_lora_weights_over_a_module_at_a_time() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/verl/published");
+    let gpu =
+        |name: &str| Options { gpu: Some(oomlint::catalog::resolve_gpu(name).unwrap().clone()), ..Options::default() };
+    let lever_fix = |path: &Path, text: &str, options: &Options, starts: &str| {
+        let estimate = analyze_text(path, text.to_string(), options).estimate.expect("estimate");
+        let lever = estimate
+            .levers
+            .iter()
+            .find(|l| l.title.starts_with(starts))
+            .unwrap_or_else(|| panic!("{starts}: {:?}", estimate.levers));
+        (lever.saves_bytes, lever.fixes[0].clone(), estimate.peak.device_bytes)
+    };
+    // Full fine-tuning on A100-80GB: the offloads set the values the script writes.
+    let gpg = dir.join("qwen2-7b-gpg-8gpu.sh");
+    let text = std::fs::read_to_string(&gpg).unwrap();
+    let options = gpu("A100-80GB");
+    for (starts, key) in [
+        ("Offload the actor's optimizer state", "actor_rollout_ref.actor.fsdp_config.optimizer_offload=False"),
+        ("Offload the actor's parameters", "actor_rollout_ref.actor.fsdp_config.param_offload=False"),
+    ] {
+        let (saves, fix, peak) = lever_fix(&gpg, &text, &options, starts);
+        assert_eq!(fix.applicability, oomlint::diagnostic::Applicability::Safe);
+        let fixed = common::apply(&text, &fix);
+        assert!(fixed.contains(&key.replace("False", "true")), "{starts}");
+        let after = analyze_text(&gpg, fixed, &options).estimate.expect("estimate");
+        assert_eq!(after.peak.device_bytes, peak - saves, "{starts}");
+    }
+    // LoRA without layered_summon on A100-40GB: the hand-over's whole-model gather is the peak;
+    // the lever adds layered_summon and, over the default dummy load format, safetensors.
+    let lora = dir.join("qwen2.5-7b-grpo-lora-8gpu.sh");
+    let text = std::fs::read_to_string(&lora)
+        .unwrap()
+        .replace("actor_rollout_ref.rollout.layered_summon=True", "")
+        .replace("actor_rollout_ref.rollout.load_format=safetensors", "");
+    let options = gpu("A100-40GB");
+    let (_, fix, _) = lever_fix(&lora, &text, &options, "Hand the LoRA weights to the rollout engine");
+    let added: Vec<&str> = fix.edits.iter().map(|e| e.content.as_str()).collect();
+    assert_eq!(
+        added,
+        [" actor_rollout_ref.rollout.layered_summon=true actor_rollout_ref.rollout.load_format=safetensors"]
+    );
+    let after = analyze_text(&lora, common::apply(&text, &fix), &options);
+    assert_ne!(after.estimate.expect("estimate").peak.phase.as_str(), "weight-sync");
+    assert!(after.diagnostics.iter().all(|d| d.rule != "verl-layered-summon-preload"), "{:?}", after.diagnostics);
+}

@@ -41,7 +41,7 @@ naming any other model is recorded as not runnable where a step needs the model.
 
 verl's code is not part of this repository. To reproduce `verl.tsv` (from the repository
 root; the venv needs torch, transformers, omegaconf, hydra-core, ray, tensordict, codetiming,
-peft, accelerate, datasets and pillow, none of them GPU-only):
+peft, accelerate, datasets, pillow and pyzmq, none of them GPU-only):
 
     rm -rf /tmp/verl-src && mkdir -p /tmp/verl-src
     git -C <verl clone> archive b178a3cd56f58b2d502255daba591e92833930a7 | tar -x -C /tmp/verl-src

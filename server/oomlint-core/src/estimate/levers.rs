@@ -7,7 +7,7 @@ use super::{judge, Context, Phase, Verdict, VllmClaim};
 use crate::catalog::{Architecture, Gpu, Vendor};
 use crate::diagnostic::{Applicability, Edit, Fix};
 use crate::plan::{
-    Checkpointing, Framework, LossImpl, Method, Optimizer, Plan, Precision, Quantization, Sourced, VllmMode,
+    Checkpointing, Framework, LossImpl, Method, Optimizer, Plan, Precision, Quantization, Sourced, VllmMode, WeightSync,
 };
 use crate::syntax::Literal;
 use serde::Serialize;
@@ -57,9 +57,14 @@ enum Kind {
     LowerVllmFraction,
     VllmSleep,
     ExpandableSegments,
+    /// verl's FSDP actor: `fsdp_config.param_offload` / `optimizer_offload`.
+    VerlParamOffload,
+    VerlOptimizerOffload,
+    /// verl's LoRA hand-over one module at a time: `rollout.layered_summon`.
+    LayeredSummon,
 }
 
-const KINDS: [Kind; 9] = [
+const KINDS: [Kind; 12] = [
     Kind::HalveMicroBatch,
     Kind::Checkpointing,
     Kind::EightBitOptimizer,
@@ -69,6 +74,9 @@ const KINDS: [Kind; 9] = [
     Kind::LowerVllmFraction,
     Kind::VllmSleep,
     Kind::ExpandableSegments,
+    Kind::VerlParamOffload,
+    Kind::VerlOptimizerOffload,
+    Kind::LayeredSummon,
 ];
 
 fn derived<T>(value: T, why: &str) -> Sourced<T> {
@@ -195,6 +203,36 @@ fn apply(kind: Kind, plan: &Plan, fitting: Fitting) -> Option<(Plan, Vec<Change>
             vllm.enable_sleep_mode = derived(true, "vLLM sleep mode");
             vec![Change { field: "vllm_enable_sleep_mode", value: Literal::Bool(true) }]
         }
+        Kind::VerlParamOffload | Kind::VerlOptimizerOffload => {
+            // verl's FSDP workers load an offloaded part back only for the phases that use it
+            // (`phases.rs` `offload_between_phases`).
+            let strategy = plan.verl.as_ref()?.strategy.value.as_deref().unwrap_or("fsdp");
+            let (index, field) = match kind {
+                Kind::VerlParamOffload => (0, "verl_param_offload"),
+                _ => (1, "verl_optimizer_offload"),
+            };
+            let phases = p.rl_phases.as_mut()?;
+            if !matches!(strategy, "fsdp" | "fsdp2") || phases.offloads[index] {
+                return None;
+            }
+            phases.offloads[index] = true;
+            vec![Change { field, value: Literal::Bool(true) }]
+        }
+        Kind::LayeredSummon => {
+            // `collect_lora_params` raises under layered_summon unless the engine loaded the
+            // base weights (a dummy load format does not: rule verl-layered-summon-preload).
+            let verl = plan.verl.as_ref()?;
+            let sync = p.rl_phases.as_mut()?.weight_sync.as_mut()?;
+            if sync.value != WeightSync::WholeModel {
+                return None;
+            }
+            *sync = derived(WeightSync::Layered, "gather one module at a time");
+            let mut changes = vec![Change { field: "verl_layered_summon", value: Literal::Bool(true) }];
+            if verl.load_format.value.as_deref().is_none_or(|f| f.contains("dummy")) {
+                changes.push(Change { field: "verl_load_format", value: Literal::Str("safetensors".into()) });
+            }
+            changes
+        }
         Kind::ExpandableSegments => {
             // vLLM's sleep mode allocates through a memory pool that refuses expandable
             // segments ("Expandable segments are not compatible with memory pool.").
@@ -267,6 +305,15 @@ fn title(kind: Kind, changes: &[Change], gpu: Option<&Gpu>) -> String {
             "Set PYTORCH_HIP_ALLOC_CONF=expandable_segments:True".into()
         }
         Kind::ExpandableSegments => "Set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True".into(),
+        Kind::VerlParamOffload => {
+            "Offload the actor's parameters to CPU between phases (fsdp_config.param_offload)".into()
+        }
+        Kind::VerlOptimizerOffload => {
+            "Offload the actor's optimizer state to CPU outside the update (fsdp_config.optimizer_offload)".into()
+        }
+        Kind::LayeredSummon => {
+            "Hand the LoRA weights to the rollout engine one module at a time (rollout.layered_summon)".into()
+        }
     }
 }
 
@@ -281,12 +328,21 @@ fn side_effect(kind: Kind) -> &'static str {
         Kind::LowerVllmFraction => "smaller KV cache: fewer concurrent generations",
         Kind::VllmSleep => "vLLM weights and cache are offloaded between generations: slower steps",
         Kind::ExpandableSegments => "none in practice; incompatible with vLLM sleep mode",
+        Kind::VerlParamOffload => "parameters are copied to and from CPU around each phase: slower steps",
+        Kind::VerlOptimizerOffload => "optimizer state is copied to and from CPU around each update: slower updates",
+        Kind::LayeredSummon => {
+            "one gather per module: a slower hand-over; the engine loads the base weights from the checkpoint (load_format safetensors)"
+        }
     }
 }
 
 fn applicability(kind: Kind) -> Applicability {
     match kind {
-        Kind::ExpandableSegments | Kind::HalveMicroBatch => Applicability::Safe,
+        Kind::ExpandableSegments
+        | Kind::HalveMicroBatch
+        | Kind::VerlParamOffload
+        | Kind::VerlOptimizerOffload
+        | Kind::LayeredSummon => Applicability::Safe,
         _ => Applicability::Unsafe,
     }
 }
@@ -317,6 +373,10 @@ fn fixes(kind: Kind, plan: &Plan, changes: &[Change], title: &str) -> Vec<Fix> {
                 plan.rl.as_ref().and_then(|r| r.vllm.as_ref()).and_then(|v| v.enable_sleep_mode.value_span())
             }
             "allocator" => plan.allocator.iter().find(|a| a.verbatim).map(|a| a.value_span),
+            "verl_param_offload" => plan.verl.as_ref().and_then(|v| v.param_offload.value_span()),
+            "verl_optimizer_offload" => plan.verl.as_ref().and_then(|v| v.optimizer_offload.value_span()),
+            "verl_layered_summon" => plan.verl.as_ref().and_then(|v| v.layered_summon.value_span()),
+            "verl_load_format" => plan.verl.as_ref().and_then(|v| v.load_format.value_span()),
             _ => None,
         };
         match (span, plan.insertion.as_ref().and_then(|i| i.line(change.field, &change.value))) {

@@ -656,12 +656,13 @@ fn command_end(words: &[Word]) -> Option<usize> {
 /// at the end of the command, which the program reads over its config file (HfArgumentParser
 /// and TRL's parser take a config file's keys as defaults; LitGPT's jsonargparse, Axolotl's
 /// CLI and LLaMA-Factory's `key=value` overrides likewise). A repository's own script gets
-/// one only when it already takes one of those flags (its parser may know no other). verl and
-/// OpenRLHF get none: their settings are not the lever's keys.
+/// one only when it already takes one of those flags (its parser may know no other). verl gets
+/// Hydra `key=value` overrides of its config's keys; OpenRLHF none (its settings are not the
+/// levers' keys).
 fn flag_insertion(format: Format, launch: &Launch) -> Option<Insertion> {
     let style = match format {
-        Format::Verl | Format::Openrlhf => return None,
-        Format::Llamafactory => InsertionStyle::Override,
+        Format::Openrlhf => return None,
+        Format::Llamafactory | Format::Verl => InsertionStyle::Override,
         _ => InsertionStyle::Flag,
     };
     let keys = super::insertable_keys(format);

@@ -248,6 +248,14 @@ pub(crate) fn insertable_keys(format: Format) -> &'static [(&'static str, &'stat
         Format::LitgptLora | Format::LitgptAdapter | Format::LitgptAdapterV2 | Format::LitgptFull => {
             &[("quantization", "quantize")]
         }
+        // Hydra overrides of keys `ppo_trainer.yaml` has (no `+` needed).
+        Format::Verl => &[
+            ("gradient_checkpointing", "actor_rollout_ref.model.enable_gradient_checkpointing"),
+            ("verl_param_offload", "actor_rollout_ref.actor.fsdp_config.param_offload"),
+            ("verl_optimizer_offload", "actor_rollout_ref.actor.fsdp_config.optimizer_offload"),
+            ("verl_layered_summon", "actor_rollout_ref.rollout.layered_summon"),
+            ("verl_load_format", "actor_rollout_ref.rollout.load_format"),
+        ],
         _ => &[],
     }
 }

@@ -87,17 +87,9 @@ impl Phase {
         Phase::Generation,
         Phase::LogProbs,
     ];
-    /// The phases of a training step: what is live in all of them appears with the first step
-    /// (optimizer state) and then stays.
-    pub(crate) const STEP: [Phase; 7] = [
-        Phase::Forward,
-        Phase::Backward,
-        Phase::BackwardEnd,
-        Phase::OptimizerStep,
-        Phase::WeightSync,
-        Phase::Generation,
-        Phase::LogProbs,
-    ];
+    /// The phases of a training step, every phase but the load: what is live in all of them
+    /// appears with the first step (optimizer state) and then stays.
+    pub(crate) const STEP: &'static [Phase] = Phase::ALL.split_at(1).1;
 
     pub fn as_str(self) -> &'static str {
         match self {

@@ -605,4 +605,23 @@ fn verl_levers_offload_the_actor_and_hand_lora_weights_over_a_module_at_a_time()
     let after = analyze_text(&lora, common::apply(&text, &fix), &options);
     assert_ne!(after.estimate.expect("estimate").peak.phase.as_str(), "weight-sync");
     assert!(after.diagnostics.iter().all(|d| d.rule != "verl-layered-summon-preload"), "{:?}", after.diagnostics);
+    // The same script as published on a 16 GB card: its update's micro batches packed to the
+    // tokens the solver fits (4 of its 1536-token sequences), a budget verl reads for the update.
+    let text = std::fs::read_to_string(&lora).unwrap();
+    let options = gpu("A4000");
+    let (saves, fix, peak) = lever_fix(&lora, &text, &options, "Pack the update's micro batches to 6144 tokens");
+    let added: Vec<&str> = fix.edits.iter().map(|e| e.content.as_str()).collect();
+    assert_eq!(
+        added,
+        [" actor_rollout_ref.actor.use_dynamic_bsz=true actor_rollout_ref.actor.ppo_max_token_len_per_gpu=6144"]
+    );
+    let after = analyze_text(&lora, common::apply(&text, &fix), &options);
+    assert!(
+        after.diagnostics.iter().all(|d| d.severity != oomlint::diagnostic::Severity::Error),
+        "{:?}",
+        after.diagnostics
+    );
+    // Read back as verl reads the new keys (its log-prob passes' budget defaults to the actor's
+    // too), the run saves at least what the lever says.
+    assert!(after.estimate.expect("estimate").peak.device_bytes <= peak - saves);
 }

@@ -941,6 +941,8 @@ pub(crate) struct VerlSettings {
     pub(crate) lora_rank: Sourced<Option<u64>>,
     pub(crate) layered_summon: Sourced<Option<bool>>,
     pub(crate) load_format: Sourced<Option<String>>,
+    /// `actor.ppo_max_token_len_per_gpu`, the budget `use_dynamic_bsz` packs to.
+    pub(crate) max_token_len: Sourced<Option<u64>>,
 }
 
 /// What a Ray-driven RL trainer does outside the actor's update: the no-grad log-prob passes

@@ -62,9 +62,11 @@ enum Kind {
     VerlOptimizerOffload,
     /// verl's LoRA hand-over one module at a time: `rollout.layered_summon`.
     LayeredSummon,
+    /// verl's micro batches packed to a token budget: `use_dynamic_bsz`, `ppo_max_token_len_per_gpu`.
+    VerlDynamicBatch,
 }
 
-const KINDS: [Kind; 12] = [
+const KINDS: [Kind; 13] = [
     Kind::HalveMicroBatch,
     Kind::Checkpointing,
     Kind::EightBitOptimizer,
@@ -77,6 +79,7 @@ const KINDS: [Kind; 12] = [
     Kind::VerlParamOffload,
     Kind::VerlOptimizerOffload,
     Kind::LayeredSummon,
+    Kind::VerlDynamicBatch,
 ];
 
 fn derived<T>(value: T, why: &str) -> Sourced<T> {
@@ -233,6 +236,27 @@ fn apply(kind: Kind, plan: &Plan, fitting: Fitting) -> Option<(Plan, Vec<Change>
             }
             changes
         }
+        Kind::VerlDynamicBatch => {
+            // The actor's update packs whole sequences into micro batches of at most the budget
+            // (`seqlen_balancing.py` `rearrange_micro_batches`): the tokens of the micro batch the
+            // solver fits at this size, at least one whole sequence, under the current micro batch.
+            let verl = plan.verl.as_ref()?;
+            if verl.dynamic_bsz.value == Some(true) {
+                return None;
+            }
+            let (micro, seq) = (plan.micro_batch_size.as_ref()?.value, plan.max_seq_length.as_ref()?.value);
+            let budget = fitting.seq?.saturating_mul(micro) / 256 * 256;
+            if budget < seq || budget >= micro.saturating_mul(seq) {
+                return None;
+            }
+            p.micro_batch_size = Some(derived(1, "use_dynamic_bsz: one packed sequence per micro batch"));
+            p.max_seq_length = Some(derived(budget, "use_dynamic_bsz: ppo_max_token_len_per_gpu"));
+            p.packing = Some(derived(true, "use_dynamic_bsz"));
+            vec![
+                Change { field: "verl_dynamic_bsz", value: Literal::Bool(true) },
+                Change { field: "verl_max_token_len", value: budget.into() },
+            ]
+        }
         Kind::ExpandableSegments => {
             // vLLM's sleep mode allocates through a memory pool that refuses expandable
             // segments ("Expandable segments are not compatible with memory pool.").
@@ -314,6 +338,10 @@ fn title(kind: Kind, changes: &[Change], gpu: Option<&Gpu>) -> String {
         Kind::LayeredSummon => {
             "Hand the LoRA weights to the rollout engine one module at a time (rollout.layered_summon)".into()
         }
+        Kind::VerlDynamicBatch => {
+            let budget = changes.get(1).map_or(String::new(), |c| c.value.to_string());
+            format!("Pack the update's micro batches to {budget} tokens (use_dynamic_bsz, ppo_max_token_len_per_gpu)")
+        }
     }
 }
 
@@ -333,6 +361,9 @@ fn side_effect(kind: Kind) -> &'static str {
         Kind::LayeredSummon => {
             "one gather per module: a slower hand-over; the engine loads the base weights from the checkpoint (load_format safetensors)"
         }
+        Kind::VerlDynamicBatch => {
+            "micro batches hold whole sequences up to the budget: the same updates, in fewer, fuller micro batches"
+        }
     }
 }
 
@@ -342,7 +373,8 @@ fn applicability(kind: Kind) -> Applicability {
         | Kind::HalveMicroBatch
         | Kind::VerlParamOffload
         | Kind::VerlOptimizerOffload
-        | Kind::LayeredSummon => Applicability::Safe,
+        | Kind::LayeredSummon
+        | Kind::VerlDynamicBatch => Applicability::Safe,
         _ => Applicability::Unsafe,
     }
 }
@@ -377,6 +409,8 @@ fn fixes(kind: Kind, plan: &Plan, changes: &[Change], title: &str) -> Vec<Fix> {
             "verl_optimizer_offload" => plan.verl.as_ref().and_then(|v| v.optimizer_offload.value_span()),
             "verl_layered_summon" => plan.verl.as_ref().and_then(|v| v.layered_summon.value_span()),
             "verl_load_format" => plan.verl.as_ref().and_then(|v| v.load_format.value_span()),
+            "verl_dynamic_bsz" => plan.verl.as_ref().and_then(|v| v.dynamic_bsz.value_span()),
+            "verl_max_token_len" => plan.verl.as_ref().and_then(|v| v.max_token_len.value_span()),
             _ => None,
         };
         match (span, plan.insertion.as_ref().and_then(|i| i.line(change.field, &change.value))) {

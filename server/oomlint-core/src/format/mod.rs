@@ -255,6 +255,8 @@ pub(crate) fn insertable_keys(format: Format) -> &'static [(&'static str, &'stat
             ("verl_optimizer_offload", "actor_rollout_ref.actor.fsdp_config.optimizer_offload"),
             ("verl_layered_summon", "actor_rollout_ref.rollout.layered_summon"),
             ("verl_load_format", "actor_rollout_ref.rollout.load_format"),
+            ("verl_dynamic_bsz", "actor_rollout_ref.actor.use_dynamic_bsz"),
+            ("verl_max_token_len", "actor_rollout_ref.actor.ppo_max_token_len_per_gpu"),
         ],
         _ => &[],
     }

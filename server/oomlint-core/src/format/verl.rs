@@ -659,6 +659,7 @@ impl VerlSettings {
             lora_rank: config.int("actor_rollout_ref.model.lora_rank"),
             layered_summon: config.bool("actor_rollout_ref.rollout.layered_summon"),
             load_format: config.string("actor_rollout_ref.rollout.load_format"),
+            max_token_len: config.int("actor_rollout_ref.actor.ppo_max_token_len_per_gpu"),
         }
     }
 }

@@ -35,7 +35,8 @@ fn overlaps(a: Span, b: Span) -> bool {
 /// Applies `fixes` in order to `text`, skipping a fix that overlaps an earlier one or
 /// that has an edit outside the text or off a character boundary.
 pub fn apply(text: &str, fixes: &[&Fix]) -> Applied {
-    let fixes: Vec<Vec<(usize, &Edit)>> = fixes.iter().map(|f| f.edits.iter().map(|e| (0, e)).collect()).collect();
+    let fixes: Vec<Vec<(usize, Edit)>> =
+        fixes.iter().map(|f| f.edits.iter().map(|e| (0, e.clone())).collect()).collect();
     let (mut texts, count) = apply_in_files(&[text], &fixes);
     Applied { text: texts.swap_remove(0), count }
 }
@@ -43,8 +44,8 @@ pub fn apply(text: &str, fixes: &[&Fix]) -> Applied {
 /// Applies fixes whose edits are `(file, edit)` pairs over `texts` (indexed by file), each
 /// fix whole or not at all: skipped when one of its edits overlaps an edit already taken
 /// in its file, or lies outside that file's text or off a character boundary.
-fn apply_in_files(texts: &[&str], fixes: &[Vec<(usize, &Edit)>]) -> (Vec<String>, usize) {
-    let mut taken: Vec<(usize, &Edit)> = Vec::new();
+fn apply_in_files(texts: &[&str], fixes: &[Vec<(usize, Edit)>]) -> (Vec<String>, usize) {
+    let mut taken: Vec<&(usize, Edit)> = Vec::new();
     let mut count = 0;
     for edits in fixes {
         let valid = edits.iter().all(|(file, e)| {
@@ -52,13 +53,13 @@ fn apply_in_files(texts: &[&str], fixes: &[Vec<(usize, &Edit)>]) -> (Vec<String>
                 e.span.start <= e.span.end && text.is_char_boundary(e.span.start) && text.is_char_boundary(e.span.end)
             })
         });
-        let clash = |(file, e): &(usize, &Edit), (other, o): &(usize, &Edit)| file == other && overlaps(o.span, e.span);
+        let clash = |(file, e): &(usize, Edit), (other, o): &(usize, Edit)| file == other && overlaps(o.span, e.span);
         let free = edits
             .iter()
             .enumerate()
             .all(|(i, edit)| !taken.iter().any(|t| clash(edit, t)) && !edits[..i].iter().any(|o| clash(edit, o)));
         if valid && free && !edits.is_empty() {
-            taken.extend(edits.iter().copied());
+            taken.extend(edits);
             count += 1;
         }
     }
@@ -124,19 +125,16 @@ pub fn fix_text(path: &Path, text: &str, options: &Options, minimum: Applicabili
             let overlay = Overlay { inner: options.resolver.clone(), fixed: linked.clone() };
             analyze_text(path, current.clone(), &Options { resolver: Some(Arc::new(overlay)), ..options.clone() })
         };
+        // File 0 is the analysed text, file i + 1 the analysis's linked file i (an edit at its
+        // `Span::linked` place, moved to that file's byte range).
+        let in_file = |e: &Edit| match e.span.as_linked() {
+            Some((file, local)) => (file + 1, Edit { span: local, content: e.content.clone() }),
+            None => (0, e.clone()),
+        };
         let fixes: Vec<Vec<(usize, Edit)>> = fixes_at_least(&analysis.diagnostics, minimum)
             .into_iter()
-            .filter_map(|fix| {
-                let groups = analysis.edits_by_file(&fix.edits)?;
-                Some(groups.into_iter().flat_map(|g| {
-                    let file = g.linked.and_then(|l| analysis.linked_files.iter().position(|f| f.path == l.path));
-                    g.edits.into_iter().map(move |e| (file.map_or(0, |i| i + 1), e))
-                }))
-            })
-            .map(Iterator::collect)
+            .map(|fix| fix.edits.iter().map(in_file).collect())
             .collect();
-        let fixes: Vec<Vec<(usize, &Edit)>> =
-            fixes.iter().map(|edits| edits.iter().map(|(file, e)| (*file, e)).collect()).collect();
         let texts: Vec<&str> =
             std::iter::once(current.as_str()).chain(analysis.linked_files.iter().map(|f| f.text.as_str())).collect();
         let (mut after, applied) = apply_in_files(&texts, &fixes);

@@ -5,7 +5,7 @@ use crate::analysis::{analyze_bytes, Analysis, Options};
 use crate::model::Resolver;
 use crate::project::Project;
 use crate::render;
-use crate::span::{ColumnUnit, LineCol, LineIndex, Span};
+use crate::span::{LineIndex, Span};
 use clap::{Args, ValueEnum};
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -38,18 +38,15 @@ fn positions(analysis: &Analysis, value: &mut Value) {
             };
             if let Some(linked) = linked {
                 let index = linked.map(|l| LineIndex::new(&l.text));
-                let at = |offset| match (linked, &index) {
-                    (Some(l), Some(index)) => {
-                        let p = index.position(&l.text, offset, ColumnUnit::Char);
-                        LineCol { line: p.line + 1, column: p.column + 1 }
-                    }
-                    _ => render::range(analysis, Span::new(offset, offset)).0,
+                let range = |span| match (linked, &index) {
+                    (Some(l), Some(index)) => render::span_in(&l.text, index, span),
+                    _ => render::range(analysis, span),
                 };
                 for field in ["key", "value"] {
                     let Some(span) = map.get(field).and_then(|s| serde_json::from_value::<Span>(s.clone()).ok()) else {
                         continue;
                     };
-                    let (start, end) = (at(span.start), at(span.end));
+                    let (start, end) = range(span);
                     if field == "key" && linked.is_some() {
                         map.insert("line".into(), json!(start.line));
                     }

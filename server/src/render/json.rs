@@ -43,9 +43,15 @@ pub fn fixes<'a>(analysis: &'a Analysis, fixes: &'a [Fix]) -> Vec<FixReport<'a>>
     fixes
         .iter()
         .filter_map(|f| {
-            let edits = super::placed_edits(analysis, &f.edits)?
+            let edits = super::file_changes(analysis, &f.edits)?
                 .into_iter()
-                .map(|e| EditReport { range: Range { start: e.start, end: e.end }, content: e.content, file: e.file })
+                .flat_map(|change| {
+                    change.edits.into_iter().map(move |e| EditReport {
+                        range: Range { start: e.start, end: e.end },
+                        content: e.content,
+                        file: change.file,
+                    })
+                })
                 .collect();
             Some(FixReport { title: &f.title, applicability: f.applicability, edits })
         })

@@ -16,44 +16,53 @@ use std::borrow::Cow;
 
 /// 1-based start and end positions of a span, columns in Unicode scalar values.
 pub fn range(analysis: &Analysis, span: Span) -> (LineCol, LineCol) {
+    span_in(&analysis.text, &analysis.line_index, span)
+}
+
+/// 1-based start and end positions of `span` in `text` (indexed by `lines`), columns in
+/// Unicode scalar values.
+pub fn span_in(text: &str, lines: &LineIndex, span: Span) -> (LineCol, LineCol) {
     let at = |offset| {
-        let p = analysis.line_index.position(&analysis.text, offset, ColumnUnit::Char);
+        let p = lines.position(text, offset, ColumnUnit::Char);
         LineCol { line: p.line + 1, column: p.column + 1 }
     };
     (at(span.start), at(span.end))
 }
 
-/// One edit of a fix, in the file it edits.
-pub struct PlacedEdit<'a> {
-    /// The linked file it edits (a config the launch names, or the launch that names the
-    /// analysed config); None for the analysed file.
-    pub file: Option<&'a str>,
+/// One edit of a fix, with 1-based positions in the file it edits.
+pub struct PlacedEdit {
     pub start: LineCol,
     pub end: LineCol,
     pub content: String,
 }
 
-/// A fix's edits with 1-based ranges in the files they edit; None when one lies in no file
-/// the analysis read.
-pub fn placed_edits<'a>(analysis: &'a Analysis, edits: &[Edit]) -> Option<Vec<PlacedEdit<'a>>> {
-    let mut out = Vec::new();
-    for group in analysis.edits_by_file(edits)? {
+/// A fix's edits of one file.
+pub struct FileChange<'a> {
+    /// The linked file edited (a config the launch names, or the launch that names the
+    /// analysed config); None for the analysed file.
+    pub file: Option<&'a str>,
+    pub edits: Vec<PlacedEdit>,
+}
+
+/// A fix's edits by the file they edit, with 1-based ranges there (files without an edit left
+/// out); None when one lies in no file the analysis read.
+pub fn file_changes<'a>(analysis: &'a Analysis, edits: &[Edit]) -> Option<Vec<FileChange<'a>>> {
+    let changes = analysis.edits_by_file(edits)?.into_iter().filter(|group| !group.edits.is_empty()).map(|group| {
         let (text, lines) = match group.linked {
             Some(linked) => (linked.text.as_str(), Cow::Owned(LineIndex::new(&linked.text))),
             None => (analysis.text.as_str(), Cow::Borrowed(&analysis.line_index)),
         };
-        let at = |offset| {
-            let p = lines.position(text, offset, ColumnUnit::Char);
-            LineCol { line: p.line + 1, column: p.column + 1 }
-        };
-        out.extend(group.edits.into_iter().map(|e| PlacedEdit {
-            file: group.linked.map(|l| l.path.as_str()),
-            start: at(e.span.start),
-            end: at(e.span.end),
-            content: e.content,
-        }));
-    }
-    Some(out)
+        let edits = group
+            .edits
+            .into_iter()
+            .map(|e| {
+                let (start, end) = span_in(text, &lines, e.span);
+                PlacedEdit { start, end, content: e.content }
+            })
+            .collect();
+        FileChange { file: group.linked.map(|l| l.path.as_str()), edits }
+    });
+    Some(changes.collect())
 }
 
 /// `path:line:col: CODE name: message`, one line per finding; in notebooks

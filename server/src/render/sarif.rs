@@ -4,6 +4,7 @@ use super::range;
 use crate::analysis::Analysis;
 use crate::diagnostic::{Fix, Severity};
 use crate::rules::RULES;
+use crate::span::LineCol;
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -17,6 +18,10 @@ fn level(severity: Severity) -> &'static str {
 
 fn region(analysis: &Analysis, span: crate::span::Span) -> Value {
     let (start, end) = range(analysis, span);
+    region_of(start, end)
+}
+
+fn region_of(start: LineCol, end: LineCol) -> Value {
     json!({"startLine": start.line, "startColumn": start.column, "endLine": end.line, "endColumn": end.column})
 }
 
@@ -40,21 +45,15 @@ fn path_uri(path: &Path) -> String {
 /// A fix as SARIF's `fix`: one artifact change per file it edits (a launch's fix may edit
 /// the config it names); None when an edit lies in no file the analysis read.
 fn fix(analysis: &Analysis, fix: &Fix) -> Option<Value> {
-    let mut changes: Vec<(Option<&str>, Vec<Value>)> = Vec::new();
-    for e in super::placed_edits(analysis, &fix.edits)? {
-        let replacement = json!({
-            "deletedRegion": {"startLine": e.start.line, "startColumn": e.start.column, "endLine": e.end.line, "endColumn": e.end.column},
-            "insertedContent": {"text": e.content},
-        });
-        match changes.iter_mut().find(|(file, _)| *file == e.file) {
-            Some((_, replacements)) => replacements.push(replacement),
-            None => changes.push((e.file, vec![replacement])),
-        }
-    }
-    let changes: Vec<Value> = changes
+    let changes: Vec<Value> = super::file_changes(analysis, &fix.edits)?
         .into_iter()
-        .map(|(file, replacements)| {
-            let uri = file.map_or_else(|| uri(analysis), |f| path_uri(Path::new(f)));
+        .map(|change| {
+            let uri = change.file.map_or_else(|| uri(analysis), |f| path_uri(Path::new(f)));
+            let replacements: Vec<Value> = change
+                .edits
+                .into_iter()
+                .map(|e| json!({"deletedRegion": region_of(e.start, e.end), "insertedContent": {"text": e.content}}))
+                .collect();
             json!({"artifactLocation": {"uri": uri}, "replacements": replacements})
         })
         .collect();

@@ -393,6 +393,21 @@ fn shared_expert_gate_and_towers_are_counted() {
 }
 
 #[test]
+fn moss_vl_cross_attention_layers_count_as_attention_layers() {
+    // MossVLCrossAttentionDecoderLayer holds q/k/v/o and q/k norms of a self-attention layer's
+    // shapes (k/v read the 4096-wide vision features), an MLP and two norms: 48 equal layers.
+    let m = model("OpenMOSS-Team/MOSS-VL-Instruct-0708");
+    let attention = 2 * 4096 * 4096 + 2 * 4096 * 1024 + 2 * 128;
+    let layer = attention + 3 * 4096 * 12288 + 2 * 4096;
+    let text = 2 * 151_936 * 4096 + 48 * layer + 4096;
+    assert_eq!(m.parameter_count() - m.tower_parameters, text);
+    // The MOSS-VL realtime demo measured about 21.3 GiB resident after loading the bf16
+    // checkpoint (weights and load-time tensors): the weights alone sit just under it.
+    let gib = (2 * m.parameter_count()) as f64 / f64::from(1u32 << 30);
+    assert!((20.5..21.3).contains(&gib), "{gib}");
+}
+
+#[test]
 fn short_convolution_layers_reproduce_lfm2() {
     // The LFM2 model card's count for LFM2-1.2B, to the parameter.
     let m = model("LiquidAI/LFM2-1.2B");

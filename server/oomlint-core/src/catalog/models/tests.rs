@@ -232,7 +232,7 @@ fn suggestions_equal_scoring_every_spelling() {
     // dropped or doubled (close calls between sizes and versions).
     let mut queries: Vec<String> = [
         "google/gemma-4-12B-it",
-        "Qwen/Qwen3.5-9B",
+        "Qwen/Qwen3.6-27B",
         "zai-org/GLM-4.7-Flash",
         "openlm-research/open_llama_3b_v2",
         "mistralai/Voxtral-Mini-3B-2507",

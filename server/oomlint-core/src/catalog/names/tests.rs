@@ -62,9 +62,8 @@ fn within(actual: u64, named: u64, tolerance: f64) -> bool {
 #[test]
 fn sized_models_have_the_named_parameter_count() {
     for name in [
-        "unsloth/Qwen3.5-2B",
-        "Qwen/Qwen3.5-9B",
-        "Qwen/Qwen3.5-27B",
+        "unsloth/Qwen3.6-27B",
+        "Qwen/Qwen3.5-3B",
         "LiquidAI/LFM2.5-3B-Instruct",
         "unsloth/gemma-4-12b-it",
         "ibm-granite/granite-3.3-8b-instruct",
@@ -105,10 +104,10 @@ fn sized_mixtures_of_experts_have_the_named_total_and_active_counts() {
 
 #[test]
 fn provenance_names_the_family_and_the_member() {
-    let arch = size_from_name("unsloth/Qwen3.5-2B").unwrap();
-    assert_eq!(arch.name, "unsloth/Qwen3.5-2B");
+    let arch = size_from_name("unsloth/Qwen3.6-27B").unwrap();
+    assert_eq!(arch.name, "unsloth/Qwen3.6-27B");
     assert!(
-        arch.source.starts_with("sized from its name (family Qwen3.5, nearest catalog member Qwen3-1.7B, of the closest related family qwen3"),
+        arch.source.starts_with("sized from its name (family Qwen3.5, nearest catalog member Qwen3-32B, of the closest related family qwen3"),
         "{}",
         arch.source
     );

@@ -21,11 +21,13 @@
 //! # Sizing
 //! The family row lists the catalog families to draw from (its own, or the closest related
 //! one, which the provenance states). Of their members (dense ones for a dense name,
-//! mixtures of experts for an `…-A3B` name; never a Mamba hybrid), the one whose parameter
+//! mixtures of experts for an `…-A3B` name; a Mamba or linear-attention hybrid only of the
+//! named family itself, such as Qwen3.5's Gated DeltaNet stacks), the one whose parameter
 //! count is nearest the named one on a log scale is scaled by one factor `s`:
 //! - kept: head size, vocabulary and its tying, norm, MLP kind, biases, query heads per
 //!   key/value head, the sliding-window pattern (repeated over the new layer count), the
-//!   context length, and the ratios of MLP width and of layer count to model width;
+//!   context length, the ratios of MLP width and of layer count to model width, a hybrid's
+//!   share of mixer layers and their head shapes, and a vision tower;
 //! - scaled by `s`: layers, model width (a multiple of 64), key/value heads (query heads
 //!   follow), MLP and expert widths (multiples of 64);
 //! - `s` is solved by bisection so that the computed parameter count meets the named total
@@ -61,7 +63,7 @@ struct Family {
 const QWEN3_MOE: &[&str] = &["qwen3-moe"];
 
 const FAMILIES: &[Family] = &[
-    Family { label: "Qwen3.5", prefixes: &["qwen3.5", "qwen3.6"], dense: &["qwen3"], moe: QWEN3_MOE },
+    Family { label: "Qwen3.5", prefixes: &["qwen3.5", "qwen3.6"], dense: &["qwen3.5"], moe: QWEN3_MOE },
     Family { label: "Qwen3", prefixes: &["qwen3"], dense: &["qwen3"], moe: QWEN3_MOE },
     Family { label: "Qwen2.5", prefixes: &["qwen2.5"], dense: &["qwen2.5"], moe: QWEN3_MOE },
     Family { label: "Qwen2", prefixes: &["qwen2"], dense: &["qwen2", "qwen2.5"], moe: QWEN3_MOE },
@@ -207,10 +209,11 @@ pub(crate) fn size_from_name(name: &str) -> Result<Architecture, NameMiss> {
         None => (family.dense, false),
     };
     let target = size.total as f64;
+    let own_family = |m: &Architecture| m.family.eq_ignore_ascii_case(family.label);
     let member = super::models::catalog_models()
         .iter()
         .filter(|m| sources.contains(&m.family.as_str()))
-        .filter(|m| (m.mlp == MlpKind::Moe) == moe && m.n_mamba_layers == 0)
+        .filter(|m| (m.mlp == MlpKind::Moe) == moe && (m.n_mamba_layers == 0 || own_family(m)))
         .min_by(|a, b| log_distance(a, target).total_cmp(&log_distance(b, target)))
         .ok_or(NameMiss::UnknownFamily)?;
     let mut arch = match size.active {
@@ -336,7 +339,12 @@ fn rescale(a: &mut Architecture, member: &Architecture, s: f64) {
         let m = multiple as f64;
         (((x as f64 * s) / m).round() as u64).max(1).saturating_mul(multiple)
     };
-    a.n_layer = ((member.n_layer as f64 * s).round() as u64).max(1);
+    // A hybrid's layers come in whole repeats of its pattern (Qwen3.5: three Gated DeltaNet
+    // layers and one attention layer), so its mixers keep their share and their head shapes.
+    let repeats = gcd(member.n_layer, member.n_mamba_layers).max(1);
+    let unit = member.n_layer / repeats;
+    a.n_layer = ((member.n_layer as f64 * s / unit as f64).round() as u64).max(1) * unit;
+    a.n_mamba_layers = a.n_layer / unit * (member.n_mamba_layers / repeats);
     a.n_embd = round(member.n_embd, 64);
     let groups = member.n_query_groups.max(1);
     if member.n_head.is_multiple_of(groups) {
@@ -349,6 +357,14 @@ fn rescale(a: &mut Architecture, member: &Architecture, s: f64) {
     a.intermediate_size = round(member.intermediate_size, 64);
     a.moe_intermediate_size = member.moe_intermediate_size.map(|w| round(w, 64));
     a.shared_expert_intermediate_size = member.shared_expert_intermediate_size.map(|w| round(w, 64));
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
 }
 
 /// Whether the catalog alone resolves `name` (for tests).

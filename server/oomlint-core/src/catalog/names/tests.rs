@@ -104,10 +104,10 @@ fn sized_mixtures_of_experts_have_the_named_total_and_active_counts() {
 
 #[test]
 fn provenance_names_the_family_and_the_member() {
-    let arch = size_from_name("unsloth/Qwen3.6-27B").unwrap();
-    assert_eq!(arch.name, "unsloth/Qwen3.6-27B");
+    let arch = size_from_name("unsloth/gemma-4-12b-it").unwrap();
+    assert_eq!(arch.name, "unsloth/gemma-4-12b-it");
     assert!(
-        arch.source.starts_with("sized from its name (family Qwen3.5, nearest catalog member Qwen3-32B, of the closest related family qwen3"),
+        arch.source.starts_with("sized from its name (family Gemma-4, nearest catalog member Gemma-3-12b-it, of the closest related family gemma-3"),
         "{}",
         arch.source
     );
@@ -117,6 +117,21 @@ fn provenance_names_the_family_and_the_member() {
         "{}",
         own.source
     );
+}
+
+#[test]
+fn a_hybrid_family_keeps_its_mixer_layers_and_vocabulary() {
+    // Qwen3.5's own members are Gated DeltaNet hybrids: a size between them scales the nearest
+    // one and keeps three linear-attention layers in four, their heads and the 248,320 words.
+    let arch = size_from_name("Qwen/Qwen3.5-14B").unwrap();
+    let member = in_catalog_arch("Qwen/Qwen3.5-9B");
+    assert!(arch.source.contains("nearest catalog member Qwen3.5-9B;"), "{}", arch.source);
+    assert_eq!(arch.vocab_size, 248_320);
+    assert_eq!(arch.mamba, member.mamba);
+    assert_eq!(arch.n_mamba_layers * 4, arch.n_layer * 3, "{} of {}", arch.n_mamba_layers, arch.n_layer);
+    assert!(within(arch.parameter_count(), 14_000_000_000, 0.05), "{}", arch.parameter_count());
+    // A related family's hybrids are never drawn on: Qwen3 names stay with Qwen3's own members.
+    assert_eq!(size_from_name("Qwen/Qwen3-2B").unwrap().n_mamba_layers, 0);
 }
 
 #[test]

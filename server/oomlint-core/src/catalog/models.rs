@@ -14,7 +14,8 @@
 //!    publish under (`unsloth/Llama-3.2-1B-Instruct` → `Llama-3.2-1B-Instruct`);
 //! 3. the bare name without packaging suffixes, removed repeatedly: `-bnb-4bit`,
 //!    `-unsloth-bnb-4bit`, `-unsloth`, `-4bit`, `-8bit`, `-awq`, `-gptq`, `-gptq-int4`,
-//!    `-gptq-int8`, `-int4`, `-int8`, `-fp8`, `-bf16`, `-fp16`;
+//!    `-gptq-int8`, `-int4`, `-int8`, `-fp8`, `-bf16`, `-fp16`, `-dequantized` (a 16-bit copy
+//!    of a checkpoint stored quantized, such as `axolotl-ai-co/gpt-oss-120b-dequantized`);
 //! 4. that name without one chat-variant suffix: `-instruct`, `-it`, `-chat`, `-base`.
 //!
 //! No step removes or changes a size, so a query never resolves across sizes; anything
@@ -792,6 +793,7 @@ const PACKAGING_SUFFIXES: &[&str] = &[
     "-fp8",
     "-bf16",
     "-fp16",
+    "-dequantized",
 ];
 const VARIANT_SUFFIXES: &[&str] = &["-instruct", "-it", "-chat", "-base"];
 

@@ -15,7 +15,9 @@
 //! 3. the bare name without packaging suffixes, removed repeatedly: `-bnb-4bit`,
 //!    `-unsloth-bnb-4bit`, `-unsloth`, `-4bit`, `-8bit`, `-awq`, `-gptq`, `-gptq-int4`,
 //!    `-gptq-int8`, `-int4`, `-int8`, `-fp8`, `-bf16`, `-fp16`, `-dequantized` (a 16-bit copy
-//!    of a checkpoint stored quantized, such as `axolotl-ai-co/gpt-oss-120b-dequantized`);
+//!    of a checkpoint stored quantized, such as `axolotl-ai-co/gpt-oss-120b-dequantized`),
+//!    `-bnb-nf4`, `-linearized` (axolotl-quants' Llama 4 uploads, whose fused experts are
+//!    stored as one linear per expert so that bitsandbytes quantizes them: the same shapes);
 //! 4. that name without one chat-variant suffix: `-instruct`, `-it`, `-chat`, `-base`.
 //!
 //! No step removes or changes a size, so a query never resolves across sizes; anything
@@ -794,6 +796,8 @@ const PACKAGING_SUFFIXES: &[&str] = &[
     "-bf16",
     "-fp16",
     "-dequantized",
+    "-bnb-nf4",
+    "-linearized",
 ];
 const VARIANT_SUFFIXES: &[&str] = &["-instruct", "-it", "-chat", "-base"];
 

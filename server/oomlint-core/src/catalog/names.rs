@@ -6,11 +6,14 @@
 //! split on `-` and `_`. The first token that is a size ends the family part:
 //! - `14b`, `0.8b`, `1.2b`, `270m`: the total parameter count;
 //! - `e2b`, `e4b`: Gemma's "effective" sizes, read as that count (see below);
-//! - a size followed by `a3b`, `a4b`, …: a mixture of experts, total and active counts.
+//! - a size followed by `a3b`, `a4b`, …: a mixture of experts, total and active counts; after
+//!   a `moe` token, a second size alone (`tiny_qwen3_moe_2.8B_0.7B`).
 //!
 //! The tokens before the size, joined without separators (`gemma-3n` → `gemma3n`,
 //! `Meta-Llama-3.1` → `metallama3.1`), name the family: the longest prefix in [`FAMILIES`]
-//! wins. Everything after the size is ignored, so packaging and variant suffixes
+//! wins. When none matches, the tokens from the second on are tried, then from the third, …:
+//! a fine-tune is often named after its base, just before the size
+//! (`OpenHermes-2.5-Mistral-7B` → `mistral`, `Sparse-Llama-3.1-8B-2of4` → `llama3.1`). Everything after the size is ignored, so packaging and variant suffixes
 //! (`-Instruct`, `-it`, `-bnb-4bit`, `-unsloth-bnb-4bit`, `-GGUF`, dates such as `-2512`)
 //! never matter; a date before the size (`OLMo-2-1124-7B`) is part of the family tokens and
 //! matched by prefix. A name without a size (`bert-base-uncased`, `Magistral-Small-2509`) or
@@ -160,14 +163,21 @@ fn parse(name: &str) -> Result<(&'static Family, NamedSize), NameMiss> {
     let (at, size) =
         tokens.iter().enumerate().find_map(|(i, t)| size_token(t).map(|s| (i, s))).ok_or(NameMiss::NoSize)?;
     let (total, effective) = size;
-    let active = tokens.get(at + 1).and_then(|t| t.strip_prefix('a')).and_then(count);
-    let stem: String = tokens[..at].concat();
-    let family = FAMILIES
-        .iter()
-        .flat_map(|f| f.prefixes.iter().map(move |p| (f, *p)))
-        .filter(|(_, p)| stem.starts_with(p))
-        .max_by_key(|(_, p)| p.len())
-        .map(|(f, _)| f)
+    // `30B-A3B`; after a `moe` token the second size needs no `A` (`tiny_qwen3_moe_2.8B_0.7B`).
+    let moe_named = tokens[..at].contains(&"moe");
+    let active = tokens.get(at + 1).and_then(|t| t.strip_prefix('a').or(moe_named.then_some(*t))).and_then(count);
+    // The whole family part first; then from each later token on, for a fine-tune named after
+    // its base (`OpenHermes-2.5-Mistral-7B`, `Skywork-Reward-V2-Qwen3-8B`).
+    let family = (0..at)
+        .find_map(|start| {
+            let stem: String = tokens[start..at].concat();
+            FAMILIES
+                .iter()
+                .flat_map(|f| f.prefixes.iter().map(move |p| (f, *p)))
+                .filter(|(_, p)| stem.starts_with(p))
+                .max_by_key(|(_, p)| p.len())
+                .map(|(f, _)| f)
+        })
         .ok_or(NameMiss::UnknownFamily)?;
     let active = active.filter(|a| *a < total);
     Ok((family, NamedSize { total, active, effective }))

@@ -2,7 +2,7 @@
 //! `quantization_config` of its config.json (`PreTrainedModel.from_pretrained` →
 //! `AutoHfQuantizer.from_config`, `transformers/quantizers/auto.py`) and builds bitsandbytes,
 //! GPTQ, AWQ or FP8 linears. oomlint knows it from a local checkpoint's `quant_method`, else
-//! from the names the hubs' quantized uploads carry (`…-bnb-4bit`, `…-AWQ`, `…-GPTQ-Int4`,
+//! from the names the hubs' quantized uploads carry (`…-bnb-4bit`, `…-bnb-nf4`, `…-AWQ`, `…-GPTQ-Int4`,
 //! `…-GPTQ-Int8`, `…-FP8`). A quantization the file asks for itself is kept.
 
 use crate::catalog::Architecture;
@@ -46,6 +46,9 @@ fn from_name(name: &str) -> Option<(Quantization, &'static str)> {
     let has = |word: &str| words.contains(&word);
     if name.contains("bnb-4bit") || name.contains("bnb_4bit") {
         Some((Quantization::Nf4 { double_quant: true }, "bitsandbytes 4-bit"))
+    } else if name.contains("bnb-nf4") {
+        // axolotl-quants' uploads name the data type, not whether the scales are quantized too.
+        Some((Quantization::Nf4 { double_quant: false }, "bitsandbytes NF4"))
     } else if has("awq") {
         Some((Quantization::Awq, "AWQ 4-bit"))
     } else if has("gptq") {
@@ -73,6 +76,10 @@ mod tests {
         assert_eq!(q("Qwen/Qwen2.5-7B-Instruct-GPTQ-Int8"), Some(Quantization::Gptq { bits: 8 }));
         assert_eq!(q("TheBloke/Llama-2-7B-GPTQ"), Some(Quantization::Gptq { bits: 4 }));
         assert_eq!(q("Qwen/Qwen3-8B-FP8"), Some(Quantization::Fp8));
+        assert_eq!(
+            q("axolotl-quants/Llama-4-Scout-17B-16E-Linearized-bnb-nf4-bf16"),
+            Some(Quantization::Nf4 { double_quant: false })
+        );
         for plain in ["Qwen/Qwen2.5-7B-Instruct", "meta-llama/Llama-3.1-8B", "gptqmodel-fan/awqward-7b", "org/fp8x-1b"]
         {
             assert_eq!(q(plain), None, "{plain}");

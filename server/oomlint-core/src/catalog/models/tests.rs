@@ -178,6 +178,8 @@ fn resolution_table() {
         ("unsloth/Mistral-Nemo-Base-2407", "Mistral-Nemo-Base-2407"),
         ("unsloth/Qwen2-7B", "Qwen2-7B"),
         ("bigscience/bloomz-7b1", "bloom-7b1"),
+        ("axolotl-ai-co/gpt-oss-120b-dequantized", "gpt-oss-120b"),
+        ("axolotl-quants/Llama-4-Scout-17B-16E-Linearized-bnb-nf4-bf16", "Llama-4-Scout-17B-16E"),
     ];
     for (query, expected) in table {
         assert_eq!(model(query).name, expected, "{query}");

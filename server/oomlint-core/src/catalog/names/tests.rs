@@ -28,6 +28,10 @@ fn reads_family_and_size() {
     assert_eq!(parsed("microsoft/Phi-4-mini-14B").0, "Phi-4");
     assert_eq!(parsed("nvidia/Llama-3.1-Nemotron-Nano-8B-v1").0, "Nemotron");
     assert_eq!(parsed("zai-org/GLM-4-9B-0414").0, "GLM");
+    // A fine-tune named after its base, just before the size.
+    assert_eq!(parsed("Skywork/Skywork-Reward-V2-Qwen3-8B"), ("Qwen3", dense(8_000_000_000)));
+    assert_eq!(parsed("neuralmagic/Sparse-Llama-3.1-8B-2of4").0, "Llama-3");
+    assert_eq!(parsed("NousResearch/Hermes-3-Llama-3.1-70B").0, "Llama-3");
 }
 
 #[test]
@@ -39,6 +43,9 @@ fn reads_effective_and_moe_sizes() {
     assert_eq!(parsed("unsloth/Nemotron-3-Nano-30B-A3B"), ("Nemotron", moe(30_000_000_000, 3_000_000_000)));
     assert_eq!(parsed("unsloth/gemma-4-26B-A4B-it"), ("Gemma-4", moe(26_000_000_000, 4_000_000_000)));
     assert_eq!(parsed("baidu/ERNIE-4.5-21B-A3B-PT"), ("ERNIE-4.5", moe(21_000_000_000, 3_000_000_000)));
+    assert_eq!(parsed("imdatta0/tiny_qwen3_moe_2.8B_0.7B"), ("Qwen3", moe(2_800_000_000, 700_000_000)));
+    // Without a `moe` token a second size is not an active count.
+    assert_eq!(parsed("org/qwen3-2.8B-0.7B").1.active, None);
 }
 
 #[test]
@@ -90,6 +97,7 @@ fn sized_mixtures_of_experts_have_the_named_total_and_active_counts() {
         ("unsloth/gemma-4-26B-A4B-it", 26e9, 4e9),
         ("baidu/ERNIE-4.5-21B-A3B-PT", 21e9, 3e9),
         ("Qwen/Qwen3-80B-A3B", 80e9, 3e9),
+        ("imdatta0/tiny_qwen3_moe_2.8B_0.7B", 2.8e9, 0.7e9),
     ] {
         let arch = size_from_name(name).unwrap();
         assert_eq!(arch.mlp, MlpKind::Moe, "{name}");

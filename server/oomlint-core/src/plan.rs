@@ -155,6 +155,9 @@ pub struct LoraTargets {
     pub mlp_up: bool,
     pub mlp_down: bool,
     pub lm_head: bool,
+    /// Every MLP target names the shared expert (`shared_expert.gate_proj`): a mixture of
+    /// experts' routed experts take no adapters.
+    pub shared_expert_only: bool,
     /// Raw names the framework matches (for messages and unknown modules).
     pub names: Vec<String>,
 }
@@ -170,6 +173,7 @@ impl LoraTargets {
             mlp_up: true,
             mlp_down: true,
             lm_head: false,
+            shared_expert_only: false,
             names: vec!["all-linear".into()],
         }
     }

@@ -789,8 +789,9 @@ fn lora_parameters(s: &Setup) -> u64 {
     let kv = weights::kv_width(a);
     let gated = a.gated_mlp();
     let (i, experts) = match a.mlp {
-        MlpKind::Moe if s.experts.adapted => (a.expert_intermediate_size(), a.n_expert.max(1)),
-        // Experts left unadapted: only the shared (or dense) MLP beside them takes adapters.
+        MlpKind::Moe if s.experts.adapted && !t.shared_expert_only => (a.expert_intermediate_size(), a.n_expert.max(1)),
+        // Experts left unadapted (or targets naming the shared expert only): only the shared
+        // (or dense) MLP beside them takes adapters.
         MlpKind::Moe => (a.shared_expert_intermediate_size.unwrap_or(0), 1),
         _ => (a.intermediate_size, 1),
     };

@@ -54,11 +54,21 @@ fn module_leaves(pattern: &str) -> Vec<String> {
 /// covers every linear layer but the head.
 pub(crate) fn lora_targets(names: &[String]) -> LoraTargets {
     let mut t = LoraTargets { names: names.to_vec(), ..LoraTargets::default() };
+    // PEFT matches a dotted name against the end of a module's path: `shared_expert.gate_proj`
+    // adapts the shared expert only, and `vision_adapter.mlp.fc1` the vision tower only, whose
+    // adapters the decoder's count leaves out.
+    let (mut mlp_shared, mut mlp_any) = (false, false);
     for name in names {
-        if matches!(name.to_ascii_lowercase().as_str(), "all-linear" | "all_linear" | "all") {
+        let lower = name.to_ascii_lowercase();
+        if matches!(lower.as_str(), "all-linear" | "all_linear" | "all") {
             t = LoraTargets { names: names.to_vec(), ..LoraTargets::all_linear() };
+            mlp_any = true;
             continue;
         }
+        if lower.contains("vision") || lower.contains("visual") {
+            continue;
+        }
+        let before = (t.mlp_gate, t.mlp_up, t.mlp_down);
         for leaf in module_leaves(name) {
             match leaf.as_str() {
                 "q_proj" | "query" | "q" | "wq" => t.query = true,
@@ -78,7 +88,15 @@ pub(crate) fn lora_targets(names: &[String]) -> LoraTargets {
                 _ => {}
             }
         }
+        if (t.mlp_gate, t.mlp_up, t.mlp_down) != before || lower.contains("shared_expert") {
+            if lower.contains("shared_expert") {
+                mlp_shared = true;
+            } else {
+                mlp_any = true;
+            }
+        }
     }
+    t.shared_expert_only = mlp_shared && !mlp_any;
     t
 }
 
@@ -113,6 +131,13 @@ mod tests {
         let layers = lora_targets(&names(&[r".*\.layers\.(3|7)\.self_attn\.(q|k)_proj|.*\.mlp\.(gate|up)_proj"]));
         assert!(layers.query && layers.key && !layers.value && layers.mlp_gate && layers.mlp_up && !layers.mlp_down);
         assert!(lora_targets(&names(&["shared_expert.gate_up_proj"])).mlp_up);
+        let shared = lora_targets(&names(&["q_proj", "shared_expert.gate_proj", "shared_expert.down_proj"]));
+        assert!(shared.shared_expert_only && shared.mlp_gate && shared.mlp_down);
+        assert!(!lora_targets(&names(&["shared_expert.gate_proj", "up_proj"])).shared_expert_only);
+        assert!(!lora_targets(&names(&["gate_proj", "up_proj"])).shared_expert_only);
+        // The vision tower's adapters are not the decoder's MLP.
+        let vision = lora_targets(&names(&["q_proj", "vision_adapter.mlp.fc1", "vision_adapter.mlp.fc2"]));
+        assert!(vision.query && !vision.mlp_up && !vision.mlp_down);
         assert_eq!(lora_targets(&names(&["all-linear"])).names, vec!["all-linear".to_string()]);
         assert!(lora_targets(&names(&["all"])).mlp_down);
         let fused = lora_targets(&names(&["Wqkv", "query_key_value"]));

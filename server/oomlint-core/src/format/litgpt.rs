@@ -136,6 +136,7 @@ pub(crate) fn plan(format: Format, r: &Reader) -> Plan {
             mlp_up: flag("lora_mlp", false),
             mlp_down: flag("lora_mlp", false),
             lm_head: flag("lora_head", false),
+            shared_expert_only: false,
             names: ["lora_query", "lora_key", "lora_value", "lora_projection", "lora_mlp", "lora_head"]
                 .iter()
                 .filter(|k| r.bool(k).is_some_and(|b| b.value))

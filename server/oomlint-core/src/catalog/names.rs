@@ -13,9 +13,9 @@
 //! `Meta-Llama-3.1` → `metallama3.1`), name the family: the longest prefix in [`FAMILIES`]
 //! wins. When none matches, the tokens from the second on are tried, then from the third, …:
 //! a fine-tune is often named after its base, just before the size
-//! (`OpenHermes-2.5-Mistral-7B` → `mistral`, `Sparse-Llama-3.1-8B-2of4` → `llama3.1`). Everything after the size is ignored, so packaging and variant suffixes
-//! (`-Instruct`, `-it`, `-bnb-4bit`, `-unsloth-bnb-4bit`, `-GGUF`, dates such as `-2512`)
-//! never matter; a date before the size (`OLMo-2-1124-7B`) is part of the family tokens and
+//! (`OpenHermes-2.5-Mistral-7B` → `mistral`, `Sparse-Llama-3.1-8B-2of4` → `llama3.1`).
+//! Everything after the size is ignored, so packaging and variant suffixes (`-Instruct`,
+//! `-it`, `-bnb-4bit`, `-unsloth-bnb-4bit`, `-GGUF`, dates such as `-2512`) never matter; a date before the size (`OLMo-2-1124-7B`) is part of the family tokens and
 //! matched by prefix. A name without a size (`bert-base-uncased`, `Magistral-Small-2509`) or
 //! whose family is not listed (`my-model-7b`) stays unknown. A stored 4-bit checkpoint
 //! (`-bnb-4bit`) is recognized from the name by the Unsloth plan builder
@@ -352,7 +352,7 @@ fn rescale(a: &mut Architecture, member: &Architecture, s: f64) {
     // A hybrid's layers come in whole repeats of its pattern (Qwen3.5: three Gated DeltaNet
     // layers and one attention layer), so its mixers keep their share and their head shapes.
     let repeats = gcd(member.n_layer, member.n_mamba_layers).max(1);
-    let unit = member.n_layer / repeats;
+    let unit = (member.n_layer / repeats).max(1);
     a.n_layer = ((member.n_layer as f64 * s / unit as f64).round() as u64).max(1) * unit;
     a.n_mamba_layers = a.n_layer / unit * (member.n_mamba_layers / repeats);
     a.n_embd = round(member.n_embd, 64);

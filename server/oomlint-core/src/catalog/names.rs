@@ -15,9 +15,10 @@
 //! a fine-tune is often named after its base, just before the size
 //! (`OpenHermes-2.5-Mistral-7B` → `mistral`, `Sparse-Llama-3.1-8B-2of4` → `llama3.1`).
 //! Everything after the size is ignored, so packaging and variant suffixes (`-Instruct`,
-//! `-it`, `-bnb-4bit`, `-unsloth-bnb-4bit`, `-GGUF`, dates such as `-2512`) never matter; a date before the size (`OLMo-2-1124-7B`) is part of the family tokens and
-//! matched by prefix. A name without a size (`bert-base-uncased`, `Magistral-Small-2509`) or
-//! whose family is not listed (`my-model-7b`) stays unknown. A stored 4-bit checkpoint
+//! `-it`, `-bnb-4bit`, `-unsloth-bnb-4bit`, `-GGUF`, dates such as `-2512`) never matter; a
+//! date before the size (`OLMo-2-1124-7B`) is part of the family tokens and matched by
+//! prefix. A name without a size (`bert-base-uncased`, `Magistral-Small-2509`) or whose
+//! family is not listed (`my-model-7b`) stays unknown. A stored 4-bit checkpoint
 //! (`-bnb-4bit`) is recognized from the name by the Unsloth plan builder
 //! (`format/python.rs`), not here.
 //!

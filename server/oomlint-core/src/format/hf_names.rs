@@ -68,7 +68,7 @@ pub(crate) fn lora_targets(names: &[String]) -> LoraTargets {
         if lower.contains("vision") || lower.contains("visual") {
             continue;
         }
-        let before = (t.mlp_gate, t.mlp_up, t.mlp_down);
+        let mut names_mlp = false;
         for leaf in module_leaves(name) {
             match leaf.as_str() {
                 "q_proj" | "query" | "q" | "wq" => t.query = true,
@@ -79,16 +79,16 @@ pub(crate) fn lora_targets(names: &[String]) -> LoraTargets {
                 }
                 "o_proj" | "out_proj" | "wo" | "dense" => t.output = true,
                 // GPT-2 names both the attention output and the MLP output `c_proj`.
-                "c_proj" => (t.output, t.mlp_down) = (true, true),
-                "gate_proj" | "w1" => t.mlp_gate = true,
-                "up_proj" | "w3" | "c_fc" | "fc1" | "dense_h_to_4h" => t.mlp_up = true,
-                "gate_up_proj" => (t.mlp_gate, t.mlp_up) = (true, true),
-                "down_proj" | "w2" | "fc2" | "dense_4h_to_h" => t.mlp_down = true,
+                "c_proj" => (t.output, t.mlp_down, names_mlp) = (true, true, true),
+                "gate_proj" | "w1" => (t.mlp_gate, names_mlp) = (true, true),
+                "up_proj" | "w3" | "c_fc" | "fc1" | "dense_h_to_4h" => (t.mlp_up, names_mlp) = (true, true),
+                "gate_up_proj" => (t.mlp_gate, t.mlp_up, names_mlp) = (true, true, true),
+                "down_proj" | "w2" | "fc2" | "dense_4h_to_h" => (t.mlp_down, names_mlp) = (true, true),
                 "lm_head" => t.lm_head = true,
                 _ => {}
             }
         }
-        if (t.mlp_gate, t.mlp_up, t.mlp_down) != before || lower.contains("shared_expert") {
+        if names_mlp {
             if lower.contains("shared_expert") {
                 mlp_shared = true;
             } else {
@@ -134,6 +134,8 @@ mod tests {
         let shared = lora_targets(&names(&["q_proj", "shared_expert.gate_proj", "shared_expert.down_proj"]));
         assert!(shared.shared_expert_only && shared.mlp_gate && shared.mlp_down);
         assert!(!lora_targets(&names(&["shared_expert.gate_proj", "up_proj"])).shared_expert_only);
+        // An unqualified name after a qualified one of the same leaf adapts every expert too.
+        assert!(!lora_targets(&names(&["shared_expert.gate_proj", "gate_proj"])).shared_expert_only);
         assert!(!lora_targets(&names(&["gate_proj", "up_proj"])).shared_expert_only);
         // The vision tower's adapters are not the decoder's MLP.
         let vision = lora_targets(&names(&["q_proj", "vision_adapter.mlp.fc1", "vision_adapter.mlp.fc2"]));
